@@ -1,0 +1,21 @@
+/**
+ * The allocator SPI: what every allocator model offers the engine, and nothing else.
+ *
+ * <h2>Glossary</h2>
+ *
+ * <ul>
+ *   <li><b>Region</b>: a contiguous range of the simulated device that one model manages.
+ *   <li><b>Segment</b>: memory obtained from the driver in one call ({@code cudaMalloc}), or one
+ *       virtual reservation mapped on demand (an expandable segment). Arena models hold the whole
+ *       region as one segment.
+ *   <li><b>Block</b>: a contiguous piece of a segment, allocated or free (PyTorch's sense). In the
+ *       slab models, one fixed-size slot of a class.
+ *   <li><b>Page</b>: a KV page of {@code block_tokens} tokens ({@code block_tokens × bytes_per_token}
+ *       bytes), vLLM's "block"; not an OS page.
+ *   <li><b>Slab</b>: an array of equal blocks of one size class.
+ *   <li><b>Extent</b>: an address range [offset, offset + size) handed to a caller.
+ *   <li><b>Reserved / allocated / requested</b>: bytes held from the device / bytes in allocated
+ *       blocks, rounding included / bytes callers asked for.
+ * </ul>
+ */
+package kvsim.alloc;

@@ -1,0 +1,54 @@
+package kvsim.cli;
+
+import java.io.PrintWriter;
+import java.util.Map;
+import kvsim.core.Bytes;
+import kvsim.core.ModelPreset;
+import kvsim.gpu.DeviceSpec;
+import kvsim.registry.AllocatorRegistry;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code kvsim list}: the registered allocators, generators, devices and models. */
+@Command(
+    name = "list",
+    mixinStandardHelpOptions = true,
+    description = "List allocators, workload generators, device presets and model presets.")
+final class ListCommand implements Runnable {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    PrintWriter out = spec.commandLine().getOut();
+    out.println("Allocators:");
+    for (AllocatorRegistry.Entry e : AllocatorRegistry.entries()) {
+      out.printf("  %-16s %s%n", e.name(), e.description());
+    }
+    out.println();
+    out.println("Device presets (--device NAME, or a size such as 80GiB or 40GB):");
+    for (Map.Entry<String, DeviceSpec> e : DeviceSpec.presets().entrySet()) {
+      DeviceSpec d = e.getValue();
+      out.printf(
+          java.util.Locale.ROOT,
+          "  %-16s %s HBM, %.2f TB/s, host link %.0f GB/s, %.0f TFLOP/s%n",
+          e.getKey(),
+          Bytes.format(d.capacityBytes()),
+          d.hbmBytesPerSecond() / 1e12,
+          d.hostLinkBytesPerSecond() / 1e9,
+          d.peakFlops() / 1e12);
+    }
+    out.println();
+    out.println("Model presets (--model NAME):");
+    for (ModelPreset m : ModelPreset.presets().values()) {
+      out.printf(
+          java.util.Locale.ROOT,
+          "  %-16s %d layers, %d KV heads x %d, %s KV per token%n",
+          m.name(),
+          m.layers(),
+          m.kvHeads(),
+          m.headDim(),
+          Bytes.format(m.kvBytesPerToken()));
+    }
+    out.flush();
+  }
+}

@@ -1,0 +1,79 @@
+package kvsim.gpu;
+
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import kvsim.core.Bytes;
+
+/**
+ * A simulated GPU: HBM capacity, HBM bandwidth, host-link bandwidth and dense bf16 compute peak.
+ * Presets follow the vendors' data sheets (SXM parts); capacity is the nominal size in binary units,
+ * as kvsim's design fixes the default device at 80 GiB = 85,899,345,920 bytes. The host link is the
+ * effective PCIe bandwidth a copy engine reaches (Gen4 x16 about 24 GB/s, Gen5 x16 about 26 GB/s).
+ *
+ * @param name preset name, or {@code custom} for a bare size
+ * @param capacityBytes HBM bytes the allocators may manage
+ * @param hbmBytesPerSecond HBM bandwidth
+ * @param hostLinkBytesPerSecond effective host-device copy bandwidth
+ * @param peakFlops dense bf16 peak, floating-point operations per second
+ */
+public record DeviceSpec(
+    String name,
+    long capacityBytes,
+    double hbmBytesPerSecond,
+    double hostLinkBytesPerSecond,
+    double peakFlops) {
+
+  public DeviceSpec {
+    if (capacityBytes <= 0) {
+      throw new IllegalArgumentException("device capacity must be positive, got " + capacityBytes);
+    }
+  }
+
+  private static final Map<String, DeviceSpec> PRESETS = new LinkedHashMap<>();
+
+  static {
+    add(new DeviceSpec("a100-40", 40 * Bytes.GiB, 1.555e12, 24e9, 312e12));
+    add(new DeviceSpec("a100-80", 80 * Bytes.GiB, 2.039e12, 24e9, 312e12));
+    add(new DeviceSpec("h100-80", 80 * Bytes.GiB, 3.35e12, 26e9, 989e12));
+    add(new DeviceSpec("h200-141", 141 * Bytes.GiB, 4.8e12, 26e9, 989e12));
+  }
+
+  private static void add(DeviceSpec spec) {
+    PRESETS.put(spec.name(), spec);
+  }
+
+  /** The default device: an H100 with 80 GiB. */
+  public static DeviceSpec defaultDevice() {
+    return PRESETS.get("h100-80");
+  }
+
+  /** Returns the presets in a stable order. */
+  public static Map<String, DeviceSpec> presets() {
+    return java.util.Collections.unmodifiableMap(PRESETS);
+  }
+
+  /**
+   * Parses {@code --device}: a preset name ({@code h100-80}, {@code A100-40}) or a size ({@code
+   * 80GiB}, {@code 40GB}); a bare size keeps the H100's bandwidths and compute.
+   */
+  public static DeviceSpec parse(String text) {
+    String key = text.trim().toLowerCase(Locale.ROOT);
+    DeviceSpec preset = PRESETS.get(key);
+    if (preset != null) {
+      return preset;
+    }
+    long bytes;
+    try {
+      bytes = Bytes.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "unknown device '" + text + "': use a size such as 80GiB or one of " + PRESETS.keySet());
+    }
+    if (bytes <= 0) {
+      throw new IllegalArgumentException("device size must be positive: '" + text + "'");
+    }
+    DeviceSpec base = defaultDevice();
+    return new DeviceSpec("custom", bytes, base.hbmBytesPerSecond(), base.hostLinkBytesPerSecond(), base.peakFlops());
+  }
+}

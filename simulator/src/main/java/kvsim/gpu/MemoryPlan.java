@@ -1,0 +1,67 @@
+package kvsim.gpu;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The split of a device into regions (DESIGN §4). From the bottom of the address space: an optional
+ * static weights region, the region under test (the allocator being compared manages it), and an
+ * optional activations region at the top that takes every request that may not be split into pages.
+ *
+ * <p>The L1 default is the whole device as one region under test. vLLM's two-pool layout is the
+ * plan with a weights region and an activations region beside the KV region.
+ *
+ * @param device the device the plan divides
+ * @param weightsBytes bytes set aside for model weights (never allocated from)
+ * @param activationsBytes bytes of the activations region, 0 for none
+ */
+public record MemoryPlan(DeviceSpec device, long weightsBytes, long activationsBytes) {
+  public MemoryPlan {
+    if (weightsBytes < 0 || activationsBytes < 0) {
+      throw new IllegalArgumentException("region sizes must not be negative");
+    }
+    if (weightsBytes + activationsBytes >= device.capacityBytes()) {
+      throw new IllegalArgumentException(
+          "weights ("
+              + weightsBytes
+              + " B) and activations ("
+              + activationsBytes
+              + " B) leave nothing of the "
+              + device.capacityBytes()
+              + " B device for the region under test");
+    }
+  }
+
+  /** The whole device as one region under test. */
+  public static MemoryPlan whole(DeviceSpec device) {
+    return new MemoryPlan(device, 0, 0);
+  }
+
+  /** Returns the region the allocator under test manages. */
+  public Region testedRegion() {
+    return new Region(
+        activationsBytes == 0 && weightsBytes == 0 ? "all" : "kv",
+        weightsBytes,
+        device.capacityBytes() - weightsBytes - activationsBytes);
+  }
+
+  /** Returns the activations region, if the plan has one. */
+  public Optional<Region> activationsRegion() {
+    if (activationsBytes == 0) {
+      return Optional.empty();
+    }
+    return Optional.of(new Region("activations", device.capacityBytes() - activationsBytes, activationsBytes));
+  }
+
+  /** Returns every region in address order. */
+  public List<Region> regions() {
+    List<Region> out = new ArrayList<>();
+    if (weightsBytes > 0) {
+      out.add(new Region("weights", 0, weightsBytes));
+    }
+    out.add(testedRegion());
+    activationsRegion().ifPresent(out::add);
+    return out;
+  }
+}

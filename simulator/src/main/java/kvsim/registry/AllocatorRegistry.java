@@ -1,0 +1,66 @@
+package kvsim.registry;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import kvsim.alloc.Allocator;
+import kvsim.alloc.AllocatorContext;
+import kvsim.alloc.AllocatorFactory;
+import kvsim.alloc.slab.SlabAllocator;
+import kvsim.core.InputException;
+
+/**
+ * The one place that names concrete allocator classes. Adding a model is one {@code register} line
+ * here; the contract test, the CLI's {@code list} and {@code compare} find it through this class.
+ */
+public final class AllocatorRegistry {
+
+  /**
+   * One registered model.
+   *
+   * @param name registry name used on the command line
+   * @param description one line for {@code kvsim list}
+   * @param factory builds a fresh instance
+   */
+  public record Entry(String name, String description, AllocatorFactory factory) {}
+
+  private static final Map<String, Entry> ENTRIES = new LinkedHashMap<>();
+
+  static {
+    register("slab", "one block size (default 2 MiB), LIFO free stack, O(1)", SlabAllocator::new);
+  }
+
+  private AllocatorRegistry() {}
+
+  private static void register(String name, String description, AllocatorFactory factory) {
+    if (ENTRIES.put(name, new Entry(name, description, factory)) != null) {
+      throw new IllegalStateException("allocator registered twice: " + name);
+    }
+  }
+
+  /** Returns every registered model in registration order. */
+  public static List<Entry> entries() {
+    return List.copyOf(ENTRIES.values());
+  }
+
+  /** Returns the registered names in registration order. */
+  public static List<String> names() {
+    return List.copyOf(ENTRIES.keySet());
+  }
+
+  /** Returns the entry of this name; throws InputException naming the known models otherwise. */
+  public static Entry get(String name) {
+    Entry e = ENTRIES.get(name);
+    if (e == null) {
+      throw new InputException("unknown allocator '" + name + "' (known: " + String.join(", ", ENTRIES.keySet()) + ")");
+    }
+    return e;
+  }
+
+  /** Builds a model and rejects options it did not read. */
+  public static Allocator create(AllocatorContext context) {
+    Allocator a = get(context.allocatorName()).factory().create(context);
+    context.requireAllUsed();
+    return a;
+  }
+}
