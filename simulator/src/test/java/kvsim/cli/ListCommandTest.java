@@ -1,0 +1,32 @@
+package kvsim.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import kvsim.registry.AllocatorRegistry;
+import kvsim.testing.CliRun;
+import org.junit.jupiter.api.Test;
+
+/** {@code kvsim list} names every registered allocator and every preset. */
+class ListCommandTest {
+  @Test
+  void listNamesEveryRegisteredAllocator() {
+    CliRun run = CliRun.of("list").ok();
+    for (String name : AllocatorRegistry.names()) {
+      assertTrue(run.out().contains(name), "missing " + name + " in\n" + run.out());
+    }
+    assertTrue(run.out().contains("h100-80"));
+    assertTrue(run.out().contains("llama-2-7b"));
+  }
+
+  @Test
+  void versionPrintsTheProjectVersion() {
+    CliRun run = CliRun.of("--version").ok();
+    assertTrue(run.out().startsWith("kvsim "), run.out());
+  }
+
+  @Test
+  void anUnknownSubcommandIsAUsageError() {
+    assertEquals(2, CliRun.of("no-such-command").exitCode());
+  }
+}
