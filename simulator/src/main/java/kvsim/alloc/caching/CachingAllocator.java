@@ -1,0 +1,1226 @@
+package kvsim.alloc.caching;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import kvsim.alloc.AllocOutcome;
+import kvsim.alloc.AllocRequest;
+import kvsim.alloc.Allocator;
+import kvsim.alloc.AllocatorContext;
+import kvsim.alloc.AllocatorListener;
+import kvsim.alloc.AllocatorMisuseException;
+import kvsim.alloc.Extents;
+import kvsim.alloc.InvariantViolation;
+import kvsim.alloc.LatencyModel;
+import kvsim.alloc.OomReason;
+import kvsim.alloc.SegmentLayout;
+import kvsim.gpu.Region;
+
+/**
+ * PyTorch's CUDA caching allocator (the "native" backend of {@code CUDACachingAllocator.cpp}), one
+ * device allocator, following {@code specs/pytorch-caching-allocator.md} ("spec") to the letter so
+ * that a sequence of malloc/free calls gives the same segments, blocks and addresses as the real
+ * allocator.
+ *
+ * <ul>
+ *   <li>Requests are rounded (spec §4.1): below 512 B to 512 B; with {@code
+ *       roundup_power2_divisions} d &gt; 1 for the size's interval and a size &gt; 512·d, up to the
+ *       next of d equal steps between powers of two; otherwise up to a multiple of 512 B.
+ *   <li>Rounded sizes up to 1 MiB use the small pool, larger ones the large pool (spec §4.2); free
+ *       blocks of a pool are ordered by (stream, size, tie-break) (spec §4.3, {@link TieBreak}).
+ *   <li>A request takes the best fit of its own stream (spec §4.4); an oversize block (at least
+ *       {@code max_split_size}) serves only oversize requests, and only if it exceeds the request by
+ *       less than {@code max_non_split_rounding_mb}.
+ *   <li>On a miss, new memory comes from the driver (spec §4.5): a segment of 2 MiB (small), 20 MiB
+ *       (1-10 MiB) or the request rounded up to 2 MiB; with expandable segments, pages are mapped
+ *       at the lowest address that fits (spec §7.3).
+ *   <li>If the driver has no room, the retry ladder runs (spec §4.5): garbage collection (if on),
+ *       attempt 1, {@code release_available_cached_blocks} + attempt 2 (only with {@code
+ *       max_split_size}), {@code empty_cache} + attempt 3 (counted in {@code num_alloc_retries}),
+ *       then OOM ({@code num_ooms}).
+ *   <li>A found block is split (spec §4.6) when the remainder is at least 512 B (small pool or
+ *       expandable segments) or more than 1 MiB (large pool, non-oversize request); the allocation
+ *       takes the low part.
+ *   <li>A freed block merges with its free neighbours, previous first (spec §5), so no two adjacent
+ *       blocks of a segment are both free. Nothing goes back to the driver on free.
+ *   <li>Memory goes back only through {@code release_available_cached_blocks} (spec §6.1), {@code
+ *       empty_cache} (spec §6.2, whole classic segments; expandable pages per spec §7.5) and garbage
+ *       collection (spec §6.3, only with a per-process memory fraction).
+ *   <li>Statistics are PyTorch's (spec §8), see {@link TorchStats}.
+ * </ul>
+ *
+ * <p>Not modelled: private pools (CUDA graphs, MemPool), cross-stream frees ({@code
+ * record_stream}; every free completes at once), free-memory callbacks, IPC (spec §10 lists them as
+ * safe to ignore). Options come from the {@code torch-alloc-conf} option in PyTorch syntax ({@link
+ * TorchAllocConf}) and {@code tie-break} ({@code address} | {@code segment-age}).
+ *
+ * <p>Note [Device size]: the "total device memory" of spec §6.4 (the memory fraction) and §7.1
+ * (the 1.125 × reservation) is the region this model manages, since that is all the device it sees.
+ *
+ * <p>Note [Latency]: defaults 1 µs per malloc and 0.5 µs per free served from the cache (the
+ * host-side cost of a mutex, a tree search and stats updates), 100 µs per {@code cudaMalloc} or page
+ * map and 200 µs per {@code cudaFree} or unmap (which synchronises the device); a calibration file
+ * replaces them.
+ */
+public final class CachingAllocator implements Allocator {
+  /** Registry name. */
+  public static final String NAME = "pytorch-caching";
+  /** kMinBlockSize: every block is a multiple of 512 B (spec §2). */
+  public static final long MIN_BLOCK_BYTES = 512;
+  /** kSmallSize: rounded sizes up to 1 MiB go to the small pool (spec §2). */
+  public static final long SMALL_SIZE_BYTES = 1L << 20;
+  /** kSmallBuffer: small segments and small expandable pages are 2 MiB (spec §2). */
+  public static final long SMALL_BUFFER_BYTES = 2L << 20;
+  /** kMinLargeAlloc: rounded sizes from 10 MiB get a segment of their own size (spec §2). */
+  public static final long MIN_LARGE_ALLOC_BYTES = 10L << 20;
+  /** kRoundLarge: large segments are multiples of 2 MiB (spec §2). */
+  public static final long ROUND_LARGE_BYTES = 2L << 20;
+  /** Requests of 1 EiB and more fail at once (spec §4). */
+  public static final long MAX_REQUEST_BYTES = 1L << 60;
+
+  private static final AllocatorListener NO_LISTENER = new AllocatorListener() {};
+
+  private final TorchAllocConf conf;
+  private final TieBreak tieBreak;
+  private final DeviceDriver driver;
+  private final long deviceTotalBytes;
+  private final long maxSplitSize;
+  private final boolean setFraction;
+  private final long allowedMemoryMaximum;
+  private final boolean gcActive;
+  private final BlockPool smallPool;
+  private final BlockPool largePool;
+  private final TreeMap<Long, Segment> segments = new TreeMap<>();
+  private final TorchStats stats = new TorchStats();
+  private final LatencyModel latency;
+  private final Block searchKey = new Block(0);
+  private AllocatorListener listener = NO_LISTENER;
+
+  /** total_allocated_memory: bytes held from the driver (classic segments + mapped pages). */
+  private long totalAllocatedMemory;
+  private long nextSerial;
+  private boolean hardReject;
+  private long modelledNanos;
+  private long[] streamsSeen = new long[4];
+  private int streamCount;
+
+  private Block[] byHandle = new Block[1024];
+  private int[] freeHandles = new int[1024];
+  private int freeHandleCount;
+  private int handleHigh;
+
+  /** Builds the model from its registry context: options {@code torch-alloc-conf} and {@code tie-break}. */
+  public CachingAllocator(AllocatorContext context) {
+    this(conf(context), tieBreak(context), new RegionDriver(context.region()), context.region().sizeBytes());
+  }
+
+  /** Builds a model over a region with the given options. */
+  public CachingAllocator(TorchAllocConf conf, TieBreak tieBreak, Region region) {
+    this(conf, tieBreak, new RegionDriver(region), region.sizeBytes());
+  }
+
+  /**
+   * Builds a model on any driver; {@code deviceTotalBytes} is the device size for the memory
+   * fraction and expandable reservations.
+   */
+  public CachingAllocator(TorchAllocConf conf, TieBreak tieBreak, DeviceDriver driver, long deviceTotalBytes) {
+    this.conf = conf;
+    this.tieBreak = tieBreak;
+    this.driver = driver;
+    this.deviceTotalBytes = deviceTotalBytes;
+    this.maxSplitSize = conf.maxSplitSizeBytes();
+    this.setFraction = conf.fractionSet();
+    this.allowedMemoryMaximum = setFraction ? (long) (conf.perProcessMemoryFraction() * (double) deviceTotalBytes) : Long.MAX_VALUE;
+    this.gcActive = setFraction && conf.garbageCollectionThreshold() > 0.0;
+    this.smallPool = new BlockPool(true, tieBreak);
+    this.largePool = new BlockPool(false, tieBreak);
+    this.latency = new LatencyModel(1_000, 0, 500, 0, 100_000, 200_000);
+    stats.maxSplitSize = maxSplitSize == TorchAllocConf.UNLIMITED ? -1 : maxSplitSize;
+    Arrays.fill(freeHandles, -1);
+  }
+
+  private static TorchAllocConf conf(AllocatorContext context) {
+    String text = context.string("torch-alloc-conf", "");
+    try {
+      return TorchAllocConf.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw context.bad("torch-alloc-conf", text, e.getMessage());
+    }
+  }
+
+  private static TieBreak tieBreak(AllocatorContext context) {
+    String text = context.string("tie-break", TieBreak.ADDRESS.label());
+    try {
+      return TieBreak.of(text);
+    } catch (IllegalArgumentException e) {
+      throw context.bad("tie-break", text, e.getMessage());
+    }
+  }
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  /** Returns the options in force. */
+  public TorchAllocConf conf() {
+    return conf;
+  }
+
+  /** Returns the tie-break in force. */
+  public TieBreak tieBreak() {
+    return tieBreak;
+  }
+
+  /** Returns the driver this model draws segments from. */
+  public DeviceDriver driver() {
+    return driver;
+  }
+
+  /** Returns PyTorch's statistics. */
+  public TorchStats stats() {
+    return stats;
+  }
+
+  @Override
+  public void setListener(AllocatorListener listener) {
+    this.listener = listener == null ? NO_LISTENER : listener;
+  }
+
+  // ---------------------------------------------------------------- policy (pure functions)
+
+  /** round_size (spec §4.1). */
+  public long roundSize(long sizeBytes) {
+    if (sizeBytes < MIN_BLOCK_BYTES) {
+      return MIN_BLOCK_BYTES;
+    }
+    int divisions = conf.divisionsFor(sizeBytes);
+    if (divisions > 1 && sizeBytes > MIN_BLOCK_BYTES * divisions) {
+      return roundupPower2NextDivision(sizeBytes, divisions);
+    }
+    return ceilTo(sizeBytes, MIN_BLOCK_BYTES);
+  }
+
+  private static long roundupPower2NextDivision(long size, int divisions) {
+    if (Long.bitCount(size) == 1) {
+      return size;
+    }
+    long floor = Long.highestOneBit(size);
+    long step = floor >>> (31 - Integer.numberOfLeadingZeros(divisions));
+    if (step == 0) {
+      return floor << 1;
+    }
+    long down = size & ~(step - 1);
+    return down == size ? size : down + step;
+  }
+
+  /** get_allocation_size (spec §4.2): the size of a new classic segment for a rounded size. */
+  public long allocationSize(long roundedBytes) {
+    if (roundedBytes <= SMALL_SIZE_BYTES) {
+      return SMALL_BUFFER_BYTES;
+    }
+    if (roundedBytes < MIN_LARGE_ALLOC_BYTES) {
+      return conf.largeSegmentSizeBytes();
+    }
+    return ceilTo(roundedBytes, ROUND_LARGE_BYTES);
+  }
+
+  private boolean shouldSplit(Block block, long size) {
+    long remaining = block.size - size;
+    if (block.segment.pool.small || conf.expandableSegments()) {
+      return remaining >= MIN_BLOCK_BYTES;
+    }
+    return size < maxSplitSize && remaining > SMALL_SIZE_BYTES;
+  }
+
+  private static long ceilTo(long x, long multiple) {
+    return (x + multiple - 1) / multiple * multiple;
+  }
+
+  // ---------------------------------------------------------------- malloc (spec §4)
+
+  @Override
+  public AllocOutcome allocate(AllocRequest request) {
+    long orig = request.sizeBytes();
+    long stream = request.stream();
+    modelledNanos += latency.allocBaseNanos();
+    if (orig >= MAX_REQUEST_BYTES) {
+      stats.numOoms++;
+      return new AllocOutcome.OutOfMemory(OomReason.TOO_LARGE, orig, freeBytes(), largestFreeBytes());
+    }
+    noteStream(stream);
+    long size = roundSize(orig);
+    BlockPool pool = size <= SMALL_SIZE_BYTES ? smallPool : largePool;
+    Block block = getFreeBlock(pool, stream, size);
+    if (block == null) {
+      block = allocateNew(pool, stream, size);
+      if (block == null) {
+        stats.numOoms++;
+        return AllocOutcome.OutOfMemory.classify(orig, freeBytes(), largestFreeBytes());
+      }
+    }
+    block = allocFoundBlock(block, size, orig, shouldSplit(block, size));
+    return new AllocOutcome.Allocated(block.handle, block.size, Extents.single(block.address, block.size));
+  }
+
+  /** The cache miss path: GC, then attempts 1-3 of the retry ladder (spec §4.5). */
+  private Block allocateNew(BlockPool pool, long stream, long size) {
+    long allocSize = allocationSize(size);
+    hardReject = false;
+    if (gcActive) {
+      garbageCollectCachedBlocks();
+    }
+    Block b = allocBlock(pool, stream, size, allocSize, false);
+    if (b == null && !hardReject && releaseAvailableCachedBlocks(pool, stream, size)) {
+      b = allocBlock(pool, stream, size, allocSize, false);
+    }
+    if (b == null && !hardReject) {
+      releaseCachedBlocks();
+      b = allocBlock(pool, stream, size, allocSize, true);
+    }
+    return b;
+  }
+
+  private Block key(long stream, long size) {
+    Block k = searchKey;
+    k.stream = stream;
+    k.size = size;
+    k.address = Long.MIN_VALUE;
+    return k;
+  }
+
+  /** get_free_block (spec §4.4, §7.4); removes and returns the block, or null on a miss. */
+  private Block getFreeBlock(BlockPool pool, long stream, long size) {
+    if (gcActive) {
+      pool.getFreeBlocksCallCount++;
+    }
+    Block b = pool.blocks.ceiling(key(stream, size));
+    if (b == null || b.stream != stream) {
+      return null;
+    }
+    if (b.expandable()) {
+      // spec §7.4: prefer the next block in pool order while its reach is strictly smaller.
+      Block next = pool.blocks.higher(b);
+      while (b.expandable() && next != null && next.stream == stream && reach(next) < reach(b)) {
+        b = next;
+        next = pool.blocks.higher(next);
+      }
+    }
+    if (size < maxSplitSize && b.size >= maxSplitSize) {
+      return null;
+    }
+    if (size >= maxSplitSize && b.size >= size + conf.maxNonSplitRoundingBytes()) {
+      return null;
+    }
+    pool.blocks.remove(b);
+    return b;
+  }
+
+  private static long reach(Block b) {
+    return b.size + (b.next != null && !b.next.mapped ? b.next.size : 0);
+  }
+
+  /** alloc_block (spec §4.5): new memory from the driver; the block is in no pool. */
+  private Block allocBlock(BlockPool pool, long stream, long size, long allocSize, boolean isRetry) {
+    if (isRetry) {
+      stats.numAllocRetries++;
+    }
+    if (setFraction && totalAllocatedMemory + allocSize > allowedMemoryMaximum) {
+      if (conf.throwOnCudamallocOom()) {
+        stats.numOomRejections++;
+        hardReject = true;
+      }
+      return null;
+    }
+    if (conf.expandableSegments()) {
+      return tryAllocateExpandableBlock(pool, stream, size);
+    }
+    long ptr = driver.malloc(allocSize, stream);
+    if (ptr < 0) {
+      return null;
+    }
+    modelledNanos += latency.deviceAllocNanos();
+    totalAllocatedMemory += allocSize;
+    Segment seg = new Segment(ptr, allocSize, stream, pool, false, 0, nextSerial++);
+    segments.put(ptr, seg);
+    Block b = new Block(seg, ptr, allocSize);
+    seg.head = b;
+    stats.increase(TorchStats.Kind.SEGMENT, pool.small, 1);
+    stats.increase(TorchStats.Kind.RESERVED_BYTES, pool.small, allocSize);
+    if (allocSize >= maxSplitSize) {
+      stats.oversizeSegment(true);
+    }
+    stats.numDeviceAlloc++;
+    listener.segmentAlloc(ptr, allocSize, stream);
+    return b;
+  }
+
+  /** alloc_found_block (spec §4.6, §4.7, §8 inactive_split). */
+  private Block allocFoundBlock(Block block, long size, long orig, boolean split) {
+    BlockPool pool = block.segment.pool;
+    boolean small = pool.small;
+    boolean alreadySplit = block.isSplit();
+    boolean expandable = block.expandable();
+    if (split) {
+      Block remaining = block;
+      block = new Block(remaining.segment, remaining.address, size);
+      block.splice(remaining.prev, remaining);
+      remaining.address += size;
+      remaining.size -= size;
+      pool.insert(remaining);
+      if (alreadySplit && !expandable) {
+        stats.decrease(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, size);
+      } else if (!expandable) {
+        stats.increase(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, remaining.size);
+        stats.increase(TorchStats.Kind.INACTIVE_SPLIT, small, 1);
+      }
+    } else if (alreadySplit && !expandable) {
+      stats.decrease(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, block.size);
+      stats.decrease(TorchStats.Kind.INACTIVE_SPLIT, small, 1);
+    }
+    block.allocated = true;
+    block.requestedSize = orig;
+    block.handle = newHandle(block);
+    stats.increase(TorchStats.Kind.ALLOCATION, small, 1);
+    stats.increase(TorchStats.Kind.ALLOCATED_BYTES, small, block.size);
+    stats.increase(TorchStats.Kind.ACTIVE, small, 1);
+    stats.increase(TorchStats.Kind.ACTIVE_BYTES, small, block.size);
+    stats.increase(TorchStats.Kind.REQUESTED_BYTES, small, orig);
+    if (block.size >= maxSplitSize) {
+      stats.oversizeAllocation(true);
+    }
+    return block;
+  }
+
+  // ---------------------------------------------------------------- free (spec §5)
+
+  @Override
+  public void free(long handle) {
+    Block b = checked(handle);
+    modelledNanos += latency.freeBaseNanos();
+    releaseHandle(b);
+    b.allocated = false;
+    boolean small = b.segment.pool.small;
+    stats.decrease(TorchStats.Kind.ALLOCATION, small, 1);
+    stats.decrease(TorchStats.Kind.ALLOCATED_BYTES, small, b.size);
+    if (b.size >= maxSplitSize) {
+      stats.oversizeAllocation(false);
+    }
+    freeBlock(b);
+  }
+
+  /** free_block: merge with prev, then next, insert into the pool (spec §5 step 3, §8). */
+  private void freeBlock(Block block) {
+    long originalSize = block.size;
+    long requested = block.requestedSize;
+    BlockPool pool = block.segment.pool;
+    long netBlocks = 0;
+    long netBytes = 0;
+    Block prev = block.prev;
+    Block next = block.next;
+    long subsumed = tryMergeBlocks(block, prev, pool);
+    if (subsumed > 0) {
+      netBlocks--;
+      netBytes -= subsumed;
+    }
+    subsumed = tryMergeBlocks(block, next, pool);
+    if (subsumed > 0) {
+      netBlocks--;
+      netBytes -= subsumed;
+    }
+    pool.insert(block);
+    if (block.isSplit()) {
+      netBlocks++;
+      netBytes += block.size;
+    }
+    boolean small = pool.small;
+    if (!block.expandable()) {
+      stats.change(TorchStats.Kind.INACTIVE_SPLIT, small, netBlocks);
+      stats.change(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, netBytes);
+    }
+    stats.decrease(TorchStats.Kind.ACTIVE, small, 1);
+    stats.decrease(TorchStats.Kind.ACTIVE_BYTES, small, originalSize);
+    stats.decrease(TorchStats.Kind.REQUESTED_BYTES, small, requested);
+  }
+
+  /** try_merge_blocks: {@code dst} absorbs {@code src} if that is free with the same mapped state. */
+  private static long tryMergeBlocks(Block dst, Block src, BlockPool pool) {
+    if (src == null || src.allocated || dst.mapped != src.mapped) {
+      return 0;
+    }
+    if (dst.prev == src) {
+      dst.address = src.address;
+      dst.prev = src.prev;
+      if (dst.prev != null) {
+        dst.prev.next = dst;
+      } else {
+        dst.segment.head = dst;
+      }
+    } else {
+      dst.next = src.next;
+      if (dst.next != null) {
+        dst.next.prev = dst;
+      }
+    }
+    long subsumed = src.size;
+    dst.size += subsumed;
+    if (src.mapped) {
+      pool.blocks.remove(src);
+    } else {
+      pool.unmapped.remove(src);
+    }
+    return subsumed;
+  }
+
+  // ---------------------------------------------------------------- giving memory back (spec §6)
+
+  /** release_available_cached_blocks (spec §6.1). */
+  private boolean releaseAvailableCachedBlocks(BlockPool pool, long stream, long size) {
+    if (maxSplitSize == TorchAllocConf.UNLIMITED) {
+      return false;
+    }
+    long target = Math.max(size, maxSplitSize);
+    Block it = pool.blocks.ceiling(key(stream, target));
+    if (it == null || it.stream != stream || it.expandable()) {
+      Block cur = it == null ? (pool.blocks.isEmpty() ? null : pool.blocks.last()) : pool.blocks.lower(it);
+      if (cur == null) {
+        return false;
+      }
+      long released = 0;
+      while (released < target && cur.size >= maxSplitSize && cur.stream == stream) {
+        Block before = pool.blocks.lower(cur);
+        if (!cur.expandable()) {
+          released += cur.size;
+          releaseBlock(cur);
+        }
+        if (before == null) {
+          break;
+        }
+        cur = before;
+      }
+      return released >= target;
+    }
+    releaseBlock(it);
+    return true;
+  }
+
+  /** empty_cache / release_cached_blocks (spec §6.2, §7.5). */
+  public void emptyCache() {
+    releaseCachedBlocks();
+  }
+
+  private void releaseCachedBlocks() {
+    stats.numSyncAllStreams++;
+    releaseBlocks(largePool);
+    releaseBlocks(smallPool);
+  }
+
+  private void releaseBlocks(BlockPool pool) {
+    List<Block> toUnmap = new ArrayList<>();
+    for (Block b : pool.blocks.toArray(new Block[0])) {
+      if (b.expandable()) {
+        toUnmap.add(b);
+      } else if (!b.isSplit()) {
+        releaseBlock(b);
+      }
+    }
+    for (Block b : toUnmap) {
+      unmapBlock(b);
+      if (b.prev == null && b.next == null) {
+        releaseExpandableSegment(b);
+      }
+    }
+  }
+
+  /** release_block: cudaFree of a whole classic segment held as one free block. */
+  private void releaseBlock(Block b) {
+    Segment seg = b.segment;
+    if (b.isSplit() || seg.expandable || b.allocated) {
+      throw new InvariantViolation(NAME, "release of " + b + ", which is not a whole free classic segment");
+    }
+    BlockPool pool = seg.pool;
+    stats.numDeviceFree++;
+    listener.segmentFree(b.address, b.size, b.stream);
+    driver.free(b.address, b.size);
+    modelledNanos += latency.deviceFreeNanos();
+    totalAllocatedMemory -= b.size;
+    stats.decrease(TorchStats.Kind.SEGMENT, pool.small, 1);
+    stats.decrease(TorchStats.Kind.RESERVED_BYTES, pool.small, b.size);
+    if (b.size >= maxSplitSize) {
+      stats.oversizeSegment(false);
+    }
+    pool.blocks.remove(b);
+    segments.remove(seg.address);
+  }
+
+  /** garbage_collect_cached_blocks (spec §6.3). */
+  private void garbageCollectCachedBlocks() {
+    long gcThreshold = (long) (conf.garbageCollectionThreshold() * (double) allowedMemoryMaximum);
+    if (totalAllocatedMemory <= gcThreshold) {
+      return;
+    }
+    long target = totalAllocatedMemory - gcThreshold;
+    long reclaimed = 0;
+    long totalAge = 0;
+    long freeable = 0;
+    for (Block b : largePool.blocks) {
+      if (!b.isSplit()) {
+        totalAge += largePool.getFreeBlocksCallCount - b.gcCountBase;
+        freeable++;
+      }
+    }
+    if (freeable == 0) {
+      return;
+    }
+    boolean freed = true;
+    while (reclaimed < target && freed && freeable > 0) {
+      double ageThreshold = (double) totalAge / freeable;
+      freed = false;
+      for (Block b : largePool.blocks.toArray(new Block[0])) {
+        long age = largePool.getFreeBlocksCallCount - b.gcCountBase;
+        if (!b.isSplit() && !b.expandable() && (double) age >= ageThreshold) {
+          freed = true;
+          reclaimed += b.size;
+          totalAge -= age;
+          freeable--;
+          releaseBlock(b);
+        }
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- expandable segments (spec §7)
+
+  private static boolean allocatable(Block b) {
+    return b != null && !b.allocated;
+  }
+
+  /** find_expandable_block (spec §7.3 step 1). */
+  private Block findExpandableBlock(BlockPool pool, long stream, long size) {
+    Block k = searchKey;
+    k.stream = stream;
+    k.address = Long.MIN_VALUE;
+    for (Block u = pool.unmapped.ceiling(k); u != null && u.stream == stream; u = pool.unmapped.higher(u)) {
+      Block c = allocatable(u.prev) ? u.prev : u;
+      long bytes = 0;
+      for (Block r = c; bytes < size && allocatable(r); r = r.next) {
+        bytes += r.size;
+      }
+      if (bytes >= size) {
+        return c;
+      }
+    }
+    long page = pool.small ? SMALL_BUFFER_BYTES : conf.largeSegmentSizeBytes();
+    long reservation = ceilTo(deviceTotalBytes + deviceTotalBytes / 8, page);
+    long base = driver.reserve(reservation, page, stream);
+    Segment seg = new Segment(base, reservation, stream, pool, true, page, nextSerial++);
+    segments.put(base, seg);
+    Block c = new Block(seg, base, reservation);
+    c.mapped = false;
+    seg.head = c;
+    pool.unmapped.add(c);
+    return c;
+  }
+
+  /** map_block (spec §7.3 steps 2-4): maps whole pages at the start of an unmapped block. */
+  private boolean mapBlock(Block toMap, long size) {
+    Segment seg = toMap.segment;
+    BlockPool pool = seg.pool;
+    long mappedBytes = ceilTo(size, seg.pageBytes);
+    long start = toMap.address;
+    if (!driver.map(start, mappedBytes, toMap.stream)) {
+      return false;
+    }
+    modelledNanos += latency.deviceAllocNanos();
+    pool.unmapped.remove(toMap);
+    toMap.mapped = true;
+    if (mappedBytes < toMap.size) {
+      Block remaining = new Block(seg, start + mappedBytes, toMap.size - mappedBytes);
+      remaining.mapped = false;
+      remaining.splice(toMap, toMap.next);
+      pool.unmapped.add(remaining);
+      toMap.size = mappedBytes;
+    }
+    tryMergeBlocks(toMap, toMap.prev, pool);
+    tryMergeBlocks(toMap, toMap.next, pool);
+    pool.insert(toMap);
+    totalAllocatedMemory += mappedBytes;
+    stats.increase(TorchStats.Kind.RESERVED_BYTES, pool.small, mappedBytes);
+    stats.numDeviceAlloc++;
+    listener.segmentMap(start, mappedBytes, toMap.stream);
+    return true;
+  }
+
+  /** try_allocate_expandable_block (spec §7.3); the result is in no pool. */
+  private Block tryAllocateExpandableBlock(BlockPool pool, long stream, long size) {
+    Block candidate = findExpandableBlock(pool, stream, size);
+    if (!candidate.mapped && !mapBlock(candidate, Math.min(candidate.size, size))) {
+      return null;
+    }
+    while (candidate.size < size) {
+      long remaining = size - candidate.size;
+      Block next = candidate.next;
+      if (!mapBlock(next, Math.min(remaining, next.size))) {
+        return null;
+      }
+      candidate = next;
+    }
+    pool.blocks.remove(candidate);
+    return candidate;
+  }
+
+  /** unmap_block (spec §7.5): unmaps every page lying entirely inside a free mapped block. */
+  private void unmapBlock(Block block) {
+    Segment seg = block.segment;
+    BlockPool pool = seg.pool;
+    long page = seg.pageBytes;
+    long begin = seg.address + ceilTo(block.address - seg.address, page);
+    long end = seg.address + (block.end() - seg.address) / page * page;
+    if (begin >= end) {
+      return;
+    }
+    long unmappedBytes = end - begin;
+    driver.unmap(begin, unmappedBytes);
+    modelledNanos += latency.deviceFreeNanos();
+    pool.blocks.remove(block);
+    long before = begin - block.address;
+    if (before > 0) {
+      Block beforeFree = new Block(seg, block.address, before);
+      beforeFree.splice(block.prev, block);
+      pool.insert(beforeFree);
+    }
+    long after = block.size - (before + unmappedBytes);
+    if (after > 0) {
+      Block afterFree = new Block(seg, end, after);
+      afterFree.splice(block, block.next);
+      pool.insert(afterFree);
+    }
+    block.address = begin;
+    block.size = unmappedBytes;
+    block.mapped = false;
+    tryMergeBlocks(block, block.prev, pool);
+    tryMergeBlocks(block, block.next, pool);
+    pool.unmapped.add(block);
+    totalAllocatedMemory -= unmappedBytes;
+    stats.decrease(TorchStats.Kind.RESERVED_BYTES, pool.small, unmappedBytes);
+    stats.numDeviceFree++;
+    listener.segmentUnmap(begin, unmappedBytes, block.stream);
+  }
+
+  private void releaseExpandableSegment(Block block) {
+    Segment seg = block.segment;
+    if (block.mapped || block.size != seg.size) {
+      throw new InvariantViolation(NAME, "release of expandable segment at 0x" + Long.toHexString(seg.address) + " that is still mapped");
+    }
+    seg.pool.unmapped.remove(block);
+    segments.remove(seg.address);
+    driver.releaseReservation(seg.address, seg.size);
+  }
+
+  // ---------------------------------------------------------------- handles
+
+  private int newHandle(Block b) {
+    int h;
+    if (freeHandleCount > 0) {
+      h = freeHandles[--freeHandleCount];
+    } else {
+      h = handleHigh++;
+      if (h == byHandle.length) {
+        byHandle = Arrays.copyOf(byHandle, h * 2);
+      }
+    }
+    byHandle[h] = b;
+    return h;
+  }
+
+  private void releaseHandle(Block b) {
+    int h = b.handle;
+    byHandle[h] = null;
+    b.handle = -1;
+    if (freeHandleCount == freeHandles.length) {
+      freeHandles = Arrays.copyOf(freeHandles, freeHandleCount * 2);
+    }
+    freeHandles[freeHandleCount++] = h;
+  }
+
+  private Block checked(long handle) {
+    if (handle < 0 || handle >= handleHigh || byHandle[(int) handle] == null) {
+      throw new AllocatorMisuseException(NAME + ": handle " + handle + " is not a live allocation (double free?)");
+    }
+    return byHandle[(int) handle];
+  }
+
+  private void noteStream(long stream) {
+    for (int i = 0; i < streamCount; i++) {
+      if (streamsSeen[i] == stream) {
+        return;
+      }
+    }
+    if (streamCount == streamsSeen.length) {
+      streamsSeen = Arrays.copyOf(streamsSeen, streamCount * 2);
+    }
+    streamsSeen[streamCount++] = stream;
+  }
+
+  // ---------------------------------------------------------------- hooks for snapshot replay
+
+  /**
+   * Installs a classic segment that existed before the model started, with its blocks (which must
+   * tile it, no two adjacent free); returns the handles of its blocks in order, -1 for free ones.
+   * Used to rebuild the state at the start of a recording (spec appendix A.2 step 1).
+   */
+  public long[] restoreSegment(SegmentLayout layout) {
+    boolean small = layout.pool().equals("small");
+    BlockPool pool = small ? smallPool : largePool;
+    if (segments.containsKey(layout.addressBytes())) {
+      throw new IllegalArgumentException("two segments at 0x" + Long.toHexString(layout.addressBytes()));
+    }
+    checkTiling(layout.addressBytes(), layout.sizeBytes(), layout.blocks(), false);
+    noteStream(layout.stream());
+    driver.adopt(layout.addressBytes(), layout.sizeBytes());
+    Segment seg = new Segment(layout.addressBytes(), layout.sizeBytes(), layout.stream(), pool, false, 0, nextSerial++);
+    segments.put(seg.address, seg);
+    totalAllocatedMemory += seg.size;
+    stats.increase(TorchStats.Kind.SEGMENT, small, 1);
+    stats.increase(TorchStats.Kind.RESERVED_BYTES, small, seg.size);
+    if (seg.size >= maxSplitSize) {
+      stats.oversizeSegment(true);
+    }
+    List<SegmentLayout.Block> in = layout.blocks();
+    Block[] made = new Block[in.size()];
+    Block prev = null;
+    for (int i = 0; i < made.length; i++) {
+      SegmentLayout.Block sb = in.get(i);
+      Block b = new Block(seg, sb.addressBytes(), sb.sizeBytes());
+      b.splice(prev, null);
+      prev = b;
+      made[i] = b;
+    }
+    return adoptBlocks(made, in, small);
+  }
+
+  /**
+   * Installs an expandable segment that existed before the model started: a reservation of {@code
+   * sizeBytes} at {@code addressBytes} whose mapped runs (snapshot "segments" with {@code
+   * is_expandable}) are given; everything else is unmapped. Returns the handles as {@link
+   * #restoreSegment} does, over the runs' blocks in order.
+   */
+  public long[] restoreExpandableSegment(long addressBytes, long sizeBytes, long stream, boolean small, List<SegmentLayout> runs) {
+    BlockPool pool = small ? smallPool : largePool;
+    long page = small ? SMALL_BUFFER_BYTES : conf.largeSegmentSizeBytes();
+    noteStream(stream);
+    Segment seg = new Segment(addressBytes, sizeBytes, stream, pool, true, page, nextSerial++);
+    segments.put(addressBytes, seg);
+    List<Block> made = new ArrayList<>();
+    List<SegmentLayout.Block> in = new ArrayList<>();
+    Block prev = null;
+    long cursor = addressBytes;
+    for (SegmentLayout run : runs) {
+      checkTiling(run.addressBytes(), run.sizeBytes(), run.blocks(), true);
+      if (run.addressBytes() < cursor || (run.addressBytes() - addressBytes) % page != 0 || run.sizeBytes() % page != 0) {
+        throw new IllegalArgumentException("expandable run at 0x" + Long.toHexString(run.addressBytes()) + " overlaps or is not page aligned");
+      }
+      if (run.addressBytes() > cursor) {
+        Block u = new Block(seg, cursor, run.addressBytes() - cursor);
+        u.mapped = false;
+        u.splice(prev, null);
+        prev = u;
+        pool.unmapped.add(u);
+      }
+      driver.adopt(run.addressBytes(), run.sizeBytes());
+      for (SegmentLayout.Block sb : run.blocks()) {
+        Block b = new Block(seg, sb.addressBytes(), sb.sizeBytes());
+        b.splice(prev, null);
+        prev = b;
+        made.add(b);
+        in.add(sb);
+      }
+      totalAllocatedMemory += run.sizeBytes();
+      stats.increase(TorchStats.Kind.RESERVED_BYTES, small, run.sizeBytes());
+      cursor = run.addressBytes() + run.sizeBytes();
+    }
+    if (cursor > addressBytes + sizeBytes) {
+      throw new IllegalArgumentException("expandable runs end past their reservation");
+    }
+    if (cursor < addressBytes + sizeBytes) {
+      Block u = new Block(seg, cursor, addressBytes + sizeBytes - cursor);
+      u.mapped = false;
+      u.splice(prev, null);
+      pool.unmapped.add(u);
+    }
+    return adoptBlocks(made.toArray(new Block[0]), in, small);
+  }
+
+  private long[] adoptBlocks(Block[] made, List<SegmentLayout.Block> in, boolean small) {
+    long[] handles = new long[made.length];
+    for (int i = 0; i < made.length; i++) {
+      Block b = made[i];
+      SegmentLayout.Block sb = in.get(i);
+      if (sb.state() == SegmentLayout.State.ACTIVE_ALLOCATED) {
+        b.allocated = true;
+        b.requestedSize = sb.requestedBytes();
+        b.handle = newHandle(b);
+        handles[i] = b.handle;
+        stats.increase(TorchStats.Kind.ALLOCATION, small, 1);
+        stats.increase(TorchStats.Kind.ALLOCATED_BYTES, small, b.size);
+        stats.increase(TorchStats.Kind.ACTIVE, small, 1);
+        stats.increase(TorchStats.Kind.ACTIVE_BYTES, small, b.size);
+        stats.increase(TorchStats.Kind.REQUESTED_BYTES, small, b.requestedSize);
+        if (b.size >= maxSplitSize) {
+          stats.oversizeAllocation(true);
+        }
+      } else {
+        handles[i] = -1;
+        b.segment.pool.insert(b);
+        if (b.isSplit() && !b.expandable()) {
+          stats.increase(TorchStats.Kind.INACTIVE_SPLIT, small, 1);
+          stats.increase(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, b.size);
+        }
+      }
+    }
+    return handles;
+  }
+
+  private static void checkTiling(long address, long size, List<SegmentLayout.Block> blocks, boolean expandable) {
+    long cursor = address;
+    boolean prevFree = false;
+    for (SegmentLayout.Block b : blocks) {
+      if (b.addressBytes() != cursor || b.sizeBytes() <= 0) {
+        throw new IllegalArgumentException("blocks of segment 0x" + Long.toHexString(address) + " do not tile it at 0x" + Long.toHexString(cursor));
+      }
+      boolean free = b.state() != SegmentLayout.State.ACTIVE_ALLOCATED;
+      if (free && prevFree) {
+        throw new IllegalArgumentException("two adjacent free blocks in segment 0x" + Long.toHexString(address) + " at 0x" + Long.toHexString(cursor));
+      }
+      prevFree = free;
+      cursor += b.sizeBytes();
+    }
+    if (cursor != address + size) {
+      throw new IllegalArgumentException("blocks of segment 0x" + Long.toHexString(address) + " cover " + (cursor - address) + " of " + size + " bytes");
+    }
+  }
+
+  /**
+   * Frees the classic segment at {@code addressBytes} as a recorded {@code segment_free} says;
+   * returns false (changing nothing) when the model has no whole free segment there.
+   */
+  public boolean releaseSegmentAt(long addressBytes) {
+    Segment seg = segments.get(addressBytes);
+    if (seg == null || seg.expandable || seg.head.isSplit() || seg.head.allocated) {
+      return false;
+    }
+    releaseBlock(seg.head);
+    return true;
+  }
+
+  /** Returns the handle of the allocated block starting at {@code addressBytes}, or -1. */
+  public long handleAt(long addressBytes) {
+    Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);
+    if (e == null || addressBytes >= e.getValue().end()) {
+      return -1;
+    }
+    for (Block b = e.getValue().head; b != null; b = b.next) {
+      if (b.address == addressBytes) {
+        return b.allocated ? b.handle : -1;
+      }
+    }
+    return -1;
+  }
+
+  /** Describes the segment holding {@code addressBytes} and its blocks in plain words, or null. */
+  public String describeSegmentAt(long addressBytes) {
+    Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);
+    if (e == null || addressBytes >= e.getValue().end()) {
+      return null;
+    }
+    Segment s = e.getValue();
+    StringBuilder sb = new StringBuilder();
+    sb.append(s.expandable ? "expandable segment" : "segment").append(" 0x").append(Long.toHexString(s.address))
+        .append(" (").append(s.pool.name()).append(" pool, stream ").append(s.stream).append(", ")
+        .append(s.size).append(" B):");
+    int n = 0;
+    for (Block b = s.head; b != null; b = b.next) {
+      if (n++ == 40) {
+        sb.append(" …");
+        break;
+      }
+      sb.append(' ').append(b.allocated ? "allocated" : b.mapped ? "free" : "unmapped")
+          .append(" +").append(b.address - s.address).append(" ").append(b.size).append(" B");
+      if (b.allocated) {
+        sb.append(" (requested ").append(b.requestedSize).append(")");
+      }
+      sb.append(';');
+    }
+    return sb.toString();
+  }
+
+  /** Returns the (stream, size)-ordered free blocks of a pool as (address, size) pairs. */
+  public List<long[]> freeBlocks(boolean small) {
+    List<long[]> out = new ArrayList<>();
+    for (Block b : (small ? smallPool : largePool).blocks) {
+      out.add(new long[] {b.address, b.size, b.stream});
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- gauges
+
+  @Override
+  public long reservedBytes() {
+    return totalAllocatedMemory;
+  }
+
+  @Override
+  public long allocatedBytes() {
+    return stats.currentAll(TorchStats.Kind.ALLOCATED_BYTES);
+  }
+
+  @Override
+  public long requestedBytes() {
+    return stats.currentAll(TorchStats.Kind.REQUESTED_BYTES);
+  }
+
+  private long driverHeadroom() {
+    long free = Math.max(0, driver.freeBytes());
+    return setFraction ? Math.min(free, Math.max(0, allowedMemoryMaximum - totalAllocatedMemory)) : free;
+  }
+
+  @Override
+  public long freeBytes() {
+    return totalAllocatedMemory - allocatedBytes() + driverHeadroom();
+  }
+
+  @Override
+  public long largestFreeBytes() {
+    long best = 0;
+    for (int i = 0; i < streamCount; i++) {
+      for (BlockPool pool : new BlockPool[] {smallPool, largePool}) {
+        Block k = key(streamsSeen[i], Long.MAX_VALUE);
+        k.address = Long.MAX_VALUE;
+        Block b = pool.blocks.floor(k);
+        if (b != null && b.stream == streamsSeen[i]) {
+          best = Math.max(best, b.size);
+        }
+      }
+    }
+    if (conf.expandableSegments()) {
+      long headroom = driverHeadroom();
+      best = Math.max(best, Math.min(headroom, ceilTo(deviceTotalBytes + deviceTotalBytes / 8, conf.largeSegmentSizeBytes())));
+      for (BlockPool pool : new BlockPool[] {smallPool, largePool}) {
+        for (Block u : pool.unmapped) {
+          long before = allocatable(u.prev) ? u.prev.size : 0;
+          best = Math.max(best, before + Math.min(u.size, headroom));
+        }
+      }
+    } else {
+      long releasable = 0;
+      for (Segment s : segments.values()) {
+        if (!s.head.isSplit() && !s.head.allocated) {
+          releasable += s.size;
+        }
+      }
+      long fromDriver = driver.largestMallocBytes(a -> {
+        Segment s = segments.get(a);
+        return s != null && !s.head.isSplit() && !s.head.allocated;
+      });
+      if (setFraction) {
+        fromDriver = Math.min(fromDriver, Math.max(0, allowedMemoryMaximum - totalAllocatedMemory + releasable));
+      }
+      best = Math.max(best, fromDriver);
+    }
+    return best;
+  }
+
+  @Override
+  public long liveAllocations() {
+    return stats.currentAll(TorchStats.Kind.ALLOCATION);
+  }
+
+  @Override
+  public long modelledNanos() {
+    return modelledNanos;
+  }
+
+  @Override
+  public LatencyModel latency() {
+    return latency;
+  }
+
+  @Override
+  public Extents extentsOf(long handle) {
+    Block b = checked(handle);
+    return Extents.single(b.address, b.size);
+  }
+
+  @Override
+  public Map<String, Long> extraMetrics() {
+    Map<String, Long> out = new LinkedHashMap<>(stats.asMap());
+    if (driver instanceof RegionDriver rd) {
+      out.put("driver_contiguity_refusals", rd.contiguityRefusals());
+    }
+    return out;
+  }
+
+  @Override
+  public List<SegmentLayout> layout() {
+    List<SegmentLayout> out = new ArrayList<>();
+    for (Segment s : segments.values()) {
+      if (!s.expandable) {
+        List<SegmentLayout.Block> blocks = new ArrayList<>();
+        for (Block b = s.head; b != null; b = b.next) {
+          blocks.add(layoutBlock(b));
+        }
+        out.add(new SegmentLayout(s.address, s.size, s.pool.name(), s.stream, false, blocks));
+        continue;
+      }
+      List<SegmentLayout.Block> run = null;
+      long runStart = 0;
+      long runSize = 0;
+      for (Block b = s.head; b != null; b = b.next) {
+        if (b.mapped) {
+          if (run == null) {
+            run = new ArrayList<>();
+            runStart = b.address;
+            runSize = 0;
+          }
+          run.add(layoutBlock(b));
+          runSize += b.size;
+        } else if (run != null) {
+          out.add(new SegmentLayout(runStart, runSize, s.pool.name(), s.stream, true, run));
+          run = null;
+        }
+      }
+      if (run != null) {
+        out.add(new SegmentLayout(runStart, runSize, s.pool.name(), s.stream, true, run));
+      }
+    }
+    return out;
+  }
+
+  private static SegmentLayout.Block layoutBlock(Block b) {
+    return new SegmentLayout.Block(
+        b.address,
+        b.size,
+        b.allocated ? b.requestedSize : 0,
+        b.allocated ? SegmentLayout.State.ACTIVE_ALLOCATED : SegmentLayout.State.INACTIVE);
+  }
+
+  // ---------------------------------------------------------------- invariants
+
+  @Override
+  public void checkInvariants() {
+    long[] allocatedBytes = new long[2];
+    long[] allocations = new long[2];
+    long[] requested = new long[2];
+    long[] reserved = new long[2];
+    long[] segmentCount = new long[2];
+    long[] inactiveSplit = new long[2];
+    long[] inactiveSplitBytes = new long[2];
+    int[] freeMapped = new int[2];
+    int[] unmapped = new int[2];
+    for (Segment s : segments.values()) {
+      int p = s.pool.small ? 0 : 1;
+      if (!s.expandable) {
+        segmentCount[p]++;
+        reserved[p] += s.size;
+      }
+      if (s.head == null || s.head.prev != null || s.head.address != s.address) {
+        fail("segment 0x" + Long.toHexString(s.address) + " has no proper first block");
+      }
+      long cursor = s.address;
+      Block prev = null;
+      for (Block b = s.head; b != null; b = b.next) {
+        if (b.segment != s || b.prev != prev || b.address != cursor || b.size <= 0) {
+          fail("blocks do not tile segment 0x" + Long.toHexString(s.address) + " at 0x" + Long.toHexString(cursor) + ": " + b);
+        }
+        if (b.size % MIN_BLOCK_BYTES != 0) {
+          fail("block " + b + " is not a multiple of 512 B");
+        }
+        if (prev != null && !prev.allocated && !b.allocated && prev.mapped == b.mapped) {
+          fail("two adjacent free blocks in segment 0x" + Long.toHexString(s.address) + ": " + prev + " and " + b);
+        }
+        if (!s.expandable && !b.mapped) {
+          fail("unmapped block in classic segment: " + b);
+        }
+        if (b.allocated) {
+          if (b.handle < 0 || b.handle >= handleHigh || byHandle[b.handle] != b) {
+            fail("allocated block " + b + " has no handle");
+          }
+          allocations[p]++;
+          allocatedBytes[p] += b.size;
+          requested[p] += b.requestedSize;
+        } else if (b.mapped) {
+          freeMapped[p]++;
+          if (!s.pool.blocks.contains(b)) {
+            fail("free block " + b + " is not in its pool");
+          }
+          if (!s.expandable && b.isSplit()) {
+            inactiveSplit[p]++;
+            inactiveSplitBytes[p] += b.size;
+          }
+        } else {
+          unmapped[p]++;
+          if (!s.pool.unmapped.contains(b)) {
+            fail("unmapped block " + b + " is not in its pool's unmapped set");
+          }
+        }
+        if (s.expandable && b.mapped) {
+          reserved[p] += b.size;
+        }
+        cursor += b.size;
+        prev = b;
+      }
+      if (cursor != s.end()) {
+        fail("blocks cover " + (cursor - s.address) + " of segment 0x" + Long.toHexString(s.address) + " (" + s.size + " B)");
+      }
+    }
+    BlockPool[] pools = {smallPool, largePool};
+    for (int p = 0; p < 2; p++) {
+      if (pools[p].blocks.size() != freeMapped[p] || pools[p].unmapped.size() != unmapped[p]) {
+        fail(pools[p].name() + " pool holds " + pools[p].blocks.size() + "/" + pools[p].unmapped.size()
+            + " blocks but the segments have " + freeMapped[p] + " free and " + unmapped[p] + " unmapped");
+      }
+      boolean small = p == 0;
+      expect("allocated_bytes", stats.currentPool(TorchStats.Kind.ALLOCATED_BYTES, small), allocatedBytes[p]);
+      expect("allocation", stats.currentPool(TorchStats.Kind.ALLOCATION, small), allocations[p]);
+      expect("active_bytes", stats.currentPool(TorchStats.Kind.ACTIVE_BYTES, small), allocatedBytes[p]);
+      expect("active", stats.currentPool(TorchStats.Kind.ACTIVE, small), allocations[p]);
+      expect("requested_bytes", stats.currentPool(TorchStats.Kind.REQUESTED_BYTES, small), requested[p]);
+      expect("reserved_bytes", stats.currentPool(TorchStats.Kind.RESERVED_BYTES, small), reserved[p]);
+      expect("segment", stats.currentPool(TorchStats.Kind.SEGMENT, small), segmentCount[p]);
+      expect("inactive_split", stats.currentPool(TorchStats.Kind.INACTIVE_SPLIT, small), inactiveSplit[p]);
+      expect("inactive_split_bytes", stats.currentPool(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small), inactiveSplitBytes[p]);
+    }
+    expect("reserved_bytes.all", totalAllocatedMemory, reserved[0] + reserved[1]);
+    expect("reserved_bytes.all (stat)", stats.currentAll(TorchStats.Kind.RESERVED_BYTES), reserved[0] + reserved[1]);
+    expect("live handles", handleHigh - freeHandleCount, allocations[0] + allocations[1]);
+    String negative = stats.firstNegative();
+    if (negative != null) {
+      fail("negative stat " + negative);
+    }
+    if (driver instanceof RegionDriver rd) {
+      expect("driver bytes in use", rd.usedBytes(), totalAllocatedMemory);
+      for (Segment s : segments.values()) {
+        if (!s.expandable && (s.address < rd.baseBytes() || s.end() > rd.baseBytes() + rd.capacityBytes())) {
+          fail("segment 0x" + Long.toHexString(s.address) + " lies outside the region");
+        }
+      }
+    }
+    if (setFraction && totalAllocatedMemory > allowedMemoryMaximum) {
+      fail("reserved " + totalAllocatedMemory + " B exceeds the memory fraction's " + allowedMemoryMaximum + " B");
+    }
+  }
+
+  private void expect(String what, long actual, long recomputed) {
+    if (actual != recomputed) {
+      fail(what + " is " + actual + " but the blocks add up to " + recomputed);
+    }
+  }
+
+  private void fail(String message) {
+    throw new InvariantViolation(NAME, message);
+  }
+}

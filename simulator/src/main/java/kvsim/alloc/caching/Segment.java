@@ -1,0 +1,35 @@
+package kvsim.alloc.caching;
+
+/**
+ * Memory obtained from the driver in one piece: a classic segment (one {@code cudaMalloc}, never
+ * resized, returned whole) or an expandable segment (one virtual reservation whose pages are
+ * mapped on demand, spec §7.1). A segment and its blocks belong to one pool and one stream for
+ * life (spec §1).
+ */
+final class Segment {
+  final long address;
+  final long size;
+  final long stream;
+  final BlockPool pool;
+  final boolean expandable;
+  /** Page size of an expandable segment (2 MiB small, large segment size large), 0 otherwise. */
+  final long pageBytes;
+  /** Creation order, the 2026 tie-break (spec §4.3). */
+  final long serial;
+  /** The lowest-address block. */
+  Block head;
+
+  Segment(long address, long size, long stream, BlockPool pool, boolean expandable, long pageBytes, long serial) {
+    this.address = address;
+    this.size = size;
+    this.stream = stream;
+    this.pool = pool;
+    this.expandable = expandable;
+    this.pageBytes = pageBytes;
+    this.serial = serial;
+  }
+
+  long end() {
+    return address + size;
+  }
+}
