@@ -930,6 +930,33 @@ public final class CachingAllocator implements Allocator {
     return -1;
   }
 
+  /**
+   * Returns the block starting at {@code addressBytes} as {address, size, allocated (1/0), start of
+   * the next block, its size, whether it is free (1/0)}, the last three -1 when there is no next
+   * block; null when no block starts there.
+   */
+  public long[] blockAt(long addressBytes) {
+    Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);
+    if (e == null || addressBytes >= e.getValue().end()) {
+      return null;
+    }
+    for (Block b = e.getValue().head; b != null; b = b.next) {
+      if (b.address == addressBytes) {
+        Block n = b.next;
+        return new long[] {
+          b.address, b.size, b.allocated ? 1 : 0, n == null ? -1 : n.address, n == null ? -1 : n.size, n == null ? -1 : (n.allocated || !n.mapped ? 0 : 1)
+        };
+      }
+    }
+    return null;
+  }
+
+  /** Returns the start address of the segment holding {@code addressBytes}, or -1. */
+  public long segmentAddressOf(long addressBytes) {
+    Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);
+    return e == null || addressBytes >= e.getValue().end() ? -1 : e.getKey();
+  }
+
   /** Describes the segment holding {@code addressBytes} and its blocks in plain words, or null. */
   public String describeSegmentAt(long addressBytes) {
     Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);

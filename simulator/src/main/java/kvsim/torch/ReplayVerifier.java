@@ -1,0 +1,345 @@
+package kvsim.torch;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import kvsim.alloc.AllocOutcome;
+import kvsim.alloc.AllocRequest;
+import kvsim.alloc.AllocatorListener;
+import kvsim.alloc.SegmentLayout;
+import kvsim.alloc.caching.CachingAllocator;
+import kvsim.alloc.caching.ReplayDriver;
+import kvsim.alloc.caching.TieBreak;
+import kvsim.alloc.caching.TorchAllocConf;
+import kvsim.core.InputException;
+import kvsim.core.Tag;
+
+/**
+ * Replays a recorded snapshot against the caching model and compares every decision (spec
+ * appendix A.2).
+ *
+ * <ul>
+ *   <li>The state at the start of the recording is rebuilt ({@link RecordingStart}) and installed
+ *       in a model that runs with the recording's own settings ({@link SnapshotSettings}) on a
+ *       {@link ReplayDriver}.
+ *   <li>{@code alloc} entries become malloc(requested size, stream); the model's address is
+ *       compared with the recorded one, and its segment decision (new memory or not, how much) with
+ *       the {@code segment_alloc}/{@code segment_map} entries queued before it.
+ *   <li>{@code free_completed} entries free the block the model gave for that recorded address;
+ *       {@code free_requested}, {@code snapshot} and annotations change nothing.
+ *   <li>{@code segment_free} entries are applied as given (they are the outcome of memory pressure
+ *       the trace does not record); a run of {@code segment_unmap} entries is compared with the
+ *       model's own {@code empty_cache}.
+ *   <li>An {@code oom} entry is replayed as a malloc of its (rounded) size on a driver that refuses;
+ *       the model must run out of memory too.
+ *   <li>At the end the model's segments and blocks are compared with the file's.
+ * </ul>
+ */
+public final class ReplayVerifier {
+  /**
+   * How to replay.
+   *
+   * @param conf options to replay with, or null for the recording's own settings
+   * @param tieBreak the free-block tie-break of the PyTorch version that recorded the file
+   * @param deviceTotalBytes the device size (only for the memory fraction and expandable reservations)
+   * @param device the device to replay, or -1 for every device with history
+   * @param keepGoing whether to go on after the first divergence (counting what still matches)
+   *     instead of stopping there
+   */
+  public record Options(TorchAllocConf conf, TieBreak tieBreak, long deviceTotalBytes, int device, boolean keepGoing) {
+    /** The defaults: recorded settings, address tie-break, an 80 GiB device, every device, stop at the first divergence. */
+    public static Options defaults() {
+      return new Options(null, TieBreak.ADDRESS, 80L << 30, -1, false);
+    }
+  }
+
+  private ReplayVerifier() {}
+
+  /** Replays every selected device of a snapshot and returns what matched. */
+  public static ReplayReport verify(TorchSnapshot snapshot, Options options) {
+    List<Integer> devices = snapshot.devicesWithHistory();
+    if (options.device() >= 0) {
+      if (!devices.contains(options.device())) {
+        throw new InputException(snapshot.source() + ": device " + options.device() + " has no allocation history to replay (devices with history: " + devices + ")");
+      }
+      devices = List.of(options.device());
+    }
+    if (devices.isEmpty()) {
+      throw new InputException(snapshot.source() + ": the snapshot has no allocation history (device_traces holds no 'alloc' entry); use torch-inspect for state-only snapshots");
+    }
+    List<ReplayReport.DeviceResult> out = new ArrayList<>();
+    for (int d : devices) {
+      out.add(new DeviceReplay(snapshot, d, options).run());
+    }
+    return new ReplayReport(snapshot.source(), out);
+  }
+
+  /** Builds the model of a recording's start state, ready for its trace (used by benchmarks too). */
+  public static CachingAllocator startModel(TorchSnapshot snapshot, int device, Options options, ReplayDriver driver, Map<Long, Long> handleByAddress) {
+    TorchAllocConf conf = options.conf() != null ? options.conf() : SnapshotSettings.conf(snapshot);
+    CachingAllocator model = new CachingAllocator(conf, options.tieBreak(), driver, options.deviceTotalBytes());
+    RecordingStart start = RecordingStart.rebuild(snapshot.source(), snapshot.segmentsOf(device), snapshot.traceOf(device), model);
+    for (SegmentLayout s : start.segments()) {
+      long[] handles = model.restoreSegment(s);
+      for (int i = 0; i < handles.length; i++) {
+        if (handles[i] >= 0) {
+          handleByAddress.put(s.blocks().get(i).addressBytes(), handles[i]);
+        }
+      }
+    }
+    return model;
+  }
+
+  private static final class DeviceReplay implements AllocatorListener {
+    private final TorchSnapshot snapshot;
+    private final int device;
+    private final Options options;
+    private final ReplayDriver driver = new ReplayDriver();
+    private final Map<Long, Long> handleByAddress = new HashMap<>();
+    private final List<long[]> unmaps = new ArrayList<>();
+    private CachingAllocator model;
+    private RecordingStart start;
+    private ReplayReport.Divergence first;
+    private long allocations;
+    private long addressMatches;
+    private long decisions;
+    private long decisionMatches;
+    private long newSegments;
+    private long segmentFrees;
+    private long frees;
+
+    DeviceReplay(TorchSnapshot snapshot, int device, Options options) {
+      this.snapshot = snapshot;
+      this.device = device;
+      this.options = options;
+    }
+
+    ReplayReport.DeviceResult run() {
+      TorchAllocConf conf = options.conf() != null ? options.conf() : SnapshotSettings.conf(snapshot);
+      model = new CachingAllocator(conf, options.tieBreak(), driver, options.deviceTotalBytes());
+      List<TorchSnapshot.Entry> trace = snapshot.traceOf(device);
+      start = RecordingStart.rebuild(snapshot.source(), snapshot.segmentsOf(device), trace, model);
+      for (SegmentLayout s : start.segments()) {
+        long[] handles = model.restoreSegment(s);
+        for (int i = 0; i < handles.length; i++) {
+          if (handles[i] >= 0) {
+            handleByAddress.put(s.blocks().get(i).addressBytes(), handles[i]);
+          }
+        }
+      }
+      model.setListener(this);
+      int walked = 0;
+      for (int i = 0; i < trace.size() && (first == null || options.keepGoing()); i++) {
+        walked = i + 1;
+        TorchSnapshot.Entry e = trace.get(i);
+        switch (e.action()) {
+          case "segment_alloc", "segment_map" -> {
+            newSegments++;
+            driver.queue(e.action(), e.addr(), e.size());
+          }
+          case "segment_free" -> {
+            segmentFrees++;
+            if (!model.releaseSegmentAt(e.addr())) {
+              diverge(i, e, -1, "the recording frees the segment at 0x" + Long.toHexString(e.addr()) + ", which in the model is not one whole free segment", e.addr());
+            }
+          }
+          case "segment_unmap" -> i = unmapRun(trace, i);
+          case "alloc" -> alloc(i, e);
+          case "free_completed" -> {
+            Long h = handleByAddress.remove(e.addr());
+            if (h == null) {
+              diverge(i, e, -1, "the recording frees a block at 0x" + Long.toHexString(e.addr()) + " that the model does not hold", e.addr());
+            } else {
+              frees++;
+              model.free(h);
+            }
+          }
+          case "oom" -> oom(i, e);
+          default -> {}
+        }
+      }
+      Boolean finalMatches = walked == trace.size() ? finalStateMatches() : null;
+      return new ReplayReport.DeviceResult(
+          device, model.conf().canonical(), walked, allocations, addressMatches, decisions, decisionMatches,
+          newSegments, segmentFrees, frees, start.inferred().size(), finalMatches, first);
+    }
+
+    private void alloc(int i, TorchSnapshot.Entry e) {
+      allocations++;
+      decisions++;
+      driver.begin(false);
+      AllocOutcome o = model.allocate(new AllocRequest(e.size(), Tag.TEMP, false, e.stream()));
+      driver.end();
+      List<String> mismatches = driver.mismatches();
+      if (!(o instanceof AllocOutcome.Allocated a)) {
+        diverge(i, e, -1, "the model ran out of memory where the recording allocated", e.addr());
+        return;
+      }
+      long at = a.extents().offsetBytes(0);
+      handleByAddress.put(e.addr(), a.handle());
+      boolean addressOk = at == e.addr();
+      if (addressOk) {
+        addressMatches++;
+      }
+      if (mismatches.isEmpty()) {
+        decisionMatches++;
+      }
+      if (!addressOk || !mismatches.isEmpty()) {
+        StringBuilder what = new StringBuilder();
+        if (!addressOk) {
+          what.append("the model placed the allocation at 0x").append(Long.toHexString(at))
+              .append(", the recording at 0x").append(Long.toHexString(e.addr()));
+        }
+        for (String m : mismatches) {
+          what.append(what.length() > 0 ? "; " : "").append(m);
+        }
+        diverge(i, e, at, what.toString(), e.addr());
+      }
+    }
+
+    private void oom(int i, TorchSnapshot.Entry e) {
+      decisions++;
+      driver.begin(true);
+      AllocOutcome o = model.allocate(new AllocRequest(Math.max(1, e.size()), Tag.TEMP, false, e.stream()));
+      driver.end();
+      if (o instanceof AllocOutcome.Allocated a) {
+        handleByAddressCleanup(a);
+        diverge(i, e, a.extents().offsetBytes(0), "the recording ran out of memory here but the model served the request from its cache", -1);
+      } else if (!driver.mismatches().isEmpty()) {
+        diverge(i, e, -1, String.join("; ", driver.mismatches()), -1);
+      } else {
+        decisionMatches++;
+      }
+    }
+
+    private void handleByAddressCleanup(AllocOutcome.Allocated a) {
+      model.free(a.handle());
+    }
+
+    /** Compares a run of recorded segment_unmap entries with the model's own empty_cache. */
+    private int unmapRun(List<TorchSnapshot.Entry> trace, int i) {
+      List<long[]> recorded = new ArrayList<>();
+      int j = i;
+      while (j < trace.size() && trace.get(j).action().equals("segment_unmap")) {
+        recorded.add(new long[] {trace.get(j).addr(), trace.get(j).size()});
+        j++;
+      }
+      unmaps.clear();
+      model.emptyCache();
+      decisions++;
+      boolean same = unmaps.size() == recorded.size();
+      for (int k = 0; same && k < recorded.size(); k++) {
+        same = unmaps.get(k)[0] == recorded.get(k)[0] && unmaps.get(k)[1] == recorded.get(k)[1];
+      }
+      if (same) {
+        decisionMatches++;
+      } else {
+        diverge(i, trace.get(i), -1, "the recording unmaps " + recorded.size() + " ranges, the model's empty_cache unmapped " + unmaps.size(), trace.get(i).addr());
+      }
+      return j - 1;
+    }
+
+    @Override
+    public void segmentUnmap(long addressBytes, long sizeBytes, long stream) {
+      unmaps.add(new long[] {addressBytes, sizeBytes});
+    }
+
+    private void diverge(int i, TorchSnapshot.Entry e, long modelAddress, String what, long recordedAddress) {
+      if (first != null) {
+        return;
+      }
+      first = new ReplayReport.Divergence(device, i, e.action(), e.size(), e.stream(), e.addr(), modelAddress, what, explain(i, recordedAddress, modelAddress));
+    }
+
+    private String explain(int i, long recordedAddress, long modelAddress) {
+      StringBuilder sb = new StringBuilder();
+      String rec = recordedAddress >= 0 ? model.describeSegmentAt(recordedAddress) : null;
+      String mine = modelAddress >= 0 ? model.describeSegmentAt(modelAddress) : null;
+      if (rec != null) {
+        sb.append("Model state after the event, recorded address in ").append(rec);
+      }
+      if (mine != null && (rec == null || !mine.equals(rec))) {
+        sb.append(sb.length() > 0 ? " " : "").append("Model's choice in ").append(mine);
+      }
+      RecordingStart.Inferred suspect = null;
+      long impliedRemainder = -1;
+      long bestDistance = Long.MAX_VALUE;
+      int others = 0;
+      for (RecordingStart.Inferred inf : start.inferred().values()) {
+        if (inf.freedAtEvent() <= i || !(inSegment(inf, recordedAddress) || inSegment(inf, modelAddress))) {
+          continue;
+        }
+        others++;
+        long[] blk = model.blockAt(inf.address());
+        if (blk == null) {
+          continue;
+        }
+        long end = blk[0] + blk[1];
+        // A remainder the rebuild could not see ends where the recorded choice begins.
+        long gap = recordedAddress - end;
+        long distance = gap >= 0 ? gap : Long.MAX_VALUE - 1;
+        if (blk[5] == 1 && distance < bestDistance) {
+          bestDistance = distance;
+          suspect = inf;
+          impliedRemainder = gap >= 0 && gap <= CachingAllocator.SMALL_SIZE_BYTES && blk[3] == end ? gap : -1;
+        }
+      }
+      if (suspect == null) {
+        sb.append(sb.length() > 0 ? " " : "")
+            .append("No block of unknown size borders a free block here: the start state does not explain this difference.");
+      } else {
+        long[] blk = model.blockAt(suspect.address());
+        sb.append(sb.length() > 0 ? " " : "")
+            .append("Cause: the block at 0x").append(Long.toHexString(suspect.address()))
+            .append(" (requested ").append(suspect.requestedBytes()).append(" B) was allocated before recording began and is freed only at event ")
+            .append(suspect.freedAtEvent()).append(". Free entries carry only the requested size, so the rebuild gave it ").append(suspect.sizeBytes())
+            .append(" B (its rounded request").append(suspect.absorbedBytes() > 0 ? " plus a " + suspect.absorbedBytes() + " B gap too small to split off" : "")
+            .append(") and counted everything after it as the free block of ").append(blk[4]).append(" B. The real block may have kept an unsplit remainder of up to 1 MiB (spec §4.6), which the file cannot reveal");
+        if (impliedRemainder > 0) {
+          sb.append(": with a remainder of ").append(impliedRemainder).append(" B the free block would start exactly at the recorded address and be ")
+              .append(blk[4] - impliedRemainder).append(" B, and best fit would choose it as the recording shows");
+        }
+        sb.append('.');
+        if (others > 1) {
+          sb.append(" (").append(others - 1).append(" more block(s) of unknown size live in the same segment(s).)");
+        }
+      }
+      return sb.toString();
+    }
+
+    private boolean inSegment(RecordingStart.Inferred inf, long address) {
+      if (address < 0) {
+        return false;
+      }
+      String a = model.describeSegmentAt(address);
+      String b = model.describeSegmentAt(inf.segmentAddress());
+      return a != null && a.equals(b);
+    }
+
+    private boolean finalStateMatches() {
+      List<SegmentLayout> mine = model.layout();
+      List<TorchSnapshot.Segment> theirs = snapshot.segmentsOf(device);
+      if (mine.size() != theirs.size()) {
+        return false;
+      }
+      for (int k = 0; k < mine.size(); k++) {
+        SegmentLayout m = mine.get(k);
+        TorchSnapshot.Segment t = theirs.get(k);
+        if (m.addressBytes() != t.address() || m.sizeBytes() != t.totalSize() || m.blocks().size() != t.blocks().size()
+            || !m.pool().equals(t.segmentType()) || m.stream() != t.stream()) {
+          return false;
+        }
+        for (int b = 0; b < m.blocks().size(); b++) {
+          SegmentLayout.Block mb = m.blocks().get(b);
+          TorchSnapshot.Block tb = t.blocks().get(b);
+          if (mb.addressBytes() != tb.address() || mb.sizeBytes() != tb.size()
+              || (mb.state() == SegmentLayout.State.ACTIVE_ALLOCATED) != tb.live()) {
+            return false;
+          }
+        }
+      }
+      return true;
+    }
+  }
+}
