@@ -25,6 +25,9 @@ import kvsim.core.InputException;
  *   <li>Every other gap between live blocks is one free block.
  * </ul>
  *
+ * <p>Expandable segments can be rebuilt only when none was mapped at the start (a recording from
+ * process start, or a kvsim export): a reservation's base and size are not in the file.
+ *
  * <p>Note [Unknowable remainders]: {@code free_*} entries carry the requested size, not the block
  * size. For a block allocated before recording began and freed during it, an unsplit remainder of
  * up to 1 MiB (large pool) that the real block held may instead sit in a free neighbour of the
@@ -79,11 +82,13 @@ final class RecordingStart {
       String source, List<TorchSnapshot.Segment> finalSegments, List<TorchSnapshot.Entry> trace, CachingAllocator model) {
     TreeMap<Long, Seg> segs = new TreeMap<>();
     TreeMap<Long, Live> live = new TreeMap<>();
+    long mappedBytes = 0;
     for (TorchSnapshot.Segment s : finalSegments) {
       if (s.expandable()) {
-        throw new InputException(source + ": expandable segments in a recording cannot be rebuilt for replay (the reservation is not in the file)");
+        mappedBytes += s.totalSize();
+      } else {
+        segs.put(s.address(), new Seg(s.totalSize(), s.stream(), s.small()));
       }
-      segs.put(s.address(), new Seg(s.totalSize(), s.stream(), s.small()));
       for (TorchSnapshot.Block b : s.blocks()) {
         if (b.live()) {
           live.put(b.address(), new Live(b.address(), b.size(), b.requestedSize(), s.stream(), -1));
@@ -114,10 +119,15 @@ final class RecordingStart {
             throw inconsistent(source, i, e, "a segment at that address already exists after it");
           }
         }
-        case "segment_map", "segment_unmap" ->
-            throw new InputException(source + ": event " + i + ": " + e.action() + ": expandable-segment recordings cannot be rebuilt for replay");
+        case "segment_map" -> mappedBytes -= e.size();
+        case "segment_unmap" -> mappedBytes += e.size();
         default -> {}
       }
+    }
+    if (mappedBytes != 0) {
+      throw new InputException(
+          source + ": expandable segments were mapped before the recording began (" + mappedBytes
+              + " B); their reservations are not in the file, so the start state cannot be rebuilt");
     }
     TorchAllocConf conf = model.conf();
     List<SegmentLayout> out = new ArrayList<>();

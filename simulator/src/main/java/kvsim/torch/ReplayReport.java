@@ -27,6 +27,8 @@ public record ReplayReport(String file, List<DeviceResult> devices) {
    * @param segmentFrees {@code segment_free} entries applied
    * @param frees {@code free_completed} entries replayed
    * @param inferredBlocks blocks live at the start whose size had to be inferred
+   * @param peakReservedBytes the model's peak reserved bytes over the replay (start state included)
+   * @param peakAllocatedBytes the model's peak allocated bytes over the replay
    * @param finalStateMatches whether the model's segments and blocks at the end equal the file's
    *     (null when the replay stopped early)
    * @param firstDivergence the first event where the model and the recording differ, or null
@@ -43,6 +45,8 @@ public record ReplayReport(String file, List<DeviceResult> devices) {
       long segmentFrees,
       long frees,
       long inferredBlocks,
+      long peakReservedBytes,
+      long peakAllocatedBytes,
       Boolean finalStateMatches,
       Divergence firstDivergence) {}
 
@@ -57,10 +61,21 @@ public record ReplayReport(String file, List<DeviceResult> devices) {
    * @param recordedAddress the address the recording shows
    * @param modelAddress the address the model chose (-1 if none)
    * @param what what differed, in plain words
-   * @param state the model's state around it and the likely cause, in plain words
+   * @param state the model's state around it (the segments holding the recorded and the model's
+   *     address, block by block), in plain words
+   * @param cause the likely cause, in plain words
    */
   public record Divergence(
-      int device, long eventIndex, String action, long sizeBytes, long stream, long recordedAddress, long modelAddress, String what, String state) {}
+      int device,
+      long eventIndex,
+      String action,
+      long sizeBytes,
+      long stream,
+      long recordedAddress,
+      long modelAddress,
+      String what,
+      String state,
+      String cause) {}
 
   /** Returns the allocations over all devices. */
   public long allocations() {
@@ -126,6 +141,8 @@ public record ReplayReport(String file, List<DeviceResult> devices) {
       dm.put("segment_frees", d.segmentFrees());
       dm.put("frees", d.frees());
       dm.put("inferred_blocks", d.inferredBlocks());
+      dm.put("peak_reserved_bytes", d.peakReservedBytes());
+      dm.put("peak_allocated_bytes", d.peakAllocatedBytes());
       dm.put("final_state_matches", d.finalStateMatches());
       dm.put("first_divergence", divergenceJson(d.firstDivergence()));
       devs.add(dm);
@@ -148,6 +165,7 @@ public record ReplayReport(String file, List<DeviceResult> devices) {
     m.put("model_address", d.modelAddress() < 0 ? null : d.modelAddress());
     m.put("what", d.what());
     m.put("state", d.state());
+    m.put("cause", d.cause());
     return m;
   }
 }

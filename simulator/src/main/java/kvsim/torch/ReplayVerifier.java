@@ -12,6 +12,7 @@ import kvsim.alloc.caching.CachingAllocator;
 import kvsim.alloc.caching.ReplayDriver;
 import kvsim.alloc.caching.TieBreak;
 import kvsim.alloc.caching.TorchAllocConf;
+import kvsim.alloc.caching.TorchStats;
 import kvsim.core.InputException;
 import kvsim.core.Tag;
 
@@ -98,6 +99,8 @@ public final class ReplayVerifier {
     private final ReplayDriver driver = new ReplayDriver();
     private final Map<Long, Long> handleByAddress = new HashMap<>();
     private final List<long[]> unmaps = new ArrayList<>();
+    private final List<String> unrecorded = new ArrayList<>();
+    private boolean applying;
     private CachingAllocator model;
     private RecordingStart start;
     private ReplayReport.Divergence first;
@@ -140,7 +143,10 @@ public final class ReplayVerifier {
           }
           case "segment_free" -> {
             segmentFrees++;
-            if (!model.releaseSegmentAt(e.addr())) {
+            applying = true;
+            boolean released = model.releaseSegmentAt(e.addr());
+            applying = false;
+            if (!released) {
               diverge(i, e, -1, "the recording frees the segment at 0x" + Long.toHexString(e.addr()) + ", which in the model is not one whole free segment", e.addr());
             }
           }
@@ -162,16 +168,20 @@ public final class ReplayVerifier {
       Boolean finalMatches = walked == trace.size() ? finalStateMatches() : null;
       return new ReplayReport.DeviceResult(
           device, model.conf().canonical(), walked, allocations, addressMatches, decisions, decisionMatches,
-          newSegments, segmentFrees, frees, start.inferred().size(), finalMatches, first);
+          newSegments, segmentFrees, frees, start.inferred().size(),
+          model.stats().peak(TorchStats.Kind.RESERVED_BYTES, "all"), model.stats().peak(TorchStats.Kind.ALLOCATED_BYTES, "all"),
+          finalMatches, first);
     }
 
     private void alloc(int i, TorchSnapshot.Entry e) {
       allocations++;
       decisions++;
       driver.begin(false);
+      unrecorded.clear();
       AllocOutcome o = model.allocate(new AllocRequest(e.size(), Tag.TEMP, false, e.stream()));
       driver.end();
-      List<String> mismatches = driver.mismatches();
+      List<String> mismatches = new ArrayList<>(driver.mismatches());
+      mismatches.addAll(unrecorded);
       if (!(o instanceof AllocOutcome.Allocated a)) {
         diverge(i, e, -1, "the model ran out of memory where the recording allocated", e.addr());
         return;
@@ -201,20 +211,19 @@ public final class ReplayVerifier {
     private void oom(int i, TorchSnapshot.Entry e) {
       decisions++;
       driver.begin(true);
+      unrecorded.clear();
       AllocOutcome o = model.allocate(new AllocRequest(Math.max(1, e.size()), Tag.TEMP, false, e.stream()));
       driver.end();
+      List<String> mismatches = new ArrayList<>(driver.mismatches());
+      mismatches.addAll(unrecorded);
       if (o instanceof AllocOutcome.Allocated a) {
-        handleByAddressCleanup(a);
-        diverge(i, e, a.extents().offsetBytes(0), "the recording ran out of memory here but the model served the request from its cache", -1);
-      } else if (!driver.mismatches().isEmpty()) {
-        diverge(i, e, -1, String.join("; ", driver.mismatches()), -1);
+        model.free(a.handle());
+        diverge(i, e, a.extents().offsetBytes(0), "the recording ran out of memory here but the model served the request", -1);
+      } else if (!mismatches.isEmpty()) {
+        diverge(i, e, -1, String.join("; ", mismatches), -1);
       } else {
         decisionMatches++;
       }
-    }
-
-    private void handleByAddressCleanup(AllocOutcome.Allocated a) {
-      model.free(a.handle());
     }
 
     /** Compares a run of recorded segment_unmap entries with the model's own empty_cache. */
@@ -226,7 +235,9 @@ public final class ReplayVerifier {
         j++;
       }
       unmaps.clear();
+      applying = true;
       model.emptyCache();
+      applying = false;
       decisions++;
       boolean same = unmaps.size() == recorded.size();
       for (int k = 0; same && k < recorded.size(); k++) {
@@ -242,26 +253,45 @@ public final class ReplayVerifier {
 
     @Override
     public void segmentUnmap(long addressBytes, long sizeBytes, long stream) {
-      unmaps.add(new long[] {addressBytes, sizeBytes});
+      if (applying) {
+        unmaps.add(new long[] {addressBytes, sizeBytes});
+      } else {
+        unrecorded.add("the model unmapped " + sizeBytes + " B at 0x" + Long.toHexString(addressBytes) + ", which the recording does not show");
+      }
+    }
+
+    @Override
+    public void segmentFree(long addressBytes, long sizeBytes, long stream) {
+      if (!applying) {
+        unrecorded.add("the model freed the segment of " + sizeBytes + " B at 0x" + Long.toHexString(addressBytes) + ", which the recording keeps");
+      }
     }
 
     private void diverge(int i, TorchSnapshot.Entry e, long modelAddress, String what, long recordedAddress) {
       if (first != null) {
         return;
       }
-      first = new ReplayReport.Divergence(device, i, e.action(), e.size(), e.stream(), e.addr(), modelAddress, what, explain(i, recordedAddress, modelAddress));
+      first = new ReplayReport.Divergence(
+          device, i, e.action(), e.size(), e.stream(), e.addr(), modelAddress, what, state(recordedAddress, modelAddress), cause(i, recordedAddress, modelAddress));
     }
 
-    private String explain(int i, long recordedAddress, long modelAddress) {
+    private String state(long recordedAddress, long modelAddress) {
       StringBuilder sb = new StringBuilder();
       String rec = recordedAddress >= 0 ? model.describeSegmentAt(recordedAddress) : null;
       String mine = modelAddress >= 0 ? model.describeSegmentAt(modelAddress) : null;
       if (rec != null) {
-        sb.append("Model state after the event, recorded address in ").append(rec);
+        sb.append("In the model, after the event, the recorded address lies in ").append(rec);
+      } else if (recordedAddress >= 0) {
+        sb.append("In the model, no segment holds the recorded address 0x").append(Long.toHexString(recordedAddress)).append('.');
       }
       if (mine != null && (rec == null || !mine.equals(rec))) {
-        sb.append(sb.length() > 0 ? " " : "").append("Model's choice in ").append(mine);
+        sb.append(sb.length() > 0 ? " " : "").append("The model's choice lies in ").append(mine);
       }
+      return sb.toString();
+    }
+
+    private String cause(int i, long recordedAddress, long modelAddress) {
+      StringBuilder sb = new StringBuilder();
       RecordingStart.Inferred suspect = null;
       long impliedRemainder = -1;
       long bestDistance = Long.MAX_VALUE;
@@ -286,12 +316,10 @@ public final class ReplayVerifier {
         }
       }
       if (suspect == null) {
-        sb.append(sb.length() > 0 ? " " : "")
-            .append("No block of unknown size borders a free block here: the start state does not explain this difference.");
+        sb.append("No block of unknown size borders a free block here: the start state does not explain this difference.");
       } else {
         long[] blk = model.blockAt(suspect.address());
-        sb.append(sb.length() > 0 ? " " : "")
-            .append("Cause: the block at 0x").append(Long.toHexString(suspect.address()))
+        sb.append("The block at 0x").append(Long.toHexString(suspect.address()))
             .append(" (requested ").append(suspect.requestedBytes()).append(" B) was allocated before recording began and is freed only at event ")
             .append(suspect.freedAtEvent()).append(". Free entries carry only the requested size, so the rebuild gave it ").append(suspect.sizeBytes())
             .append(" B (its rounded request").append(suspect.absorbedBytes() > 0 ? " plus a " + suspect.absorbedBytes() + " B gap too small to split off" : "")

@@ -41,8 +41,9 @@ class RealSnapshotReplayTest {
     assertNotNull(d);
     assertEquals(179, d.eventIndex(), "the first 179 events match");
     assertEquals("alloc", d.action());
-    assertTrue(d.state().contains("allocated before recording began") && d.state().contains("unsplit remainder"), d.state());
-    assertTrue(d.state().contains("with a remainder of 983040 B"), d.state());
+    assertTrue(d.cause().contains("allocated before recording began") && d.cause().contains("unsplit remainder"), d.cause());
+    assertTrue(d.cause().contains("with a remainder of 983040 B"), d.cause());
+    assertTrue(d.state().contains("segment 0x8dce00000"), d.state());
     assertEquals(d.eventIndex(), r.devices().get(0).events() - 1, "the replay stops at the divergence");
   }
 }

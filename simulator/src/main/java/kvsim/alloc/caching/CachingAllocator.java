@@ -981,7 +981,8 @@ public final class CachingAllocator implements Allocator {
       }
       sb.append(';');
     }
-    return sb.toString();
+    sb.setLength(sb.length() - 1);
+    return sb.append('.').toString();
   }
 
   /** Returns the (stream, size)-ordered free blocks of a pool as (address, size) pairs. */

@@ -1,0 +1,211 @@
+package kvsim.torch;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import kvsim.alloc.AllocOutcome;
+import kvsim.alloc.AllocRequest;
+import kvsim.alloc.Allocator;
+import kvsim.alloc.AllocatorListener;
+import kvsim.alloc.Extents;
+import kvsim.alloc.SegmentLayout;
+import kvsim.alloc.caching.CachingAllocator;
+import kvsim.alloc.caching.TorchAllocConf;
+import kvsim.core.AtomicFiles;
+
+/**
+ * Records a kvsim run on any allocator model as a PyTorch memory snapshot (spec §9) that {@code
+ * memory_viz} opens and {@code kvsim torch-replay} / {@code kvsim import torch-snapshot} read back.
+ *
+ * <ul>
+ *   <li>The engine reports what happens through the {@link AllocatorListener} methods it calls
+ *       ({@link #time}, {@link #allocated}, {@link #freed}, {@link #refused}); {@link #attach}
+ *       also installs the recorder as the model's listener, so the model's own {@code
+ *       segment_alloc}/{@code segment_free}/{@code segment_map}/{@code segment_unmap} reports land
+ *       in the same trace, in order.
+ *   <li>An allocation becomes an {@code alloc} entry per extent (address, requested size, stream);
+ *       a free becomes {@code free_requested} then {@code free_completed} (kvsim has no deferred
+ *       frees); a refusal becomes {@code oom} with {@code device_free} = the model's free bytes.
+ *       Extent sizes split a multi-extent allocation's requested size in order.
+ *   <li>Models that report no segments (arenas: slab, paged, first-fit) have their {@link
+ *       Allocator#layout()} segments treated as allocated before the recording began, which is how
+ *       {@code memory_viz} reads segments that no {@code segment_alloc} explains.
+ *   <li>{@link #write} adds the final {@code segments} (from {@link Allocator#layout()}) and, for the
+ *       caching model, {@code allocator_settings}; every dict carries an empty {@code frames} list.
+ * </ul>
+ */
+public final class SnapshotRecorder implements AllocatorListener {
+  private final Allocator allocator;
+  private final List<Object> trace = new ArrayList<>();
+  private long timeMicros;
+
+  private SnapshotRecorder(Allocator allocator) {
+    this.allocator = allocator;
+  }
+
+  /** Starts recording a model before its first event and installs the recorder as its listener. */
+  public static SnapshotRecorder attach(Allocator allocator) {
+    SnapshotRecorder r = new SnapshotRecorder(allocator);
+    allocator.setListener(r);
+    return r;
+  }
+
+  /** Returns the number of trace entries so far. */
+  public int entries() {
+    return trace.size();
+  }
+
+  private void entry(String action, long addr, long size, long stream) {
+    Map<String, Object> e = new LinkedHashMap<>();
+    e.put("action", action);
+    e.put("addr", addr);
+    e.put("size", size);
+    e.put("stream", stream);
+    e.put("time_us", timeMicros);
+    e.put("frames", List.of());
+    trace.add(e);
+  }
+
+  @Override
+  public void time(long timeNanos) {
+    timeMicros = timeNanos / 1000;
+  }
+
+  @Override
+  public void allocated(long id, AllocRequest request, Extents extents, long allocatedBytes) {
+    long left = request.sizeBytes();
+    for (int i = 0; i < extents.count(); i++) {
+      long size = i == extents.count() - 1 ? left : Math.min(left, extents.sizeBytes(i));
+      entry("alloc", extents.offsetBytes(i), Math.max(size, 0), request.stream());
+      left -= Math.max(size, 0);
+    }
+  }
+
+  @Override
+  public void freed(long id, long requestedBytes, long stream, Extents extents) {
+    long left = requestedBytes;
+    long[] sizes = new long[extents.count()];
+    for (int i = 0; i < extents.count(); i++) {
+      sizes[i] = i == extents.count() - 1 ? left : Math.min(left, extents.sizeBytes(i));
+      left -= sizes[i];
+    }
+    for (int i = 0; i < extents.count(); i++) {
+      entry("free_requested", extents.offsetBytes(i), Math.max(sizes[i], 0), stream);
+    }
+    for (int i = 0; i < extents.count(); i++) {
+      entry("free_completed", extents.offsetBytes(i), Math.max(sizes[i], 0), stream);
+    }
+  }
+
+  @Override
+  public void refused(long id, AllocRequest request, AllocOutcome.OutOfMemory outcome) {
+    long size = allocator instanceof CachingAllocator c ? c.roundSize(request.sizeBytes()) : request.sizeBytes();
+    Map<String, Object> e = new LinkedHashMap<>();
+    e.put("action", "oom");
+    e.put("device_free", outcome.freeBytes());
+    e.put("size", size);
+    e.put("stream", request.stream());
+    e.put("time_us", timeMicros);
+    e.put("frames", List.of());
+    trace.add(e);
+  }
+
+  @Override
+  public void segmentAlloc(long addressBytes, long sizeBytes, long stream) {
+    entry("segment_alloc", addressBytes, sizeBytes, stream);
+  }
+
+  @Override
+  public void segmentFree(long addressBytes, long sizeBytes, long stream) {
+    entry("segment_free", addressBytes, sizeBytes, stream);
+  }
+
+  @Override
+  public void segmentMap(long addressBytes, long sizeBytes, long stream) {
+    entry("segment_map", addressBytes, sizeBytes, stream);
+  }
+
+  @Override
+  public void segmentUnmap(long addressBytes, long sizeBytes, long stream) {
+    entry("segment_unmap", addressBytes, sizeBytes, stream);
+  }
+
+  /** Returns the snapshot dict as of now: {@code segments}, {@code device_traces}, {@code allocator_settings}. */
+  public Map<String, Object> snapshot() {
+    Map<String, Object> root = new LinkedHashMap<>();
+    List<Object> segments = new ArrayList<>();
+    for (SegmentLayout s : allocator.layout()) {
+      segments.add(segment(s));
+    }
+    root.put("segments", segments);
+    root.put("device_traces", List.of(new ArrayList<>(trace)));
+    if (allocator instanceof CachingAllocator c) {
+      root.put("allocator_settings", settings(c.conf()));
+    }
+    return root;
+  }
+
+  private static Map<String, Object> segment(SegmentLayout s) {
+    long allocated = 0;
+    long requested = 0;
+    List<Object> blocks = new ArrayList<>();
+    for (SegmentLayout.Block b : s.blocks()) {
+      boolean live = b.state() == SegmentLayout.State.ACTIVE_ALLOCATED;
+      if (live) {
+        allocated += b.sizeBytes();
+        requested += b.requestedBytes();
+      }
+      Map<String, Object> bm = new LinkedHashMap<>();
+      bm.put("address", b.addressBytes());
+      bm.put("size", b.sizeBytes());
+      bm.put("requested_size", b.requestedBytes());
+      bm.put("state", b.state().label());
+      bm.put("frames", List.of());
+      blocks.add(bm);
+    }
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("device", 0);
+    m.put("address", s.addressBytes());
+    m.put("total_size", s.sizeBytes());
+    m.put("allocated_size", allocated);
+    m.put("active_size", allocated);
+    m.put("requested_size", requested);
+    m.put("stream", s.stream());
+    m.put("segment_type", "small".equals(s.pool()) ? "small" : "large");
+    m.put("segment_pool_id", new Object[] {0, 0});
+    m.put("is_expandable", s.expandable());
+    m.put("frames", List.of());
+    m.put("blocks", blocks);
+    return m;
+  }
+
+  private static Map<String, Object> settings(TorchAllocConf conf) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("PYTORCH_CUDA_ALLOC_CONF", conf.canonical());
+    m.put("max_split_size", conf.maxSplitSizeBytes() == TorchAllocConf.UNLIMITED ? -1L : conf.maxSplitSizeBytes());
+    m.put("max_non_split_rounding_size", conf.maxNonSplitRoundingBytes());
+    m.put("garbage_collection_threshold", conf.garbageCollectionThreshold());
+    m.put("expandable_segments", conf.expandableSegments());
+    Map<String, Object> div = new LinkedHashMap<>();
+    int[] d = conf.roundupPower2Divisions();
+    for (int i = 0; i < d.length; i++) {
+      div.put(Long.toString(1L << i), d[i]);
+    }
+    m.put("roundup_power2_divisions", div);
+    return m;
+  }
+
+  /** Writes the snapshot pickle to a stream. */
+  public void write(OutputStream out) throws IOException {
+    PickleWriter.write(snapshot(), out);
+  }
+
+  /** Writes the snapshot pickle to a file atomically (no partial file on failure). */
+  public void write(Path file) throws IOException {
+    AtomicFiles.write(file, this::write);
+  }
+}
