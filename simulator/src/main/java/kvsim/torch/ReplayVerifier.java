@@ -76,12 +76,18 @@ public final class ReplayVerifier {
     return new ReplayReport(snapshot.source(), out);
   }
 
-  /** Builds the model of a recording's start state, ready for its trace (used by benchmarks too). */
-  public static CachingAllocator startModel(TorchSnapshot snapshot, int device, Options options, ReplayDriver driver, Map<Long, Long> handleByAddress) {
-    TorchAllocConf conf = options.conf() != null ? options.conf() : SnapshotSettings.conf(snapshot);
-    CachingAllocator model = new CachingAllocator(conf, options.tieBreak(), driver, options.deviceTotalBytes());
-    RecordingStart start = RecordingStart.rebuild(snapshot.source(), snapshot.segmentsOf(device), snapshot.traceOf(device), model);
-    for (SegmentLayout s : start.segments()) {
+  /**
+   * Returns the segments and blocks at the start of a device's recording (spec appendix A.2 step
+   * 1), ready for {@link CachingAllocator#restoreSegment}; {@code model} supplies the rounding of
+   * blocks whose size must be inferred.
+   */
+  public static List<SegmentLayout> startState(TorchSnapshot snapshot, int device, CachingAllocator model) {
+    return RecordingStart.rebuild(snapshot.source(), snapshot.segmentsOf(device), snapshot.traceOf(device), model).segments();
+  }
+
+  /** Installs a start state in a fresh model; fills {@code handleByAddress} for its live blocks. */
+  public static void restore(CachingAllocator model, List<SegmentLayout> start, Map<Long, Long> handleByAddress) {
+    for (SegmentLayout s : start) {
       long[] handles = model.restoreSegment(s);
       for (int i = 0; i < handles.length; i++) {
         if (handles[i] >= 0) {
@@ -89,7 +95,6 @@ public final class ReplayVerifier {
         }
       }
     }
-    return model;
   }
 
   private static final class DeviceReplay implements AllocatorListener {
@@ -123,14 +128,7 @@ public final class ReplayVerifier {
       model = new CachingAllocator(conf, options.tieBreak(), driver, options.deviceTotalBytes());
       List<TorchSnapshot.Entry> trace = snapshot.traceOf(device);
       start = RecordingStart.rebuild(snapshot.source(), snapshot.segmentsOf(device), trace, model);
-      for (SegmentLayout s : start.segments()) {
-        long[] handles = model.restoreSegment(s);
-        for (int i = 0; i < handles.length; i++) {
-          if (handles[i] >= 0) {
-            handleByAddress.put(s.blocks().get(i).addressBytes(), handles[i]);
-          }
-        }
-      }
+      restore(model, start.segments(), handleByAddress);
       model.setListener(this);
       int walked = 0;
       for (int i = 0; i < trace.size() && (first == null || options.keepGoing()); i++) {
