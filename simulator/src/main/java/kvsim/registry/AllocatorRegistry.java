@@ -6,6 +6,7 @@ import java.util.Map;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorFactory;
+import kvsim.alloc.paged.PagedAllocator;
 import kvsim.alloc.slab.SlabAllocator;
 import kvsim.core.InputException;
 
@@ -28,6 +29,7 @@ public final class AllocatorRegistry {
 
   static {
     register("slab", "one block size (default 2 MiB), LIFO free stack, O(1)", SlabAllocator::new);
+    register("paged", "vLLM KV block pool: pages of block-tokens (default 16) x KV bytes per token", PagedAllocator::new);
   }
 
   private AllocatorRegistry() {}
