@@ -69,14 +69,19 @@ public record WorkloadSpec(
 
   /** Reads a spec from a stream; {@code source} names it in messages. */
   public static WorkloadSpec read(String source, InputStream in) throws IOException {
+    String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     try {
-      WorkloadSpec spec = YAML.readValue(in, WorkloadSpec.class);
+      WorkloadSpec spec = YAML.readValue(text, WorkloadSpec.class);
       if (spec == null) {
         throw InputException.at(source, 1, null, "empty workload spec");
       }
       return spec;
     } catch (JsonProcessingException e) {
       long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
+      if (e instanceof com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException u) {
+        // The YAML parser reads ahead, so its location is past the key; find the key's own line.
+        line = lineOfKey(text, u.getPropertyName(), line);
+      }
       String field = null;
       if (e instanceof JsonMappingException m && !m.getPath().isEmpty()) {
         StringBuilder sb = new StringBuilder();
@@ -97,6 +102,17 @@ public record WorkloadSpec(
       }
       throw InputException.at(source, line, field, "bad YAML: " + msg);
     }
+  }
+
+  private static long lineOfKey(String text, String key, long fallback) {
+    java.util.regex.Pattern p = java.util.regex.Pattern.compile("^\\s*(-\\s*)?\"?" + java.util.regex.Pattern.quote(key) + "\"?\\s*:");
+    String[] lines = text.split("\n", -1);
+    for (int i = 0; i < lines.length; i++) {
+      if (p.matcher(lines[i]).find()) {
+        return i + 1;
+      }
+    }
+    return fallback;
   }
 
   /** Returns the generator parameters as strings, for an OptionMap. */
