@@ -120,6 +120,7 @@ final class Runs {
     Path target = dir.toAbsolutePath().normalize();
     java.nio.file.Files.createDirectories(target.getParent());
     Path tmp = java.nio.file.Files.createTempDirectory(target.getParent(), "." + target.getFileName() + ".tmp-");
+    AtomicFiles.readableByAll(tmp);
     try {
       AtomicFiles.write(tmp.resolve("summary.json"), s -> {
         ResultsWriter.json().writeValue(s, summary);

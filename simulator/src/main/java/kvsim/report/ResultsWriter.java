@@ -52,6 +52,7 @@ public final class ResultsWriter {
     Path target = dir.toAbsolutePath().normalize();
     Files.createDirectories(target.getParent());
     Path tmp = Files.createTempDirectory(target.getParent(), "." + target.getFileName() + ".tmp-");
+    AtomicFiles.readableByAll(tmp);
     try {
       writeJson(tmp.resolve("summary.json"), summary(config, results));
       writeJson(tmp.resolve("timing.json"), timing(timings));
