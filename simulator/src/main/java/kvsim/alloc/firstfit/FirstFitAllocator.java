@@ -47,6 +47,13 @@ import kvsim.gpu.Region;
  * search for the first fit, or for the neighbours of a freed extent): a pointer-chasing search in
  * host memory, as measured for balanced-tree allocators, at a few ns per cache-resident level.
  *
+ * <p>Note [Tiling]: the invariant check sorts the starts and the ends of all pieces (free extents
+ * and allocations) separately, which needs no per-piece objects. If every piece is non-empty, the
+ * first start is the region's base, the last end its top, and the i-th end equals the (i+1)-th
+ * start, then every address is covered by exactly one piece: at most one because no more starts
+ * than ends-plus-one lie at or below any address, at least one because the next start never lies
+ * past the previous end.
+ *
  * <p>Note [Handles]: a handle is {@code generation << 32 | slot}. Slots index primitive arrays
  * (offset, allocated and requested bytes) and are reused from a stack; each reuse bumps the slot's
  * generation, so the handles of freed allocations never become live again.
@@ -246,11 +253,21 @@ public final class FirstFitAllocator implements Allocator {
           "bytes do not balance: " + free.freeBytes() + " free + " + allocatedBytes + " allocated != "
               + region.sizeBytes() + " region");
     }
-    int[] live = liveSlotsByAddress();
     long allocated = 0;
     long requested = 0;
-    for (int slot : live) {
+    int live = 0;
+    int pieces = free.extentCount();
+    long[] starts = new long[pieces + slotsUsed];
+    long[] ends = new long[pieces + slotsUsed];
+    for (int node = free.first(), i = 0; node != FreeExtentTree.NONE; node = free.next(node), i++) {
+      starts[i] = free.offsetOf(node);
+      ends[i] = free.offsetOf(node) + free.sizeOf(node);
+    }
+    for (int slot = 0; slot < slotsUsed; slot++) {
       long rounded = allocatedOfSlot[slot];
+      if (rounded == 0) {
+        continue;
+      }
       if (rounded != Bytes.roundUp(requestedOfSlot[slot], alignmentBytes) || requestedOfSlot[slot] <= 0) {
         throw new InvariantViolation(
             name(), "allocation at " + offsetOfSlot[slot] + " holds " + rounded + " B for " + requestedOfSlot[slot] + " B");
@@ -258,76 +275,68 @@ public final class FirstFitAllocator implements Allocator {
       if ((offsetOfSlot[slot] - region.baseBytes()) % alignmentBytes != 0) {
         throw new InvariantViolation(name(), "allocation at " + offsetOfSlot[slot] + " is not aligned");
       }
+      starts[pieces] = offsetOfSlot[slot];
+      ends[pieces] = offsetOfSlot[slot] + rounded;
+      pieces++;
       allocated += rounded;
       requested += requestedOfSlot[slot];
+      live++;
     }
-    if (allocated != allocatedBytes || requested != requestedBytes || live.length != liveAllocations) {
+    if (allocated != allocatedBytes || requested != requestedBytes || live != liveAllocations) {
       throw new InvariantViolation(name(), "allocated or requested bytes or live count do not match the allocations");
     }
-    if (live.length + freeSlotCount != slotsUsed) {
-      throw new InvariantViolation(name(), "slot stack holds " + freeSlotCount + " slots, expected " + (slotsUsed - live.length));
+    if (live + freeSlotCount != slotsUsed) {
+      throw new InvariantViolation(name(), "slot stack holds " + freeSlotCount + " slots, expected " + (slotsUsed - live));
     }
-    // Free extents and allocations together must tile the region exactly.
-    walk(live, (offsetBytes, sizeBytes, slot) -> {});
-  }
-
-  @Override
-  public List<SegmentLayout> layout() {
-    List<SegmentLayout.Block> blocks = new ArrayList<>();
-    walk(
-        liveSlotsByAddress(),
-        (offsetBytes, sizeBytes, slot) ->
-            blocks.add(
-                slot < 0
-                    ? new SegmentLayout.Block(offsetBytes, sizeBytes, 0, SegmentLayout.State.INACTIVE)
-                    : new SegmentLayout.Block(
-                        offsetBytes, sizeBytes, requestedOfSlot[slot], SegmentLayout.State.ACTIVE_ALLOCATED)));
-    return List.of(new SegmentLayout(region.baseBytes(), region.sizeBytes(), "region", 0, false, blocks));
-  }
-
-  private int[] liveSlotsByAddress() {
-    return IntStream.range(0, slotsUsed)
-        .filter(slot -> allocatedOfSlot[slot] != 0)
-        .boxed()
-        .sorted((a, b) -> Long.compare(offsetOfSlot[a], offsetOfSlot[b]))
-        .mapToInt(Integer::intValue)
-        .toArray();
-  }
-
-  private interface PieceVisitor {
-    void visit(long offsetBytes, long sizeBytes, int slotOrMinusOne);
+    checkTiling(Arrays.copyOf(starts, pieces), Arrays.copyOf(ends, pieces));
   }
 
   /**
-   * Visits free extents (slot -1) and allocations in address order, checking that they tile the
-   * region without gaps or overlaps.
+   * Checks that free extents and allocations together tile the region exactly. With starts and
+   * ends sorted on their own, the i-th end meeting the (i+1)-th start everywhere, the first start at
+   * the base and the last end at the top leave no room for a gap or an overlap (Note [Tiling]).
    */
-  private void walk(int[] liveByAddress, PieceVisitor visitor) {
+  private void checkTiling(long[] starts, long[] ends) {
+    Arrays.sort(starts);
+    Arrays.sort(ends);
     long cursor = region.baseBytes();
-    int node = free.first();
-    int i = 0;
-    while (node != FreeExtentTree.NONE || i < liveByAddress.length) {
-      boolean takeFree =
-          i == liveByAddress.length
-              || (node != FreeExtentTree.NONE && free.offsetOf(node) < offsetOfSlot[liveByAddress[i]]);
-      long at = takeFree ? free.offsetOf(node) : offsetOfSlot[liveByAddress[i]];
-      long size = takeFree ? free.sizeOf(node) : allocatedOfSlot[liveByAddress[i]];
-      if (at != cursor) {
+    for (int i = 0; i < starts.length; i++) {
+      if (starts[i] != cursor || ends[i] <= starts[i]) {
         throw new InvariantViolation(
             name(),
-            (at < cursor ? "overlap" : "gap") + " at " + Math.min(at, cursor) + ": next "
-                + (takeFree ? "free extent" : "allocation") + " starts at " + at + ", expected " + cursor);
+            (starts[i] > cursor ? "gap" : "overlap") + " near address " + Math.min(starts[i], cursor)
+                + ": free extents and allocations do not tile the region");
       }
-      visitor.visit(at, size, takeFree ? -1 : liveByAddress[i]);
-      cursor += size;
-      if (takeFree) {
-        node = free.next(node);
-      } else {
-        i++;
-      }
+      cursor = ends[i];
     }
     if (cursor != region.endBytes()) {
       throw new InvariantViolation(name(), "extents end at " + cursor + ", region ends at " + region.endBytes());
     }
+  }
+
+  @Override
+  public List<SegmentLayout> layout() {
+    int[] live =
+        IntStream.range(0, slotsUsed)
+            .filter(slot -> allocatedOfSlot[slot] != 0)
+            .boxed()
+            .sorted((a, b) -> Long.compare(offsetOfSlot[a], offsetOfSlot[b]))
+            .mapToInt(Integer::intValue)
+            .toArray();
+    List<SegmentLayout.Block> blocks = new ArrayList<>(live.length + free.extentCount());
+    int node = free.first();
+    int i = 0;
+    while (node != FreeExtentTree.NONE || i < live.length) {
+      if (i == live.length || (node != FreeExtentTree.NONE && free.offsetOf(node) < offsetOfSlot[live[i]])) {
+        blocks.add(new SegmentLayout.Block(free.offsetOf(node), free.sizeOf(node), 0, SegmentLayout.State.INACTIVE));
+        node = free.next(node);
+      } else {
+        int slot = live[i++];
+        blocks.add(
+            new SegmentLayout.Block(
+                offsetOfSlot[slot], allocatedOfSlot[slot], requestedOfSlot[slot], SegmentLayout.State.ACTIVE_ALLOCATED));
+      }
+    }
+    return List.of(new SegmentLayout(region.baseBytes(), region.sizeBytes(), "region", 0, false, blocks));
   }
 }
