@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
     description = "Discrete-event simulator of GPU KV-cache allocators.",
     subcommands = {
       ListCommand.class,
+      BlocksCommand.class,
       CommandLine.HelpCommand.class,
     })
 public final class KvSim implements Runnable {
