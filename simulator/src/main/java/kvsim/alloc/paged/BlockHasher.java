@@ -15,7 +15,7 @@ import java.security.NoSuchAlgorithmException;
  *   <li>Extra keys, in vLLM's order: the LoRA adapter name on every block, the cache salt on the
  *       first block only. Multimodal and prompt-embeds keys are not modelled.
  *   <li>Caller-supplied hash ids (traces that carry them, such as Mooncake's {@code hash_ids}) are
- *       used as the block hash directly, see {@link #HASH_ID_HI}.
+ *       used as the block hash directly, see {@link #HASH_ID_LO}.
  * </ul>
  *
  * <h2>Note [Block hash]</h2>
@@ -35,8 +35,9 @@ import java.security.NoSuchAlgorithmException;
  *
  * <p>The 128-bit value is read as two longs, big-endian: the first 8 digest bytes are the high
  * half. Java's {@code hashCode} is never used as a block hash. A caller-supplied id {@code x}
- * becomes the block hash ({@link #HASH_ID_HI}, {@code x}); {@link #HASH_ID_HI} is a fixed tag, so
- * an id collides with a SHA-256 value only if 64 digest bits equal the tag (probability 2^-64).
+ * becomes the block hash ({@code x}, {@link #HASH_ID_LO}), so printed hash prefixes show the id in
+ * hex; {@link #HASH_ID_LO} is a fixed tag, so an id collides with a SHA-256 value only if 64 digest
+ * bits equal the tag (probability 2^-64).
  * Blocks past the supplied ids chain from the last supplied value with SHA-256 as above.
  */
 public final class BlockHasher {
@@ -44,8 +45,8 @@ public final class BlockHasher {
   public static final long NONE_HI;
   /** Low half of the parent hash of block 0. */
   public static final long NONE_LO;
-  /** High half of every hash built from a caller-supplied id: ASCII {@code "kvsim-id"}. */
-  public static final long HASH_ID_HI = 0x6b7673696d2d6964L;
+  /** Low half of every hash built from a caller-supplied id (the id is the high half): ASCII {@code "kvsim-id"}. */
+  public static final long HASH_ID_LO = 0x6b7673696d2d6964L;
 
   static {
     try {
@@ -117,8 +118,13 @@ public final class BlockHasher {
 
   /** Returns the first {@code hexDigits} hex digits of a hash, high half first. */
   public static String hexPrefix(long hi, long lo, int hexDigits) {
-    String full = String.format("%016x%016x", hi, lo);
-    return full.substring(0, Math.min(hexDigits, 32));
+    char[] out = new char[Math.min(hexDigits, 32)];
+    for (int i = 0; i < out.length; i++) {
+      long half = i < 16 ? hi : lo;
+      int shift = 60 - 4 * (i & 15);
+      out[i] = Character.forDigit((int) (half >>> shift) & 0xf, 16);
+    }
+    return new String(out);
   }
 
   private static int writeLong(byte[] b, int p, long v) {

@@ -284,8 +284,8 @@ public final class BlockManager {
     int[] tokens = r.tokens.raw();
     for (int i = r.numHashes; i < full; i++) {
       if (i < r.suppliedHashIds.length) {
-        r.hashes[2 * i] = BlockHasher.HASH_ID_HI;
-        r.hashes[2 * i + 1] = r.suppliedHashIds[i];
+        r.hashes[2 * i] = r.suppliedHashIds[i];
+        r.hashes[2 * i + 1] = BlockHasher.HASH_ID_LO;
         continue;
       }
       long parentHi = i == 0 ? BlockHasher.NONE_HI : r.hashes[2 * i - 2];

@@ -10,7 +10,10 @@ final class ManagerDump {
   static String of(BlockManager m) {
     StringBuilder sb = new StringBuilder();
     sb.append("free=").append(Arrays.toString(m.freeQueue()));
-    sb.append(" cached=").append(m.cachedBlocks());
+    sb.append(" cached=");
+    for (BlockManager.CachedBlock c : m.cachedBlocks()) {
+      sb.append(c.block()).append(':').append(c.hashPrefix()).append(':').append(c.refCnt()).append(',');
+    }
     sb.append(" hostFree=").append(m.numFreeHostBlocks());
     for (PagedRequest r : m.requests()) {
       sb.append(" | ")
