@@ -190,10 +190,14 @@ public final class BlockScriptRunner {
         line.optInteger("max_model_len", BlockManagerConfig.UNLIMITED_MODEL_LEN, 1, BlockManagerConfig.UNLIMITED_MODEL_LEN);
     long bytesPerToken = line.optInteger("bytes_per_token", (int) BlockManagerConfig.DEFAULT_BYTES_PER_TOKEN, 1, Integer.MAX_VALUE);
     showFreeQueue = line.optBool("show_free_queue", true);
-    manager =
-        new BlockManager(
-            new BlockManagerConfig(
-                numBlocks, blockSize, caching, mode, watermark, order, hostBlocks, maxModelLen, bytesPerToken));
+    try {
+      manager =
+          new BlockManager(
+              new BlockManagerConfig(
+                  numBlocks, blockSize, caching, mode, watermark, order, hostBlocks, maxModelLen, bytesPerToken));
+    } catch (IllegalArgumentException e) {
+      throw line.error(null, e.getMessage());
+    }
     out.put("mode", modeText);
     out.put("num_blocks", numBlocks);
     out.put("block_size", blockSize);
