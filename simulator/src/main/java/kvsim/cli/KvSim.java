@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
       GenerateCommand.class,
       ReplayCommand.class,
       CompareCommand.class,
+      BlocksCommand.class,
       CommandLine.HelpCommand.class,
     })
 public final class KvSim implements Runnable {
