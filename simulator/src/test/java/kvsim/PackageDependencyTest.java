@@ -53,7 +53,9 @@ class PackageDependencyTest {
           Map.entry("alloc.support", Set.of("alloc", "gpu", "metrics", "core")),
           Map.entry("engine", Set.of("alloc", "trace", "gpu", "metrics", "config", "core")),
           Map.entry("report", Set.of("metrics", "config", "core")),
-          Map.entry("torch", Set.of("alloc", "alloc.caching", "trace", "gpu", "metrics", "core")));
+          Map.entry("torch", Set.of("alloc", "alloc.caching", "trace", "gpu", "metrics", "core")),
+          // Script mode of the vLLM block manager: drives one family directly, as torch does.
+          Map.entry("blocks", Set.of("alloc.paged", "core")));
 
   private static final Pattern PACKAGE = Pattern.compile("^\\s*package\\s+kvsim((?:\\.[a-z_][a-z0-9_]*)*)\\s*;", Pattern.MULTILINE);
   // kvsim.a.b followed by .ClassName or .* : the package part of an import or qualified name.
