@@ -47,7 +47,7 @@ final class TorchReplayCommand implements Callable<Integer> {
   @Option(names = "--torch-alloc-conf", paramLabel = "CONF", description = "Replay with these options instead of the recording's allocator_settings (PyTorch syntax).")
   String conf;
 
-  @Option(names = "--device-memory", paramLabel = "SIZE", description = "Device size for the memory fraction and expandable reservations (default: ${DEFAULT-VALUE}).", defaultValue = "80GiB")
+  @Option(names = "--device-memory", paramLabel = "SIZE", description = "Device size for the memory fraction and expandable reservations (default: the size a kvsim export records, else 80GiB).")
   String deviceMemory;
 
   @Override
@@ -66,11 +66,16 @@ final class TorchReplayCommand implements Callable<Integer> {
         throw new InputException("--torch-alloc-conf '" + conf + "': " + e.getMessage());
       }
     }
-    long memory;
-    try {
-      memory = Bytes.parse(deviceMemory);
-    } catch (IllegalArgumentException e) {
-      throw new InputException("--device-memory: " + e.getMessage());
+    long memory = 0;
+    if (deviceMemory != null) {
+      try {
+        memory = Bytes.parse(deviceMemory);
+      } catch (IllegalArgumentException e) {
+        throw new InputException("--device-memory: " + e.getMessage());
+      }
+      if (memory <= 0) {
+        throw new InputException("--device-memory: must be positive");
+      }
     }
     TorchSnapshot snapshot = SnapshotReader.read(file);
     ReplayReport report = ReplayVerifier.verify(snapshot, new ReplayVerifier.Options(c, tb, memory, device, !verify));

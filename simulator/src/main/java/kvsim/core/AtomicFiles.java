@@ -27,6 +27,7 @@ public final class AtomicFiles {
     Files.createDirectories(dir);
     Path tmp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
     try {
+      readableByAll(tmp);
       try (OutputStream out = new java.io.BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16)) {
         writer.write(out);
       }
@@ -34,6 +35,17 @@ public final class AtomicFiles {
     } catch (IOException | RuntimeException e) {
       Files.deleteIfExists(tmp);
       throw e;
+    }
+  }
+
+  /**
+   * Gives a temporary file or folder the usual permissions (rw-r--r--, rwxr-xr-x): temporary files
+   * are created private, and the move would keep that.
+   */
+  public static void readableByAll(Path p) throws IOException {
+    if (p.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+      Files.setPosixFilePermissions(
+          p, java.nio.file.attribute.PosixFilePermissions.fromString(Files.isDirectory(p) ? "rwxr-xr-x" : "rw-r--r--"));
     }
   }
 

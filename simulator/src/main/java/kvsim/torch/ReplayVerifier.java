@@ -43,7 +43,8 @@ public final class ReplayVerifier {
    *
    * @param conf options to replay with, or null for the recording's own settings
    * @param tieBreak the free-block tie-break of the PyTorch version that recorded the file
-   * @param deviceTotalBytes the device size (only for the memory fraction and expandable reservations)
+   * @param deviceTotalBytes the device size (only for the memory fraction and expandable
+   *     reservations); 0 for the size a kvsim export records, else 80 GiB
    * @param device the device to replay, or -1 for every device with history
    * @param keepGoing whether to go on after the first divergence (counting what still matches)
    *     instead of stopping there
@@ -51,9 +52,12 @@ public final class ReplayVerifier {
   public record Options(TorchAllocConf conf, TieBreak tieBreak, long deviceTotalBytes, int device, boolean keepGoing) {
     /** The defaults: recorded settings, address tie-break, an 80 GiB device, every device, stop at the first divergence. */
     public static Options defaults() {
-      return new Options(null, TieBreak.ADDRESS, 80L << 30, -1, false);
+      return new Options(null, TieBreak.ADDRESS, 0, -1, false);
     }
   }
+
+  /** The device size assumed for recordings that do not state one: 80 GiB. */
+  public static final long DEFAULT_DEVICE_BYTES = 80L << 30;
 
   private ReplayVerifier() {}
 
@@ -105,6 +109,9 @@ public final class ReplayVerifier {
     private final Map<Long, Long> handleByAddress = new HashMap<>();
     private final List<long[]> unmaps = new ArrayList<>();
     private final List<String> unrecorded = new ArrayList<>();
+    private final List<long[]> expectedUnmaps = new ArrayList<>();
+    private final List<long[]> modelUnmaps = new ArrayList<>();
+    private int current;
     private boolean applying;
     private CachingAllocator model;
     private RecordingStart start;
@@ -125,14 +132,25 @@ public final class ReplayVerifier {
 
     ReplayReport.DeviceResult run() {
       TorchAllocConf conf = options.conf() != null ? options.conf() : SnapshotSettings.conf(snapshot);
-      model = new CachingAllocator(conf, options.tieBreak(), driver, options.deviceTotalBytes());
+      long deviceBytes = options.deviceTotalBytes() > 0 ? options.deviceTotalBytes() : SnapshotSettings.deviceTotalBytes(snapshot, DEFAULT_DEVICE_BYTES);
+      model = new CachingAllocator(conf, options.tieBreak(), driver, deviceBytes);
       List<TorchSnapshot.Entry> trace = snapshot.traceOf(device);
       start = RecordingStart.rebuild(snapshot.source(), snapshot.segmentsOf(device), trace, model);
       restore(model, start.segments(), handleByAddress);
       model.setListener(this);
+      driver.setReservationLookahead(() -> {
+        for (int k = current + 1; k < trace.size(); k++) {
+          TorchSnapshot.Entry m = trace.get(k);
+          if (m.action().equals("segment_map") && model.segmentAddressOf(m.addr()) < 0) {
+            return m.addr();
+          }
+        }
+        return -1;
+      });
       int walked = 0;
       for (int i = 0; i < trace.size() && (first == null || options.keepGoing()); i++) {
         walked = i + 1;
+        current = i;
         TorchSnapshot.Entry e = trace.get(i);
         switch (e.action()) {
           case "segment_alloc", "segment_map" -> {
@@ -148,7 +166,7 @@ public final class ReplayVerifier {
               diverge(i, e, -1, "the recording frees the segment at 0x" + Long.toHexString(e.addr()) + ", which in the model is not one whole free segment", e.addr());
             }
           }
-          case "segment_unmap" -> i = unmapRun(trace, i);
+          case "segment_unmap" -> i = unmaps(trace, i);
           case "alloc" -> alloc(i, e);
           case "free_completed" -> {
             Long h = handleByAddress.remove(e.addr());
@@ -180,6 +198,10 @@ public final class ReplayVerifier {
       driver.end();
       List<String> mismatches = new ArrayList<>(driver.mismatches());
       mismatches.addAll(unrecorded);
+      String ladder = compareLadderUnmaps();
+      if (ladder != null) {
+        mismatches.add(ladder);
+      }
       if (!(o instanceof AllocOutcome.Allocated a)) {
         diverge(i, e, -1, "the model ran out of memory where the recording allocated", e.addr());
         return;
@@ -214,6 +236,10 @@ public final class ReplayVerifier {
       driver.end();
       List<String> mismatches = new ArrayList<>(driver.mismatches());
       mismatches.addAll(unrecorded);
+      String ladder = compareLadderUnmaps();
+      if (ladder != null) {
+        mismatches.add(ladder);
+      }
       if (o instanceof AllocOutcome.Allocated a) {
         model.free(a.handle());
         diverge(i, e, a.extents().offsetBytes(0), "the recording ran out of memory here but the model served the request", -1);
@@ -222,6 +248,55 @@ public final class ReplayVerifier {
       } else {
         decisionMatches++;
       }
+    }
+
+    /**
+     * A run of recorded unmaps. Followed by maps and an alloc, or by an oom, it is the retry ladder
+     * of that malloc (spec §4.5, §7.5): the device refused at this point, the model must unmap the
+     * same ranges inside its own malloc. Otherwise it is an explicit {@code empty_cache()}.
+     */
+    private int unmaps(List<TorchSnapshot.Entry> trace, int i) {
+      int j = i;
+      while (j < trace.size() && trace.get(j).action().equals("segment_unmap")) {
+        j++;
+      }
+      int k = j;
+      while (k < trace.size() && trace.get(k).action().equals("segment_map")) {
+        k++;
+      }
+      boolean ladder = k < trace.size() && (trace.get(k).action().equals("alloc") && k > j || trace.get(k).action().equals("oom"));
+      if (!ladder) {
+        return unmapRun(trace, i);
+      }
+      driver.queueRefusal();
+      for (int m = i; m < j; m++) {
+        expectedUnmaps.add(new long[] {trace.get(m).addr(), trace.get(m).size()});
+      }
+      return j - 1;
+    }
+
+    /** After a malloc: the model's own unmaps must be the recorded ladder's, in order. */
+    private String compareLadderUnmaps() {
+      if (expectedUnmaps.isEmpty() && modelUnmaps.isEmpty()) {
+        return null;
+      }
+      decisions++;
+      String problem = null;
+      for (int k = 0; k < Math.max(expectedUnmaps.size(), modelUnmaps.size()); k++) {
+        long[] r = k < expectedUnmaps.size() ? expectedUnmaps.get(k) : null;
+        long[] m = k < modelUnmaps.size() ? modelUnmaps.get(k) : null;
+        if (r == null || m == null || r[0] != m[0] || r[1] != m[1]) {
+          problem = "unmap " + (k + 1) + " of the retry ladder is " + (r == null ? "nothing" : r[1] + " B at 0x" + Long.toHexString(r[0]))
+              + " in the recording, " + (m == null ? "nothing" : m[1] + " B at 0x" + Long.toHexString(m[0])) + " in the model";
+          break;
+        }
+      }
+      expectedUnmaps.clear();
+      modelUnmaps.clear();
+      if (problem == null) {
+        decisionMatches++;
+      }
+      return problem;
     }
 
     /** Compares a run of recorded segment_unmap entries with the model's own empty_cache. */
@@ -244,7 +319,15 @@ public final class ReplayVerifier {
       if (same) {
         decisionMatches++;
       } else {
-        diverge(i, trace.get(i), -1, "the recording unmaps " + recorded.size() + " ranges, the model's empty_cache unmapped " + unmaps.size(), trace.get(i).addr());
+        int k = 0;
+        while (k < recorded.size() && k < unmaps.size() && recorded.get(k)[0] == unmaps.get(k)[0] && recorded.get(k)[1] == unmaps.get(k)[1]) {
+          k++;
+        }
+        String rec = k < recorded.size() ? recorded.get(k)[1] + " B at 0x" + Long.toHexString(recorded.get(k)[0]) : "nothing";
+        String mine = k < unmaps.size() ? unmaps.get(k)[1] + " B at 0x" + Long.toHexString(unmaps.get(k)[0]) : "nothing";
+        diverge(i + k, trace.get(Math.min(i + k, j - 1)), -1,
+            "the recording unmaps " + recorded.size() + " ranges, the model's empty_cache " + unmaps.size() + "; unmap " + (k + 1) + " of the run is " + rec + " in the recording, " + mine + " in the model",
+            trace.get(i).addr());
       }
       return j - 1;
     }
@@ -254,7 +337,7 @@ public final class ReplayVerifier {
       if (applying) {
         unmaps.add(new long[] {addressBytes, sizeBytes});
       } else {
-        unrecorded.add("the model unmapped " + sizeBytes + " B at 0x" + Long.toHexString(addressBytes) + ", which the recording does not show");
+        modelUnmaps.add(new long[] {addressBytes, sizeBytes});
       }
     }
 

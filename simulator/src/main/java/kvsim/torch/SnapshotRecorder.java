@@ -35,39 +35,70 @@ import kvsim.core.AtomicFiles;
  *       Allocator#layout()} segments treated as allocated before the recording began, which is how
  *       {@code memory_viz} reads segments that no {@code segment_alloc} explains.
  *   <li>{@link #write} adds the final {@code segments} (from {@link Allocator#layout()}) and, for the
- *       caching model, {@code allocator_settings}; every dict carries an empty {@code frames} list.
+ *       caching model, {@code allocator_settings} with one key PyTorch does not write, {@code
+ *       device_total_bytes} (the device size the model saw, which sizes expandable reservations);
+ *       every dict carries an empty {@code frames} list.
  * </ul>
  */
 public final class SnapshotRecorder implements AllocatorListener {
-  private final Allocator allocator;
-  private final List<Object> trace = new ArrayList<>();
+  private static final String[] ACTIONS = {
+    "alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "segment_map", "segment_unmap", "oom"
+  };
+  private static final byte ALLOC = 0;
+  private static final byte FREE_REQUESTED = 1;
+  private static final byte FREE_COMPLETED = 2;
+  private static final byte SEGMENT_ALLOC = 3;
+  private static final byte SEGMENT_FREE = 4;
+  private static final byte SEGMENT_MAP = 5;
+  private static final byte SEGMENT_UNMAP = 6;
+  private static final byte OOM = 7;
+
+  private Allocator allocator;
+  // The trace, column by column (a long run has millions of entries).
+  private byte[] action = new byte[1024];
+  private long[] addr = new long[1024];
+  private long[] size = new long[1024];
+  private long[] stream = new long[1024];
+  private long[] time = new long[1024];
+  private int count;
   private long timeMicros;
 
-  private SnapshotRecorder(Allocator allocator) {
-    this.allocator = allocator;
-  }
+  /** A recorder not yet bound to a model; {@link #bind} it before the model's first event. */
+  public SnapshotRecorder() {}
 
   /** Starts recording a model before its first event and installs the recorder as its listener. */
   public static SnapshotRecorder attach(Allocator allocator) {
-    SnapshotRecorder r = new SnapshotRecorder(allocator);
+    SnapshotRecorder r = new SnapshotRecorder();
+    r.bind(allocator);
     allocator.setListener(r);
     return r;
   }
 
-  /** Returns the number of trace entries so far. */
-  public int entries() {
-    return trace.size();
+  /** Tells the recorder which model it records (for the final segments and settings). */
+  public void bind(Allocator allocator) {
+    this.allocator = allocator;
   }
 
-  private void entry(String action, long addr, long size, long stream) {
-    Map<String, Object> e = new LinkedHashMap<>();
-    e.put("action", action);
-    e.put("addr", addr);
-    e.put("size", size);
-    e.put("stream", stream);
-    e.put("time_us", timeMicros);
-    e.put("frames", List.of());
-    trace.add(e);
+  /** Returns the number of trace entries so far. */
+  public int entries() {
+    return count;
+  }
+
+  private void entry(byte act, long address, long bytes, long str) {
+    if (count == action.length) {
+      int n = count * 2;
+      action = java.util.Arrays.copyOf(action, n);
+      addr = java.util.Arrays.copyOf(addr, n);
+      size = java.util.Arrays.copyOf(size, n);
+      stream = java.util.Arrays.copyOf(stream, n);
+      time = java.util.Arrays.copyOf(time, n);
+    }
+    action[count] = act;
+    addr[count] = address;
+    size[count] = bytes;
+    stream[count] = str;
+    time[count] = timeMicros;
+    count++;
   }
 
   @Override
@@ -79,76 +110,96 @@ public final class SnapshotRecorder implements AllocatorListener {
   public void allocated(long id, AllocRequest request, Extents extents, long allocatedBytes) {
     long left = request.sizeBytes();
     for (int i = 0; i < extents.count(); i++) {
-      long size = i == extents.count() - 1 ? left : Math.min(left, extents.sizeBytes(i));
-      entry("alloc", extents.offsetBytes(i), Math.max(size, 0), request.stream());
-      left -= Math.max(size, 0);
+      long bytes = i == extents.count() - 1 ? left : Math.min(left, extents.sizeBytes(i));
+      entry(ALLOC, extents.offsetBytes(i), Math.max(bytes, 0), request.stream());
+      left -= Math.max(bytes, 0);
     }
   }
 
   @Override
-  public void freed(long id, long requestedBytes, long stream, Extents extents) {
+  public void freed(long id, long requestedBytes, long str, Extents extents) {
     long left = requestedBytes;
     long[] sizes = new long[extents.count()];
     for (int i = 0; i < extents.count(); i++) {
-      sizes[i] = i == extents.count() - 1 ? left : Math.min(left, extents.sizeBytes(i));
+      sizes[i] = Math.max(0, i == extents.count() - 1 ? left : Math.min(left, extents.sizeBytes(i)));
       left -= sizes[i];
     }
     for (int i = 0; i < extents.count(); i++) {
-      entry("free_requested", extents.offsetBytes(i), Math.max(sizes[i], 0), stream);
+      entry(FREE_REQUESTED, extents.offsetBytes(i), sizes[i], str);
     }
     for (int i = 0; i < extents.count(); i++) {
-      entry("free_completed", extents.offsetBytes(i), Math.max(sizes[i], 0), stream);
+      entry(FREE_COMPLETED, extents.offsetBytes(i), sizes[i], str);
     }
   }
 
   @Override
   public void refused(long id, AllocRequest request, AllocOutcome.OutOfMemory outcome) {
-    long size = allocator instanceof CachingAllocator c ? c.roundSize(request.sizeBytes()) : request.sizeBytes();
-    Map<String, Object> e = new LinkedHashMap<>();
-    e.put("action", "oom");
-    e.put("device_free", outcome.freeBytes());
-    e.put("size", size);
-    e.put("stream", request.stream());
-    e.put("time_us", timeMicros);
-    e.put("frames", List.of());
-    trace.add(e);
+    long bytes = allocator instanceof CachingAllocator c ? c.roundSize(request.sizeBytes()) : request.sizeBytes();
+    entry(OOM, outcome.freeBytes(), bytes, request.stream());
   }
 
   @Override
-  public void segmentAlloc(long addressBytes, long sizeBytes, long stream) {
-    entry("segment_alloc", addressBytes, sizeBytes, stream);
+  public void segmentAlloc(long addressBytes, long sizeBytes, long str) {
+    entry(SEGMENT_ALLOC, addressBytes, sizeBytes, str);
   }
 
   @Override
-  public void segmentFree(long addressBytes, long sizeBytes, long stream) {
-    entry("segment_free", addressBytes, sizeBytes, stream);
+  public void segmentFree(long addressBytes, long sizeBytes, long str) {
+    entry(SEGMENT_FREE, addressBytes, sizeBytes, str);
   }
 
   @Override
-  public void segmentMap(long addressBytes, long sizeBytes, long stream) {
-    entry("segment_map", addressBytes, sizeBytes, stream);
+  public void segmentMap(long addressBytes, long sizeBytes, long str) {
+    entry(SEGMENT_MAP, addressBytes, sizeBytes, str);
   }
 
   @Override
-  public void segmentUnmap(long addressBytes, long sizeBytes, long stream) {
-    entry("segment_unmap", addressBytes, sizeBytes, stream);
+  public void segmentUnmap(long addressBytes, long sizeBytes, long str) {
+    entry(SEGMENT_UNMAP, addressBytes, sizeBytes, str);
   }
 
   /** Returns the snapshot dict as of now: {@code segments}, {@code device_traces}, {@code allocator_settings}. */
   public Map<String, Object> snapshot() {
+    if (allocator == null) {
+      throw new IllegalStateException("the snapshot recorder was never bound to a model");
+    }
     Map<String, Object> root = new LinkedHashMap<>();
     List<Object> segments = new ArrayList<>();
     for (SegmentLayout s : allocator.layout()) {
       segments.add(segment(s));
     }
     root.put("segments", segments);
-    root.put("device_traces", List.of(new ArrayList<>(trace)));
+    final int n = count;
+    List<Object> trace = new java.util.AbstractList<>() {
+      @Override
+      public Object get(int i) {
+        Map<String, Object> e = new LinkedHashMap<>();
+        e.put("action", ACTIONS[action[i]]);
+        if (action[i] == OOM) {
+          e.put("device_free", addr[i]);
+        } else {
+          e.put("addr", addr[i]);
+        }
+        e.put("size", size[i]);
+        e.put("stream", stream[i]);
+        e.put("time_us", time[i]);
+        e.put("frames", List.of());
+        return e;
+      }
+
+      @Override
+      public int size() {
+        return n;
+      }
+    };
+    root.put("device_traces", List.of(trace));
     if (allocator instanceof CachingAllocator c) {
-      root.put("allocator_settings", settings(c.conf()));
+      Map<String, Object> settings = settings(c.conf());
+      settings.put("device_total_bytes", c.deviceTotalBytes());
+      root.put("allocator_settings", settings);
     }
     return root;
   }
-
   private static Map<String, Object> segment(SegmentLayout s) {
     long allocated = 0;
     long requested = 0;

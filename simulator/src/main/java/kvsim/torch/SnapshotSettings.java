@@ -59,6 +59,15 @@ public final class SnapshotSettings {
     return b.build();
   }
 
+  /**
+   * Returns the device size a kvsim export recorded ({@code device_total_bytes}, not written by
+   * PyTorch), or {@code fallback}.
+   */
+  public static long deviceTotalBytes(TorchSnapshot snapshot, long fallback) {
+    long v = number(snapshot, snapshot.allocatorSettings(), "device_total_bytes", -1);
+    return v > 0 ? v : fallback;
+  }
+
   private static long number(TorchSnapshot snapshot, Map<String, Object> s, String key, long missing) {
     Object v = s.get(key);
     if (v == null) {

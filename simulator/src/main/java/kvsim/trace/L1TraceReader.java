@@ -37,6 +37,8 @@ public final class L1TraceReader implements EventSource {
   private final Map<String, Object> header;
   private final LongLongMap liveLineById = new LongLongMap(1 << 12);
   private long lastObjectLine;
+  /** Line where the object being parsed began, 0 between objects; malformed JSON is reported there. */
+  private long objectStartLine;
   private long lastTimeNanos;
   private long events;
 
@@ -129,12 +131,13 @@ public final class L1TraceReader implements EventSource {
   }
 
   private InputException malformed(JsonProcessingException e) {
-    long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
+    long line = objectStartLine > 0 ? objectStartLine : e.getLocation() == null ? 0 : e.getLocation().getLineNr();
     String msg = e.getOriginalMessage();
     int nl = msg.indexOf('\n');
     if (nl >= 0) {
       msg = msg.substring(0, nl);
     }
+    msg = msg.replaceAll("\\s*\\(start marker at \\[Source.*$", "").replaceAll("\\s*at \\[Source.*$", "");
     return InputException.at(source, line, null, "malformed JSON: " + msg);
   }
 
@@ -151,6 +154,7 @@ public final class L1TraceReader implements EventSource {
     if (line <= lastObjectLine) {
       throw InputException.at(source, line, null, "two JSON objects on one line; write one event per line");
     }
+    objectStartLine = line;
     String op = null;
     long t = -1;
     long id = -1;
@@ -186,6 +190,7 @@ public final class L1TraceReader implements EventSource {
       throw malformed(e);
     }
     lastObjectLine = parser.currentLocation().getLineNr();
+    objectStartLine = 0;
     if (op == null) {
       throw InputException.at(source, line, "op", "missing (alloc, free or annotate)");
     }

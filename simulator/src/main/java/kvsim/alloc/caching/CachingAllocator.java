@@ -175,6 +175,11 @@ public final class CachingAllocator implements Allocator {
     return tieBreak;
   }
 
+  /** Returns the device size used for the memory fraction and expandable reservations. */
+  public long deviceTotalBytes() {
+    return deviceTotalBytes;
+  }
+
   /** Returns the driver this model draws segments from. */
   public DeviceDriver driver() {
     return driver;
@@ -1021,45 +1026,120 @@ public final class CachingAllocator implements Allocator {
     return totalAllocatedMemory - allocatedBytes() + driverHeadroom();
   }
 
+  /**
+   * Returns the largest size L such that every request of up to L bytes on the default stream would
+   * succeed now (spec §4.4-§4.5 decide "succeed": a cached best fit, or new memory after the retry
+   * ladder has released every whole free segment).
+   *
+   * <p>Note [Largest free request]: PyTorch's segment sizes make success non-monotone in the request
+   * size: with 16 MiB of contiguous device memory left, a 16 MiB request succeeds (own-size
+   * segment) while a 2 MiB one fails (it needs a 20 MiB segment). Reporting 16 MiB would call that
+   * 2 MiB refusal "fragmentation below the largest free size"; this gauge therefore reports the
+   * prefix of request sizes that all succeed, which is the conservative reading of "the largest
+   * request that would succeed" and keeps {@code 1 − largest / free} meaningful. Oversize cached
+   * blocks are not counted, and for expandable segments pages the ladder could unmap are not
+   * counted either.
+   */
   @Override
   public long largestFreeBytes() {
-    long best = 0;
-    for (int i = 0; i < streamCount; i++) {
-      for (BlockPool pool : new BlockPool[] {smallPool, largePool}) {
-        Block k = key(streamsSeen[i], Long.MAX_VALUE);
-        k.address = Long.MAX_VALUE;
-        Block b = pool.blocks.floor(k);
-        if (b != null && b.stream == streamsSeen[i]) {
-          best = Math.max(best, b.size);
-        }
-      }
-    }
+    long smallMax = largestCached(smallPool, Long.MAX_VALUE);
+    long largeMax = largestCached(largePool, maxSplitSize);
     if (conf.expandableSegments()) {
       long headroom = driverHeadroom();
-      best = Math.max(best, Math.min(headroom, ceilTo(deviceTotalBytes + deviceTotalBytes / 8, conf.largeSegmentSizeBytes())));
-      for (BlockPool pool : new BlockPool[] {smallPool, largePool}) {
-        for (Block u : pool.unmapped) {
-          long before = allocatable(u.prev) ? u.prev.size : 0;
-          best = Math.max(best, before + Math.min(u.size, headroom));
+      if (headroom < SMALL_BUFFER_BYTES) {
+        long smallPrefix = maxRequestRoundingTo(smallMax, SMALL_SIZE_BYTES);
+        if (smallPrefix < SMALL_SIZE_BYTES) {
+          return smallPrefix;
         }
       }
-    } else {
-      long releasable = 0;
-      for (Segment s : segments.values()) {
-        if (!s.head.isSplit() && !s.head.allocated) {
-          releasable += s.size;
+      long page = conf.largeSegmentSizeBytes();
+      long growable = headroom / page * page;
+      long reach = Math.max(largeMax, growable);
+      for (Block u : largePool.unmapped) {
+        if (u.stream == 0) {
+          long before = allocatable(u.prev) && u.prev.mapped ? u.prev.size : 0;
+          reach = Math.max(reach, before + Math.min(u.size, growable));
         }
       }
-      long fromDriver = driver.largestMallocBytes(a -> {
-        Segment s = segments.get(a);
-        return s != null && !s.head.isSplit() && !s.head.allocated;
-      });
-      if (setFraction) {
-        fromDriver = Math.min(fromDriver, Math.max(0, allowedMemoryMaximum - totalAllocatedMemory + releasable));
-      }
-      best = Math.max(best, fromDriver);
+      return Math.max(SMALL_SIZE_BYTES, maxRequestRoundingTo(reach, Long.MAX_VALUE));
     }
-    return best;
+    long releasable = 0;
+    for (Segment s : segments.values()) {
+      if (!s.head.isSplit() && !s.head.allocated) {
+        releasable += s.size;
+      }
+    }
+    long c = driver.largestMallocBytes(a -> {
+      Segment s = segments.get(a);
+      return s != null && !s.head.isSplit() && !s.head.allocated;
+    });
+    if (setFraction) {
+      c = Math.min(c, Math.max(0, allowedMemoryMaximum - totalAllocatedMemory + releasable));
+    }
+    if (c < SMALL_BUFFER_BYTES) {
+      long smallPrefix = maxRequestRoundingTo(smallMax, SMALL_SIZE_BYTES);
+      if (smallPrefix < SMALL_SIZE_BYTES) {
+        return smallPrefix;
+      }
+    }
+    long cached = largeMax > SMALL_SIZE_BYTES ? maxRequestRoundingTo(largeMax, Long.MAX_VALUE) : SMALL_SIZE_BYTES;
+    long fromDriver = maxRequestWithSegmentUpTo(c);
+    if (c >= conf.largeSegmentSizeBytes()) {
+      return Math.max(cached, fromDriver);
+    }
+    // Requests just above 1 MiB need a large segment the driver cannot give: only the cache serves
+    // them, and the driver's own-size segments count only if the cache reaches 10 MiB.
+    if (fromDriver >= MIN_LARGE_ALLOC_BYTES && roundSize(cached + 1) >= MIN_LARGE_ALLOC_BYTES) {
+      return Math.max(cached, fromDriver);
+    }
+    return cached;
+  }
+
+  /** Largest free block of stream 0 in a pool with a size below {@code below}, 0 if none. */
+  private long largestCached(BlockPool pool, long below) {
+    Block k = key(0, below == Long.MAX_VALUE ? Long.MAX_VALUE : below - 1);
+    k.address = Long.MAX_VALUE;
+    Block b = pool.blocks.floor(k);
+    return b != null && b.stream == 0 ? b.size : 0;
+  }
+
+  /** The largest request whose rounded size is at most {@code bytes} (and at most {@code cap}). */
+  private long maxRequestRoundingTo(long bytes, long cap) {
+    long hi = Math.min(bytes, cap);
+    if (hi <= 0) {
+      return 0;
+    }
+    if (roundSize(hi) <= bytes) {
+      return hi;
+    }
+    long lo = 0; // roundSize(lo) <= bytes holds for lo = 0 by convention
+    while (hi - lo > 1) {
+      long mid = lo + (hi - lo) / 2;
+      if (roundSize(mid) <= bytes) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  /** The largest request of at least 10 MiB whose own-size segment fits in {@code bytes}, 0 if none. */
+  private long maxRequestWithSegmentUpTo(long bytes) {
+    if (allocationSize(roundSize(MIN_LARGE_ALLOC_BYTES)) > bytes) {
+      return 0;
+    }
+    long lo = MIN_LARGE_ALLOC_BYTES;
+    long hi = bytes + 1;
+    while (hi - lo > 1) {
+      long mid = lo + (hi - lo) / 2;
+      if (allocationSize(roundSize(mid)) <= bytes) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
   }
 
   @Override

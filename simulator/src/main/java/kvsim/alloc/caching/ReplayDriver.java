@@ -15,6 +15,8 @@ import java.util.function.LongPredicate;
  * <ul>
  *   <li>A request with nothing queued, or of another size than queued, is a divergence; it is
  *       served at a fresh synthetic address far above any device address so the replay can go on.
+ *   <li>A queued refusal (the recording's retry ladder released memory at that point) makes the
+ *       next request fail, so the model runs its own ladder there.
  *   <li>In "refuse when empty" mode (an {@code oom} entry is being replayed) a request with nothing
  *       queued fails, as the device did.
  *   <li>Device capacity is unknown to a recording, so free bytes are reported as 0.
@@ -35,12 +37,31 @@ public final class ReplayDriver implements DeviceDriver {
   private final List<Action> granted = new ArrayList<>();
   private final List<String> mismatches = new ArrayList<>();
   private long nextSynthetic = SYNTHETIC_BASE;
+  private java.util.function.LongSupplier lookahead;
   private boolean refuseWhenEmpty;
 
   /** Queues a recorded {@code segment_alloc} or {@code segment_map}. */
   public void queue(String action, long addressBytes, long sizeBytes) {
     queued.add(new Action(action, addressBytes, sizeBytes));
   }
+
+  /**
+   * Sets where a new reservation's base comes from when no map is queued: the caller looks ahead in
+   * the recording for the first map outside every known segment (-1 for none).
+   */
+  public void setReservationLookahead(java.util.function.LongSupplier lookahead) {
+    this.lookahead = lookahead;
+  }
+
+  /**
+   * Queues a refusal: the recording shows that the device ran out of memory at this point of a
+   * malloc (its retry ladder released memory next), so the next driver request fails.
+   */
+  public void queueRefusal() {
+    queued.add(new Action(REFUSAL, -1, 0));
+  }
+
+  private static final String REFUSAL = "refusal";
 
   /** Starts a decision (one malloc): clears the record of requests. */
   public void begin(boolean refuseWhenEmpty) {
@@ -63,7 +84,9 @@ public final class ReplayDriver implements DeviceDriver {
   public List<Action> end() {
     List<Action> left = new ArrayList<>(queued);
     for (Action a : left) {
-      mismatches.add("the recording shows " + a + " that the model did not need");
+      mismatches.add(a.action.equals(REFUSAL)
+          ? "the recording shows the device running out of memory where the model needed no more"
+          : "the recording shows " + a + " that the model did not need");
     }
     queued.clear();
     refuseWhenEmpty = false;
@@ -84,6 +107,10 @@ public final class ReplayDriver implements DeviceDriver {
   @Override
   public long malloc(long sizeBytes, long stream) {
     Action head = queued.peek();
+    if (head != null && head.action.equals(REFUSAL)) {
+      queued.poll();
+      return -1;
+    }
     if (head == null) {
       if (refuseWhenEmpty) {
         return -1;
@@ -109,11 +136,18 @@ public final class ReplayDriver implements DeviceDriver {
 
   @Override
   public long reserve(long sizeBytes, long pageBytes, long stream) {
-    Action head = queued.peek();
-    if (head != null && head.action.equals("segment_map")) {
-      return head.addressBytes;
+    // A new reservation is mapped from its base first (spec §7.3: growth at the lowest address).
+    for (Action a : queued) {
+      if (a.action.equals("segment_map")) {
+        return a.addressBytes;
+      }
+      if (!a.action.equals(REFUSAL)) {
+        break;
+      }
     }
-    return synthetic(sizeBytes);
+    // A reservation made by a malloc that then failed shows its address only at a later map.
+    long ahead = lookahead == null ? -1 : lookahead.getAsLong();
+    return ahead >= 0 ? ahead : synthetic(sizeBytes);
   }
 
   @Override
@@ -122,6 +156,10 @@ public final class ReplayDriver implements DeviceDriver {
   @Override
   public boolean map(long addressBytes, long sizeBytes, long stream) {
     Action head = queued.peek();
+    if (head != null && head.action.equals(REFUSAL)) {
+      queued.poll();
+      return false;
+    }
     if (head == null) {
       if (refuseWhenEmpty) {
         return false;

@@ -442,11 +442,27 @@ class CachingAllocatorTest {
     assertEquals(100 * MiB - 5 * MiB, h.model.freeBytes());
     assertEquals(80 * MiB, h.model.largestFreeBytes(), "the driver can still give 80 MiB in one piece");
     AllocOutcome.Allocated b = h.alloc(80 * MiB);
-    assertEquals(15 * MiB, h.model.largestFreeBytes(), "only the cached remainder is left");
+    assertEquals(0, h.model.largestFreeBytes(), "even a 1-byte request would fail: it needs a new 2 MiB small segment");
+    assertFalse(h.tryAlloc(1).succeeded());
     h.free(b);
-    assertEquals(80 * MiB, h.model.largestFreeBytes());
+    assertEquals(80 * MiB, h.model.largestFreeBytes(), "the ladder would release the whole free 80 MiB segment");
     assertEquals(1, h.model.liveAllocations());
     assertEquals(a.extents(), h.model.extentsOf(a.handle()));
+  }
+
+  @Test
+  void theLargestFreeRequestIsThePrefixOfSizesThatAllSucceed() {
+    Harness h = new Harness("", 100 * MiB);
+    h.alloc(1000); // a small segment with almost 2 MiB free
+    h.alloc(5 * MiB); // a 20 MiB segment, 15 MiB free
+    h.alloc(64 * MiB);
+    // 14 MiB left on the device: a 12 MiB request gets its own segment, but a 2 MiB request would
+    // need 20 MiB; the cached 15 MiB block serves everything up to 15 MiB.
+    assertEquals(15 * MiB, h.model.largestFreeBytes());
+    h.alloc(15 * MiB); // takes the cached block whole
+    assertEquals(MiB, h.model.largestFreeBytes(), "small requests still succeed, a 1 MiB + 512 B one would not");
+    assertFalse(h.tryAlloc(MiB + 1).succeeded());
+    assertTrue(h.tryAlloc(12 * MiB).succeeded(), "a larger request can succeed above the prefix");
   }
 
   @Test

@@ -1,0 +1,92 @@
+package kvsim.alloc.paged;
+
+/**
+ * What the last {@link BlockManager} operation did, block id by block id: reset at the start of
+ * every operation, so a caller that wants the details reads them before the next one.
+ */
+public final class OpLog {
+  /** v0 admission verdicts (spec §2.1). */
+  public enum Admission {
+    OK("ok"),
+    LATER("later"),
+    NEVER("never");
+
+    private final String label;
+
+    Admission(String label) {
+      this.label = label;
+    }
+
+    /** Returns the name used in script output. */
+    public String label() {
+      return label;
+    }
+  }
+
+  final IntList hitBlocks = new IntList(16);
+  final IntList newBlocks = new IntList(16);
+  final IntList evicted = new IntList(16);
+  final IntList newlyCached = new IntList(16);
+  final IntList copies = new IntList(4);
+  final IntList dedups = new IntList(4);
+  final IntList mapping = new IntList(16);
+  long bytesMoved;
+  Admission admission;
+
+  void reset() {
+    hitBlocks.clear();
+    newBlocks.clear();
+    evicted.clear();
+    newlyCached.clear();
+    copies.clear();
+    dedups.clear();
+    mapping.clear();
+    bytesMoved = 0;
+    admission = null;
+  }
+
+  /** Returns the prefix-cache hits of the last lookup, in table order. */
+  public int[] hitBlocks() {
+    return hitBlocks.toArray();
+  }
+
+  /** Returns the blocks popped from the free structures, in the order they were popped. */
+  public int[] newBlocks() {
+    return newBlocks.toArray();
+  }
+
+  /** Returns the cached blocks evicted when they were popped, in eviction order. */
+  public int[] evicted() {
+    return evicted.toArray();
+  }
+
+  /** Returns the blocks that became cached (entered the hash index). */
+  public int[] newlyCached() {
+    return newlyCached.toArray();
+  }
+
+  /** Returns copy-on-write pairs, flattened: source, destination, source, destination, … */
+  public int[] copies() {
+    return copies.toArray();
+  }
+
+  /** Returns v0 deduplications, flattened: replaced block, cached block it was replaced by, … */
+  public int[] dedups() {
+    return dedups.toArray();
+  }
+
+  /** Returns swap mappings, flattened: from, to, from, to, … (device to host on swap-out). */
+  public int[] mapping() {
+    return mapping.toArray();
+  }
+
+  /** Returns the bytes a swap copied between device and host. */
+  public long bytesMoved() {
+    return bytesMoved;
+  }
+
+  /** Returns the v0 watermark verdict of the last admission or swap-in, or null. */
+  public Admission admission() {
+    return admission;
+  }
+}

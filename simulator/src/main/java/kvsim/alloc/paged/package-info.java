@@ -1,0 +1,15 @@
+/**
+ * The {@code paged} family: vLLM's KV block manager (specs/vllm-block-manager.md).
+ *
+ * <ul>
+ *   <li>{@link kvsim.alloc.paged.PagedAllocator}: the L1 model, byte requests served as pages.
+ *   <li>{@code BlockPool}: blocks, reference counts, the free queue (v1) or free deque and LRU
+ *       evictor (v0), the hash index.
+ *   <li>{@code BlockManager}: requests, block tables, prefix lookup, {@code allocate_slots},
+ *       fork, copy-on-write and swapping, token for token and block id for block id.
+ * </ul>
+ *
+ * <p>Vocabulary: a <b>block</b> here is vLLM's block, which the rest of kvsim calls a <b>page</b>:
+ * {@code block_size} tokens of KV cache. The <b>null block</b> is v1's reserved block 0.
+ */
+package kvsim.alloc.paged;

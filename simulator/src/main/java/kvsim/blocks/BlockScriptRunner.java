@@ -1,0 +1,478 @@
+package kvsim.blocks;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.util.Locale;
+import kvsim.alloc.paged.BlockManager;
+import kvsim.alloc.paged.BlockManagerConfig;
+import kvsim.alloc.paged.BlockOpException;
+import kvsim.alloc.paged.OpLog;
+import kvsim.alloc.paged.PagedRequest;
+import kvsim.alloc.paged.PrefixCacheStats;
+import kvsim.core.InputException;
+
+/**
+ * Runs a {@code kvsim blocks} script: JSONL operations against one {@link BlockManager}, one JSON
+ * object out per operation, fields in a fixed order.
+ *
+ * <ul>
+ *   <li>Lines starting with {@code #} and blank lines are skipped; every other line is one
+ *       operation object; {@code i} counts operations from 0.
+ *   <li>The first operation must be {@code config}; there is exactly one.
+ *   <li>Any problem in the script (malformed JSON, an unknown op or field, a field of the wrong
+ *       type, an unknown request, an operation the manager refuses) stops the run with an {@link
+ *       InputException} naming the file, line and field.
+ *   <li>Running out of blocks is not an error: the operation prints {@code "ok":false}.
+ * </ul>
+ *
+ * <p>The operations and fields are listed in the README's {@code kvsim blocks} section.
+ */
+public final class BlockScriptRunner {
+  /** Token ids are non-negative 32-bit integers. */
+  private static final long MAX_TOKEN = Integer.MAX_VALUE;
+  /** The longest prompt_range accepted. */
+  private static final int MAX_RANGE = 1 << 24;
+
+  private final String source;
+  private final boolean check;
+  private final ObjectMapper mapper = new ObjectMapper();
+  private BlockManager manager;
+  private boolean showFreeQueue = true;
+  private long opIndex;
+
+  /**
+   * Builds a runner; {@code source} names the script in error messages, {@code check} runs the
+   * invariant checker after every operation.
+   */
+  public BlockScriptRunner(String source, boolean check) {
+    this.source = source;
+    this.check = check;
+  }
+
+  /** Output sink, one JSON line per call. */
+  @FunctionalInterface
+  public interface LineSink {
+    /** Receives one output line (no newline). */
+    void accept(String line) throws IOException;
+  }
+
+  /** Runs every line of {@code in}, sending each operation's output line to {@code out}. */
+  public void run(BufferedReader in, LineSink out) throws IOException {
+    long lineNo = 0;
+    for (String line = in.readLine(); line != null; line = in.readLine()) {
+      lineNo++;
+      String result = execute(line, lineNo);
+      if (result != null) {
+        out.accept(result);
+      }
+    }
+    if (manager == null) {
+      throw InputException.at(source, 0, null, "the script has no operations (the first must be config)");
+    }
+  }
+
+  /** Returns the manager (after the config line), for tests. */
+  public BlockManager manager() {
+    return manager;
+  }
+
+  /** Runs one script line; returns its output line, or null for a comment or blank line. */
+  public String execute(String text, long lineNo) {
+    String trimmed = text.strip();
+    if (trimmed.isEmpty() || trimmed.startsWith("#")) {
+      return null;
+    }
+    JsonNode parsed;
+    try {
+      parsed = mapper.readTree(trimmed);
+    } catch (JsonProcessingException e) {
+      throw InputException.at(source, lineNo, null, "malformed JSON: " + e.getOriginalMessage());
+    }
+    if (parsed == null || !parsed.isObject()) {
+      throw InputException.at(source, lineNo, null, "each line must be a JSON object, got " + trimmed);
+    }
+    ScriptLine line = new ScriptLine(source, lineNo, (ObjectNode) parsed);
+    ObjectNode out = mapper.createObjectNode();
+    out.put("i", opIndex);
+    out.put("op", line.op());
+    if (manager == null && !line.op().equals("config")) {
+      throw line.error("op", "the first operation must be config, got " + line.op());
+    }
+    try {
+      dispatch(line, out);
+    } catch (BlockOpException e) {
+      throw line.error(e.field(), e.getMessage());
+    }
+    if (check) {
+      manager.checkInvariants();
+    }
+    opIndex++;
+    try {
+      return mapper.writeValueAsString(out);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void dispatch(ScriptLine line, ObjectNode out) {
+    switch (line.op()) {
+      case "config" -> config(line, out);
+      case "add" -> add(line, out);
+      case "lookup" -> lookup(line, out);
+      case "allocate" -> allocate(line, out);
+      case "admit" -> admit(line, out);
+      case "append" -> append(line, out);
+      case "decode" -> decode(line, out);
+      case "free" -> free(line, out);
+      case "preempt" -> preempt(line, out);
+      case "fork" -> fork(line, out);
+      case "swap_out" -> swapOut(line, out);
+      case "swap_in" -> swapIn(line, out);
+      case "reset_prefix_cache" -> reset(line, out);
+      case "state" -> state(line, out);
+      default -> throw line.error(
+          "op",
+          "unknown operation '"
+              + line.op()
+              + "' (known: config, add, lookup, allocate, admit, append, decode, free, preempt, fork, swap_out,"
+              + " swap_in, reset_prefix_cache, state)");
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private void config(ScriptLine line, ObjectNode out) {
+    if (manager != null) {
+      throw line.error("op", "config may appear only once, as the first operation");
+    }
+    line.allowOnly(
+        "num_blocks",
+        "block_size",
+        "enable_caching",
+        "mode",
+        "watermark",
+        "free_order",
+        "num_host_blocks",
+        "max_model_len",
+        "bytes_per_token",
+        "show_free_queue");
+    String modeText = line.has("mode") ? line.string("mode") : "v1";
+    BlockManagerConfig.Mode mode =
+        switch (modeText) {
+          case "v1" -> BlockManagerConfig.Mode.V1;
+          case "v0" -> BlockManagerConfig.Mode.V0;
+          default -> throw line.error("mode", "'" + modeText + "' is not v1 or v0");
+        };
+    boolean v0 = mode == BlockManagerConfig.Mode.V0;
+    for (String v0Only : new String[] {"watermark", "free_order", "num_host_blocks"}) {
+      if (!v0 && line.has(v0Only)) {
+        throw line.error(v0Only, "applies to mode v0 only (spec Part 2)");
+      }
+    }
+    int numBlocks = line.integer("num_blocks", v0 ? 1 : 2, 1 << 28);
+    int blockSize = line.integer("block_size", 1, 1 << 20);
+    boolean caching = line.optBool("enable_caching", true);
+    double watermark = line.optNumber("watermark", v0 ? BlockManagerConfig.DEFAULT_WATERMARK : 0, 0, 1);
+    String orderText = line.has("free_order") ? line.string("free_order") : "lifo";
+    BlockManagerConfig.FreeOrder order =
+        switch (orderText) {
+          case "lifo" -> BlockManagerConfig.FreeOrder.LIFO;
+          case "fifo" -> BlockManagerConfig.FreeOrder.FIFO;
+          default -> throw line.error("free_order", "'" + orderText + "' is not lifo or fifo");
+        };
+    int hostBlocks = line.optInteger("num_host_blocks", 0, 0, 1 << 28);
+    int maxModelLen =
+        line.optInteger("max_model_len", BlockManagerConfig.UNLIMITED_MODEL_LEN, 1, BlockManagerConfig.UNLIMITED_MODEL_LEN);
+    long bytesPerToken = line.optInteger("bytes_per_token", (int) BlockManagerConfig.DEFAULT_BYTES_PER_TOKEN, 1, Integer.MAX_VALUE);
+    showFreeQueue = line.optBool("show_free_queue", true);
+    try {
+      manager =
+          new BlockManager(
+              new BlockManagerConfig(
+                  numBlocks, blockSize, caching, mode, watermark, order, hostBlocks, maxModelLen, bytesPerToken));
+    } catch (IllegalArgumentException e) {
+      throw line.error(null, e.getMessage());
+    }
+    out.put("mode", modeText);
+    out.put("num_blocks", numBlocks);
+    out.put("block_size", blockSize);
+    out.put("enable_caching", caching);
+    if (v0) {
+      out.put("watermark", watermark);
+      out.put("watermark_blocks", manager.config().watermarkBlocks());
+      out.put("free_order", orderText);
+      out.put("num_host_blocks", hostBlocks);
+    }
+    if (maxModelLen == BlockManagerConfig.UNLIMITED_MODEL_LEN) {
+      out.putNull("max_model_len");
+    } else {
+      out.put("max_model_len", maxModelLen);
+    }
+    out.put("bytes_per_token", bytesPerToken);
+    out.put("block_bytes", manager.config().blockBytes());
+    out.put("num_free_blocks", manager.numFreeBlocks());
+    putFreeQueue(out);
+  }
+
+  private PagedRequest request(ScriptLine line, String field) {
+    String id = line.string(field);
+    PagedRequest r = manager.request(id);
+    if (r == null) {
+      throw line.error(field, "unknown request '" + id + "' (never added, or already freed)");
+    }
+    return r;
+  }
+
+  private void add(ScriptLine line, ObjectNode out) {
+    line.allowOnly("req", "prompt", "prompt_range", "cache_salt", "lora", "hash_ids");
+    String id = line.string("req");
+    int[] prompt;
+    if (line.has("prompt") == line.has("prompt_range")) {
+      throw line.error("prompt", "give exactly one of prompt (token ids) and prompt_range ([lo, hi))");
+    }
+    if (line.has("prompt")) {
+      prompt = line.intArray("prompt", 0, MAX_TOKEN);
+    } else {
+      int[] range = line.intArray("prompt_range", 0, MAX_TOKEN);
+      if (range.length != 2 || range[0] >= range[1] || (long) range[1] - range[0] > MAX_RANGE) {
+        throw line.error("prompt_range", "must be [lo, hi) with lo < hi and at most " + MAX_RANGE + " tokens");
+      }
+      prompt = new int[range[1] - range[0]];
+      for (int k = 0; k < prompt.length; k++) {
+        prompt[k] = range[0] + k;
+      }
+    }
+    long[] hashIds = line.has("hash_ids") ? line.longArray("hash_ids") : null;
+    PagedRequest r = manager.addRequest(id, prompt, line.optString("lora"), line.optString("cache_salt"), hashIds);
+    out.put("req", id);
+    out.put("num_tokens", r.numTokens());
+    out.put("num_block_hashes", r.numBlockHashes());
+  }
+
+  private void lookup(ScriptLine line, ObjectNode out) {
+    line.allowOnly("req");
+    PagedRequest r = request(line, "req");
+    int hits = manager.lookup(r);
+    out.put("req", r.id());
+    out.put("hit_tokens", hits * manager.config().blockSize());
+    putInts(out, "hit_blocks", manager.log().hitBlocks());
+    putStats(out);
+  }
+
+  private void allocate(ScriptLine line, ObjectNode out) {
+    line.allowOnly("req", "num_new_tokens", "lookahead");
+    PagedRequest r = request(line, "req");
+    int n = line.integer("num_new_tokens", 0, Integer.MAX_VALUE);
+    int lookahead = line.optInteger("lookahead", 0, 0, Integer.MAX_VALUE);
+    boolean ok = manager.allocateSlots(r, n, lookahead);
+    out.put("req", r.id());
+    out.put("ok", ok);
+    OpLog log = manager.log();
+    out.put("hit_tokens", log.hitBlocks().length * manager.config().blockSize());
+    putInts(out, "hit_blocks", log.hitBlocks());
+    putAllocation(out, r);
+  }
+
+  private void admit(ScriptLine line, ObjectNode out) {
+    line.allowOnly("req");
+    PagedRequest r = request(line, "req");
+    boolean ok = manager.admit(r);
+    OpLog log = manager.log();
+    out.put("req", r.id());
+    out.put("ok", ok);
+    if (log.admission() != null) {
+      out.put("can_allocate", log.admission().label());
+    }
+    out.put("hit_tokens", log.hitBlocks().length * manager.config().blockSize());
+    putInts(out, "hit_blocks", log.hitBlocks());
+    putAllocation(out, r);
+    putStats(out);
+  }
+
+  private void append(ScriptLine line, ObjectNode out) {
+    line.allowOnly("req", "tokens");
+    PagedRequest r = request(line, "req");
+    int[] tokens = line.intArray("tokens", 0, MAX_TOKEN);
+    if (tokens.length == 0) {
+      throw line.error("tokens", "must not be empty");
+    }
+    manager.appendTokens(r, tokens);
+    out.put("req", r.id());
+    out.put("num_tokens", r.numTokens());
+    out.put("num_block_hashes", r.numBlockHashes());
+  }
+
+  private void decode(ScriptLine line, ObjectNode out) {
+    line.allowOnly("req", "token");
+    PagedRequest r = request(line, "req");
+    int token = line.integer("token", 0, MAX_TOKEN);
+    boolean ok = manager.decode(r, token);
+    out.put("req", r.id());
+    out.put("ok", ok);
+    putAllocation(out, r);
+  }
+
+  private void free(ScriptLine line, ObjectNode out) {
+    line.allowOnly("req");
+    PagedRequest r = request(line, "req");
+    manager.free(r);
+    out.put("req", r.id());
+    putPool(out);
+  }
+
+  private void preempt(ScriptLine line, ObjectNode out) {
+    line.allowOnly("req");
+    PagedRequest r = request(line, "req");
+    manager.preempt(r);
+    out.put("req", r.id());
+    out.put("num_computed_tokens", r.numComputedTokens());
+    out.put("num_preemptions", r.numPreemptions());
+    putPool(out);
+  }
+
+  private void fork(ScriptLine line, ObjectNode out) {
+    line.allowOnly("parent", "child");
+    PagedRequest parent = request(line, "parent");
+    String childId = line.string("child");
+    PagedRequest child = manager.fork(parent, childId);
+    out.put("req", child.id());
+    out.put("parent", parent.id());
+    out.put("num_computed_tokens", child.numComputedTokens());
+    int[] table = child.blockTable();
+    putInts(out, "block_table", table);
+    int[] refs = new int[table.length];
+    for (int k = 0; k < table.length; k++) {
+      refs[k] = manager.refCnt(table[k]);
+    }
+    putInts(out, "ref_cnt", refs);
+    out.put("num_free_blocks", manager.numFreeBlocks());
+  }
+
+  private void swapOut(ScriptLine line, ObjectNode out) {
+    line.allowOnly("req");
+    PagedRequest r = request(line, "req");
+    boolean ok = manager.swapOut(r);
+    out.put("req", r.id());
+    out.put("ok", ok);
+    putPairs(out, "mapping", manager.log().mapping());
+    out.put("bytes_moved", manager.log().bytesMoved());
+    putInts(out, "host_table", r.status() == PagedRequest.Status.SWAPPED ? r.blockTable() : new int[0]);
+    out.put("num_free_host_blocks", manager.numFreeHostBlocks());
+    putPool(out);
+  }
+
+  private void swapIn(ScriptLine line, ObjectNode out) {
+    line.allowOnly("req");
+    PagedRequest r = request(line, "req");
+    boolean ok = manager.swapIn(r);
+    OpLog log = manager.log();
+    out.put("req", r.id());
+    out.put("ok", ok);
+    if (log.admission() != null) {
+      out.put("can_swap_in", log.admission().label());
+    }
+    putInts(out, "hit_blocks", log.hitBlocks());
+    putInts(out, "new_blocks", log.newBlocks());
+    putInts(out, "evicted", log.evicted());
+    putInts(out, "newly_cached", log.newlyCached());
+    putPairs(out, "mapping", log.mapping());
+    out.put("bytes_moved", log.bytesMoved());
+    putInts(out, "block_table", r.status() == PagedRequest.Status.RUNNING ? r.blockTable() : new int[0]);
+    out.put("num_free_host_blocks", manager.numFreeHostBlocks());
+    putPool(out);
+  }
+
+  private void reset(ScriptLine line, ObjectNode out) {
+    line.allowOnly();
+    out.put("ok", manager.resetPrefixCache());
+    putPool(out);
+  }
+
+  private void state(ScriptLine line, ObjectNode out) {
+    line.allowOnly();
+    ArrayNode cached = out.putArray("cached");
+    for (BlockManager.CachedBlock c : manager.cachedBlocks()) {
+      ObjectNode o = cached.addObject();
+      o.put("block", c.block());
+      o.put("hash", c.hashPrefix());
+      o.put("ref_cnt", c.refCnt());
+    }
+    ArrayNode reqs = out.putArray("requests");
+    for (PagedRequest r : manager.requests()) {
+      ObjectNode o = reqs.addObject();
+      o.put("req", r.id());
+      o.put("status", r.status().name().toLowerCase(Locale.ROOT));
+      o.put("num_tokens", r.numTokens());
+      o.put("num_computed_tokens", r.numComputedTokens());
+      putInts(o, r.status() == PagedRequest.Status.SWAPPED ? "host_table" : "block_table", r.blockTable());
+    }
+    out.put("num_free_blocks", manager.numFreeBlocks());
+    out.put("num_cached_blocks", manager.numCachedBlocks());
+    ArrayNode q = out.putArray("free_queue");
+    for (int b : manager.freeQueue()) {
+      q.add(b);
+    }
+    putStats(out);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private void putAllocation(ObjectNode out, PagedRequest r) {
+    OpLog log = manager.log();
+    putInts(out, "new_blocks", log.newBlocks());
+    putInts(out, "evicted", log.evicted());
+    putInts(out, "newly_cached", log.newlyCached());
+    if (manager.config().mode() == BlockManagerConfig.Mode.V0) {
+      putPairs(out, "copies", log.copies());
+      putPairs(out, "dedups", log.dedups());
+    }
+    out.put("num_computed_tokens", r.numComputedTokens());
+    out.put("num_tokens", r.numTokens());
+    putInts(out, "block_table", r.blockTable());
+    putPool(out);
+  }
+
+  private void putPool(ObjectNode out) {
+    out.put("num_free_blocks", manager.numFreeBlocks());
+    out.put("num_cached_blocks", manager.numCachedBlocks());
+    putFreeQueue(out);
+  }
+
+  private void putFreeQueue(ObjectNode out) {
+    if (showFreeQueue) {
+      putInts(out, "free_queue", manager.freeQueue());
+    }
+  }
+
+  private void putStats(ObjectNode out) {
+    PrefixCacheStats s = manager.stats();
+    ObjectNode o = out.putObject("prefix_cache");
+    o.put("requests", s.requests());
+    o.put("queries", s.queries());
+    o.put("hits", s.hits());
+    o.put("preempted_requests", s.preemptedRequests());
+    o.put("preempted_queries", s.preemptedQueries());
+    o.put("preempted_hits", s.preemptedHits());
+  }
+
+  private static void putInts(ObjectNode out, String field, int[] values) {
+    ArrayNode a = out.putArray(field);
+    for (int v : values) {
+      a.add(v);
+    }
+  }
+
+  private static void putPairs(ObjectNode out, String field, int[] flat) {
+    ArrayNode a = out.putArray(field);
+    for (int k = 0; k + 1 < flat.length; k += 2) {
+      ArrayNode pair = a.addArray();
+      pair.add(flat[k]);
+      pair.add(flat[k + 1]);
+    }
+  }
+}

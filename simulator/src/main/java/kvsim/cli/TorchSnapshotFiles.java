@@ -1,0 +1,49 @@
+package kvsim.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import kvsim.registry.AllocatorRegistry;
+import kvsim.torch.SnapshotRecorder;
+
+/** {@code replay --torch-snapshot FILE}: one snapshot recorder per allocator run, written after the run. */
+final class TorchSnapshotFiles {
+  private TorchSnapshotFiles() {}
+
+  /** Returns a recorder per allocator to run (none when {@code file} is null). */
+  static Map<String, SnapshotRecorder> recorders(Path file, List<String> allocators) {
+    Map<String, SnapshotRecorder> out = new LinkedHashMap<>();
+    if (file == null) {
+      return out;
+    }
+    List<String> names = allocators.isEmpty() ? AllocatorRegistry.names() : allocators;
+    for (String name : names) {
+      out.put(name, new SnapshotRecorder());
+    }
+    return out;
+  }
+
+  /** Returns the file for one allocator: {@code file} itself when there is one allocator, else {@code file-NAME.ext}. */
+  static Path fileFor(Path file, String name, int allocators) {
+    if (allocators == 1) {
+      return file;
+    }
+    String f = file.getFileName().toString();
+    int dot = f.lastIndexOf('.');
+    String named = dot > 0 ? f.substring(0, dot) + "-" + name + f.substring(dot) : f + "-" + name;
+    return file.resolveSibling(named);
+  }
+
+  /** Writes every recorder's snapshot atomically and says where. */
+  static void write(PrintWriter out, Path file, Map<String, SnapshotRecorder> recorders) throws IOException {
+    for (Map.Entry<String, SnapshotRecorder> e : recorders.entrySet()) {
+      Path target = fileFor(file, e.getKey(), recorders.size());
+      e.getValue().write(target);
+      out.println("torch snapshot: " + target + " (" + e.getValue().entries() + " trace entries)");
+    }
+    out.flush();
+  }
+}
