@@ -1,0 +1,22 @@
+/**
+ * The {@code pytorch-caching} family: PyTorch's CUDA caching allocator, after {@code
+ * specs/pytorch-caching-allocator.md}.
+ *
+ * <ul>
+ *   <li>{@link kvsim.alloc.caching.CachingAllocator}: the model (malloc, free, retry ladder,
+ *       expandable segments, statistics) and its hooks for snapshot replay.
+ *   <li>{@link kvsim.alloc.caching.TorchAllocConf}: options in {@code PYTORCH_CUDA_ALLOC_CONF}
+ *       syntax; {@link kvsim.alloc.caching.TieBreak}: the free-block order by PyTorch version.
+ *   <li>{@link kvsim.alloc.caching.TorchStats}: {@code torch.cuda.memory_stats()} names.
+ *   <li>{@link kvsim.alloc.caching.DeviceDriver}: what the allocator asks of the CUDA driver;
+ *       {@link kvsim.alloc.caching.RegionDriver} models a kvsim region, {@link
+ *       kvsim.alloc.caching.ReplayDriver} hands out a recording's addresses.
+ * </ul>
+ *
+ * <p>Glossary (spec §1): a <b>segment</b> is one {@code cudaMalloc} (or one expandable
+ * reservation); a <b>block</b> is a piece of a segment, allocated or free; a <b>pool</b> holds the
+ * free blocks of the small (≤ 1 MiB) or large requests; <b>requested</b> size is what the caller
+ * asked for, <b>rounded</b> size what the block holds for it, <b>allocation size</b> the size of a
+ * new segment.
+ */
+package kvsim.alloc.caching;
