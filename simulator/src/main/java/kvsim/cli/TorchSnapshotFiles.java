@@ -13,7 +13,11 @@ import kvsim.torch.SnapshotRecorder;
 final class TorchSnapshotFiles {
   private TorchSnapshotFiles() {}
 
-  /** Returns a recorder per allocator to run (none when {@code file} is null). */
+  /**
+   * Returns a recorder per allocator that may run (none when {@code file} is null); allocators a
+   * workload spec names are not known here, so without {@code -a} every registered one gets a
+   * recorder and only those that ran are written.
+   */
   static Map<String, SnapshotRecorder> recorders(Path file, List<String> allocators) {
     Map<String, SnapshotRecorder> out = new LinkedHashMap<>();
     if (file == null) {
@@ -37,10 +41,16 @@ final class TorchSnapshotFiles {
     return file.resolveSibling(named);
   }
 
-  /** Writes every recorder's snapshot atomically and says where. */
+  /** Writes the snapshot of every allocator that ran, atomically, and says where. */
   static void write(PrintWriter out, Path file, Map<String, SnapshotRecorder> recorders) throws IOException {
-    for (Map.Entry<String, SnapshotRecorder> e : recorders.entrySet()) {
-      Path target = fileFor(file, e.getKey(), recorders.size());
+    Map<String, SnapshotRecorder> ran = new LinkedHashMap<>();
+    recorders.forEach((name, r) -> {
+      if (r.bound()) {
+        ran.put(name, r);
+      }
+    });
+    for (Map.Entry<String, SnapshotRecorder> e : ran.entrySet()) {
+      Path target = fileFor(file, e.getKey(), ran.size());
       e.getValue().write(target);
       out.println("torch snapshot: " + target + " (" + e.getValue().entries() + " trace entries)");
     }

@@ -79,6 +79,11 @@ public final class SnapshotRecorder implements AllocatorListener {
     this.allocator = allocator;
   }
 
+  /** Returns whether a model has been bound (a recorder for an allocator that never ran is not). */
+  public boolean bound() {
+    return allocator != null;
+  }
+
   /** Returns the number of trace entries so far. */
   public int entries() {
     return count;

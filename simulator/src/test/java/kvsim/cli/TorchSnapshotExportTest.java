@@ -100,4 +100,23 @@ class TorchSnapshotExportTest {
     JsonNode t = new ObjectMapper().readTree(inspect.out()).get("totals");
     assertEquals(1, t.get("segments").asLong(), "an arena model's region is one segment");
   }
+
+  @Test
+  void aWorkloadSpecWithTheConfStringWritesASnapshotOfTheAllocatorItNames() throws Exception {
+    Path yaml = dir.resolve("w.yaml");
+    Files.writeString(yaml, String.join("\n",
+        "workload: churn",
+        "params: {ops: 800, seed: 3}",
+        "device: 16GiB",
+        "allocators: [pytorch-caching]",
+        "torch-alloc-conf: \"expandable_segments:True,max_split_size_mb:512,roundup_power2_divisions:[256:1,512:2,>:8]\"",
+        ""));
+    Path pickle = dir.resolve("w.pickle");
+    CliRun.of("replay", yaml.toString(), "-o", dir.resolve("res").toString(), "--quiet", "--torch-snapshot", pickle.toString()).ok();
+    CliRun verify = CliRun.of("torch-replay", "--verify", "--json", pickle.toString()).ok();
+    JsonNode d = new ObjectMapper().readTree(verify.out()).get("devices").get(0);
+    assertTrue(d.get("torch_alloc_conf").asText().contains("expandable_segments:True"), d.toString());
+    assertTrue(d.get("torch_alloc_conf").asText().contains("max_split_size_mb:512"), d.toString());
+    assertEquals(d.get("allocations").asLong(), d.get("address_matches").asLong());
+  }
 }
