@@ -921,20 +921,6 @@ public final class CachingAllocator implements Allocator {
     return true;
   }
 
-  /** Returns the handle of the allocated block starting at {@code addressBytes}, or -1. */
-  public long handleAt(long addressBytes) {
-    Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);
-    if (e == null || addressBytes >= e.getValue().end()) {
-      return -1;
-    }
-    for (Block b = e.getValue().head; b != null; b = b.next) {
-      if (b.address == addressBytes) {
-        return b.allocated ? b.handle : -1;
-      }
-    }
-    return -1;
-  }
-
   /**
    * Returns the block starting at {@code addressBytes} as {address, size, allocated (1/0), start of
    * the next block, its size, whether it is free (1/0)}, the last three -1 when there is no next
@@ -988,15 +974,6 @@ public final class CachingAllocator implements Allocator {
     }
     sb.setLength(sb.length() - 1);
     return sb.append('.').toString();
-  }
-
-  /** Returns the (stream, size)-ordered free blocks of a pool as (address, size) pairs. */
-  public List<long[]> freeBlocks(boolean small) {
-    List<long[]> out = new ArrayList<>();
-    for (Block b : (small ? smallPool : largePool).blocks) {
-      out.add(new long[] {b.address, b.size, b.stream});
-    }
-    return out;
   }
 
   // ---------------------------------------------------------------- gauges
