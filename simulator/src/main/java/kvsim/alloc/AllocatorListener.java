@@ -1,12 +1,26 @@
 package kvsim.alloc;
 
 /**
- * Receives the device-level actions of a model, in the vocabulary of PyTorch's trace entries
- * ({@code segment_alloc}, {@code segment_free}, {@code segment_map}, {@code segment_unmap}). Models
- * that manage a pre-reserved arena report one {@code segment_alloc} for the whole region when the
- * first request arrives.
+ * Receives what happens to a model, in the vocabulary of PyTorch's trace entries: the engine
+ * reports allocations, frees and refusals ({@code alloc}, {@code free_completed}, {@code oom});
+ * the model itself reports device-level actions ({@code segment_alloc}, {@code segment_free},
+ * {@code segment_map}, {@code segment_unmap}) from inside {@link Allocator#allocate} and {@link
+ * Allocator#free}. Models that manage a pre-reserved arena report nothing at device level; a
+ * recorder treats their region as one segment. All methods default to doing nothing.
  */
 public interface AllocatorListener {
+  /** The engine is about to apply an event at this simulated time. */
+  default void time(long timeNanos) {}
+
+  /** A request was served. */
+  default void allocated(long id, AllocRequest request, Extents extents, long allocatedBytes) {}
+
+  /** A live allocation was freed. */
+  default void freed(long id, long requestedBytes, long stream, Extents extents) {}
+
+  /** A request was refused. */
+  default void refused(long id, AllocRequest request, AllocOutcome.OutOfMemory outcome) {}
+
   /** A new segment was obtained from the driver. */
   default void segmentAlloc(long addressBytes, long sizeBytes, long stream) {}
 

@@ -19,6 +19,9 @@ import picocli.CommandLine.Command;
     description = "Discrete-event simulator of GPU KV-cache allocators.",
     subcommands = {
       ListCommand.class,
+      GenerateCommand.class,
+      ReplayCommand.class,
+      CompareCommand.class,
       BlocksCommand.class,
       CommandLine.HelpCommand.class,
     })

@@ -6,6 +6,8 @@ import kvsim.core.Bytes;
 import kvsim.core.ModelPreset;
 import kvsim.gpu.DeviceSpec;
 import kvsim.registry.AllocatorRegistry;
+import kvsim.registry.WorkloadRegistry;
+import kvsim.workload.LengthPreset;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -23,6 +25,22 @@ final class ListCommand implements Runnable {
     out.println("Allocators:");
     for (AllocatorRegistry.Entry e : AllocatorRegistry.entries()) {
       out.printf("  %-16s %s%n", e.name(), e.description());
+    }
+    out.println();
+    out.println("Workload generators (replay/compare WORKLOAD as NAME:key=value,...; kvsim generate NAME):");
+    for (WorkloadRegistry.Generator g : WorkloadRegistry.generators().values()) {
+      out.printf("  %-16s %s%n", g.name(), g.description());
+    }
+    out.println();
+    out.println("Length presets of the kv generator (preset=NAME):");
+    for (LengthPreset p : LengthPreset.presets().values()) {
+      out.printf(
+          java.util.Locale.ROOT,
+          "  %-16s mean rate %.2f req/s, prompt cap %d, output cap %d tokens%n",
+          p.name(),
+          p.meanRatePerSecond(),
+          p.input().cap(),
+          p.output().cap());
     }
     out.println();
     out.println("Device presets (--device NAME, or a size such as 80GiB or 40GB):");

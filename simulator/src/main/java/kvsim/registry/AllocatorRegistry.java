@@ -6,6 +6,8 @@ import java.util.Map;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorFactory;
+import kvsim.alloc.firstfit.FirstFitAllocator;
+import kvsim.alloc.multislab.MultiSlabAllocator;
 import kvsim.alloc.paged.PagedAllocator;
 import kvsim.alloc.slab.SlabAllocator;
 import kvsim.core.InputException;
@@ -28,7 +30,9 @@ public final class AllocatorRegistry {
   private static final Map<String, Entry> ENTRIES = new LinkedHashMap<>();
 
   static {
+    register("first-fit", "lowest-address free extent that fits, split low, coalesce, O(log n)", FirstFitAllocator::new);
     register("slab", "one block size (default 2 MiB), LIFO free stack, O(1)", SlabAllocator::new);
+    register("multi-slab", "size classes with a share of the region each (2/32 MiB, 256 KiB, 256 MiB)", MultiSlabAllocator::new);
     register("paged", "vLLM KV block pool: pages of block-tokens (default 16) x KV bytes per token", PagedAllocator::new);
   }
 

@@ -51,7 +51,7 @@ class PagedAllocatorTest {
     assertEquals(16 * 512 * Bytes.KiB, p.pageBytes());
     assertEquals(80 * Bytes.GiB / (8 * Bytes.MiB), p.numPages());
     assertEquals((p.numPages() - 1) * p.pageBytes(), a.freeBytes(), "the null page is never free");
-    assertEquals("16", ctx.effectiveOptions().get("block-tokens"));
+    assertEquals(16L, ctx.effectiveOptions().get("block-tokens"));
   }
 
   @Test

@@ -1,0 +1,84 @@
+package kvsim.bench;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import kvsim.alloc.Allocator;
+import kvsim.alloc.AllocatorContext;
+import kvsim.core.ModelPreset;
+import kvsim.core.OptionMap;
+import kvsim.engine.ReplayEngine;
+import kvsim.gpu.DeviceSpec;
+import kvsim.gpu.MemoryPlan;
+import kvsim.registry.AllocatorRegistry;
+import kvsim.trace.L1TraceReader;
+import kvsim.trace.L1TraceWriter;
+import kvsim.trace.TraceEvent;
+import kvsim.workload.ChurnGenerator;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * End-to-end replay speed: events per second from a JSONL trace file on disk through the streaming
+ * reader, the engine (id mapping, routing) and a model, with metrics recorded after every event.
+ * The trace is the churn workload with 1-8 MiB sizes (so the live set settles near its
+ * steady state without refusals dominating), one million events.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Fork(value = 1, jvmArgsAppend = {"-Xmx1g"})
+@Warmup(iterations = 2, time = 2)
+@Measurement(iterations = 5, time = 2)
+public class ReplayBenchmark {
+  static final int EVENTS = 1_000_000;
+
+  @Param({"slab", "first-fit", "paged"})
+  public String allocator;
+
+  private Path trace;
+
+  @Setup(Level.Trial)
+  public void writeTrace() throws IOException {
+    trace = Files.createTempFile("kvsim-replay-bench", ".jsonl");
+    ChurnGenerator g = new ChurnGenerator(new OptionMap("churn", Map.of(
+        "ops", Integer.toString(EVENTS), "seed", "1", "min-size-mib", "1", "max-size-mib", "8", "free-probability", "0.5")));
+    try (OutputStream out = Files.newOutputStream(trace); L1TraceWriter w = new L1TraceWriter(out, g.describe())) {
+      TraceEvent e;
+      while ((e = g.next()) != null) {
+        w.write(e);
+      }
+    }
+  }
+
+  @TearDown(Level.Trial)
+  public void deleteTrace() throws IOException {
+    Files.deleteIfExists(trace);
+  }
+
+  /** Replays the whole file; the score is events per second. */
+  @Benchmark
+  @OperationsPerInvocation(EVENTS)
+  public long replayJsonl() throws IOException {
+    MemoryPlan plan = MemoryPlan.whole(DeviceSpec.defaultDevice());
+    Allocator a = AllocatorRegistry.create(new AllocatorContext(allocator, plan.testedRegion(), plan.device(), ModelPreset.defaultModel(), Map.of()));
+    try (L1TraceReader r = L1TraceReader.open(trace)) {
+      return ReplayEngine.run(a, null, r, ReplayEngine.Options.defaults()).metrics().events();
+    }
+  }
+}

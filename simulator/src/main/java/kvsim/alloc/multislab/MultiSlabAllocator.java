@@ -1,0 +1,379 @@
+package kvsim.alloc.multislab;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import kvsim.alloc.AllocOutcome;
+import kvsim.alloc.AllocRequest;
+import kvsim.alloc.Allocator;
+import kvsim.alloc.AllocatorContext;
+import kvsim.alloc.AllocatorMisuseException;
+import kvsim.alloc.Extents;
+import kvsim.alloc.InvariantViolation;
+import kvsim.alloc.LatencyModel;
+import kvsim.alloc.OomReason;
+import kvsim.alloc.SegmentLayout;
+import kvsim.alloc.support.FixedBlockPool;
+import kvsim.core.Bytes;
+import kvsim.gpu.Region;
+
+/**
+ * A slab allocator with several size classes, each owning a fixed share of the region: the
+ * segregated-storage design of slab allocators (Bonwick 1994) with the class split DESIGN §4 takes
+ * from the slab-allocator literature for KV caches.
+ *
+ * <ul>
+ *   <li>Option {@code classes} lists {@code BLOCK:PERCENT} pairs, default {@value #DEFAULT_CLASSES}.
+ *       Block sizes are distinct, percentages whole numbers from 1 to 100 summing to at most 100.
+ *   <li>Class {@code k} gets {@code floor(floor(region × percent / 100) / block)} blocks. The
+ *       classes lie in the order the option lists them, each starting where the previous one's
+ *       last block ends, from the region's base (by default: 2 MiB, 32 MiB, 256 KiB, 256 MiB
+ *       blocks). What is left over (the rounding of every class, and the share the percentages
+ *       leave out) lies at the top of the region, reserved but never handed out.
+ *   <li>Within a class, blocks come from a LIFO stack with the lowest address on top at the start,
+ *       and a free pushes the blocks back in chain order, as in the {@code slab} model.
+ *   <li>A request goes to the smallest class whose block holds it and that has a free block:
+ *       when that class is full it falls back to the next larger class, and so on.
+ *   <li>A splittable request larger than the largest block takes {@code ceil(size / largest
+ *       block)} blocks of the largest class (not necessarily adjacent); an unsplittable one is
+ *       {@code too_large}. No other request is split.
+ *   <li>An allocation holds whole blocks: {@code allocatedBytes} counts them, so the gap between
+ *       request and block is internal fragmentation.
+ *   <li>Any other refusal is {@code fragmentation} when the free blocks of all classes together
+ *       hold at least the request, {@code no_memory} otherwise.
+ *   <li>Freeing a handle that is not live is an error (double free).
+ * </ul>
+ *
+ * <p>Latency defaults: 20 ns per call plus 10 ns per size class looked at and per block popped or
+ * pushed, the {@code slab} model's stack costs plus a short class search.
+ *
+ * <p>Extra metrics, per class labelled by its block size ({@code 2MiB}, {@code 256KiB}): {@code
+ * class_<label>_blocks}, {@code _free_blocks}, {@code _live_allocations}, {@code
+ * _requested_bytes}; and {@code fallback_allocations}, the requests served by a larger class than
+ * the smallest one that holds them.
+ */
+public final class MultiSlabAllocator implements Allocator {
+  /** The default classes: 2 MiB 70 %, 32 MiB 15 %, 256 KiB 10 %, 256 MiB 5 %. */
+  public static final String DEFAULT_CLASSES = "2MiB:70,32MiB:15,256KiB:10,256MiB:5";
+
+  /**
+   * One size class.
+   *
+   * @param blockBytes the class's block size
+   * @param percent the share of the region it owns, 1 to 100
+   */
+  public record SizeClass(long blockBytes, int percent) {
+    public SizeClass {
+      if (blockBytes <= 0 || percent < 1 || percent > 100) {
+        throw new IllegalArgumentException("bad size class " + blockBytes + " B at " + percent + " %");
+      }
+    }
+  }
+
+  private final Region region;
+  private final FixedBlockPool[] pools; // address order
+  private final String[] labels;
+  private final int[] bySize; // class indices, smallest block first
+  private final int largest;
+  private final LatencyModel latency;
+
+  private long fallbackAllocations;
+  private long modelledNanos;
+
+  /** Builds the model from its registry context (option {@code classes}). */
+  public MultiSlabAllocator(AllocatorContext context) {
+    this(context.region(), classesOption(context));
+  }
+
+  /** Builds the model over {@code region} with these classes, in address order. */
+  public MultiSlabAllocator(Region region, List<SizeClass> classes) {
+    validate(classes);
+    this.region = region;
+    this.latency = new LatencyModel(20, 10, 20, 10, 0, 0);
+    int n = classes.size();
+    this.pools = new FixedBlockPool[n];
+    this.labels = new String[n];
+    long base = region.baseBytes();
+    for (int c = 0; c < n; c++) {
+      SizeClass sc = classes.get(c);
+      long shareBytes = Math.multiplyExact(region.sizeBytes(), (long) sc.percent()) / 100;
+      pools[c] = new FixedBlockPool(base, sc.blockBytes(), FixedBlockPool.blockCountFor(shareBytes, sc.blockBytes()));
+      labels[c] = label(sc.blockBytes());
+      base = pools[c].endBytes();
+    }
+    this.bySize =
+        IntStream.range(0, n)
+            .boxed()
+            .sorted((a, b) -> Long.compare(pools[a].blockBytes(), pools[b].blockBytes()))
+            .mapToInt(Integer::intValue)
+            .toArray();
+    this.largest = bySize[n - 1];
+  }
+
+  private static List<SizeClass> classesOption(AllocatorContext context) {
+    String text = context.string("classes", DEFAULT_CLASSES);
+    try {
+      return parseClasses(text);
+    } catch (IllegalArgumentException e) {
+      throw context.bad("classes", text, e.getMessage());
+    }
+  }
+
+  /**
+   * Parses {@code 2MiB:70,32MiB:15} into size classes; throws IllegalArgumentException with the
+   * problem otherwise.
+   */
+  public static List<SizeClass> parseClasses(String text) {
+    List<SizeClass> out = new ArrayList<>();
+    if (text == null || text.isBlank()) {
+      throw new IllegalArgumentException("expected BLOCK:PERCENT pairs such as " + DEFAULT_CLASSES);
+    }
+    for (String item : text.split(",", -1)) {
+      String[] parts = item.split(":", -1);
+      if (parts.length != 2) {
+        throw new IllegalArgumentException("'" + item.trim() + "' is not BLOCK:PERCENT, e.g. 2MiB:70");
+      }
+      long blockBytes = Bytes.parse(parts[0]);
+      if (blockBytes <= 0) {
+        throw new IllegalArgumentException("block size '" + parts[0].trim() + "' must be positive");
+      }
+      int percent;
+      try {
+        percent = Integer.parseInt(parts[1].trim());
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("percentage '" + parts[1].trim() + "' is not a whole number");
+      }
+      if (percent < 1 || percent > 100) {
+        throw new IllegalArgumentException("percentage " + percent + " is not between 1 and 100");
+      }
+      out.add(new SizeClass(blockBytes, percent));
+    }
+    validate(out);
+    return out;
+  }
+
+  /** Rejects an empty list, a block size given twice and percentages summing past 100. */
+  private static void validate(List<SizeClass> classes) {
+    if (classes.isEmpty()) {
+      throw new IllegalArgumentException("at least one size class is needed");
+    }
+    int percentSum = 0;
+    for (int i = 0; i < classes.size(); i++) {
+      percentSum += classes.get(i).percent();
+      for (int j = 0; j < i; j++) {
+        if (classes.get(j).blockBytes() == classes.get(i).blockBytes()) {
+          throw new IllegalArgumentException("block size " + label(classes.get(i).blockBytes()) + " appears twice");
+        }
+      }
+    }
+    if (percentSum > 100) {
+      throw new IllegalArgumentException("percentages sum to " + percentSum + ", more than 100");
+    }
+  }
+
+  /** Returns a class label: the block size in the largest binary unit that divides it. */
+  static String label(long blockBytes) {
+    if (blockBytes % Bytes.GiB == 0) {
+      return blockBytes / Bytes.GiB + "GiB";
+    }
+    if (blockBytes % Bytes.MiB == 0) {
+      return blockBytes / Bytes.MiB + "MiB";
+    }
+    if (blockBytes % Bytes.KiB == 0) {
+      return blockBytes / Bytes.KiB + "KiB";
+    }
+    return blockBytes + "B";
+  }
+
+  @Override
+  public String name() {
+    return "multi-slab";
+  }
+
+  @Override
+  public AllocOutcome allocate(AllocRequest request) {
+    long size = request.sizeBytes();
+    int probes = 0;
+    for (int c : bySize) {
+      FixedBlockPool pool = pools[c];
+      if (pool.blockBytes() < size) {
+        continue;
+      }
+      probes++;
+      if (pool.freeBlocks() > 0) {
+        if (probes > 1) {
+          fallbackAllocations++;
+        }
+        return take(c, 1, size, probes);
+      }
+    }
+    FixedBlockPool big = pools[largest];
+    if (size > big.blockBytes()) {
+      probes++;
+      if (!request.splittable()) {
+        modelledNanos += latency.allocNanos(probes);
+        return new AllocOutcome.OutOfMemory(OomReason.TOO_LARGE, size, freeBytes(), largestFreeBytes());
+      }
+      if (size <= (long) big.freeBlocks() * big.blockBytes()) {
+        return take(largest, (int) Bytes.ceilDiv(size, big.blockBytes()), size, probes);
+      }
+    }
+    modelledNanos += latency.allocNanos(probes);
+    return AllocOutcome.OutOfMemory.classify(size, freeBytes(), largestFreeBytes());
+  }
+
+  private AllocOutcome take(int c, int blocks, long size, int probes) {
+    FixedBlockPool pool = pools[c];
+    int head = pool.take(blocks, size);
+    modelledNanos += latency.allocNanos(probes + blocks);
+    return new AllocOutcome.Allocated(((long) c << 32) | head, blocks * pool.blockBytes(), pool.extentsOf(head));
+  }
+
+  @Override
+  public void free(long handle) {
+    int c = checkedClass(handle);
+    int n = pools[c].release((int) handle);
+    modelledNanos += latency.freeNanos(n);
+  }
+
+  private int checkedClass(long handle) {
+    long c = handle >>> 32;
+    if (handle < 0 || c >= pools.length || !pools[(int) c].isHead(handle & 0xFFFF_FFFFL)) {
+      throw new AllocatorMisuseException(
+          "multi-slab: handle " + handle + " is not a live allocation (double free?)");
+    }
+    return (int) c;
+  }
+
+  @Override
+  public Extents extentsOf(long handle) {
+    return pools[checkedClass(handle)].extentsOf((int) handle);
+  }
+
+  @Override
+  public long reservedBytes() {
+    return region.sizeBytes();
+  }
+
+  @Override
+  public long allocatedBytes() {
+    long sum = 0;
+    for (FixedBlockPool pool : pools) {
+      sum += pool.allocatedBlocks() * pool.blockBytes();
+    }
+    return sum;
+  }
+
+  @Override
+  public long requestedBytes() {
+    long sum = 0;
+    for (FixedBlockPool pool : pools) {
+      sum += pool.requestedBytes();
+    }
+    return sum;
+  }
+
+  @Override
+  public long freeBytes() {
+    long sum = 0;
+    for (FixedBlockPool pool : pools) {
+      sum += (long) pool.freeBlocks() * pool.blockBytes();
+    }
+    return sum;
+  }
+
+  /**
+   * Returns the larger of the largest block that is free in any class and the free blocks of the
+   * largest class taken together (a splittable request's limit).
+   */
+  @Override
+  public long largestFreeBytes() {
+    long best = 0;
+    for (FixedBlockPool pool : pools) {
+      if (pool.freeBlocks() > 0) {
+        best = Math.max(best, pool.blockBytes());
+      }
+    }
+    FixedBlockPool big = pools[largest];
+    return Math.max(best, (long) big.freeBlocks() * big.blockBytes());
+  }
+
+  @Override
+  public long liveAllocations() {
+    long sum = 0;
+    for (FixedBlockPool pool : pools) {
+      sum += pool.liveAllocations();
+    }
+    return sum;
+  }
+
+  @Override
+  public long modelledNanos() {
+    return modelledNanos;
+  }
+
+  @Override
+  public LatencyModel latency() {
+    return latency;
+  }
+
+  @Override
+  public Map<String, Long> extraMetrics() {
+    Map<String, Long> out = new LinkedHashMap<>();
+    for (int c = 0; c < pools.length; c++) {
+      String prefix = "class_" + labels[c] + "_";
+      out.put(prefix + "blocks", (long) pools[c].blockCount());
+      out.put(prefix + "free_blocks", (long) pools[c].freeBlocks());
+      out.put(prefix + "live_allocations", pools[c].liveAllocations());
+      out.put(prefix + "requested_bytes", pools[c].requestedBytes());
+    }
+    out.put("fallback_allocations", fallbackAllocations);
+    return out;
+  }
+
+  @Override
+  public void checkInvariants() {
+    long expectedBase = region.baseBytes();
+    for (int c = 0; c < pools.length; c++) {
+      FixedBlockPool pool = pools[c];
+      pool.checkInvariants(name() + " class " + labels[c]);
+      if (pool.baseBytes() != expectedBase) {
+        throw new InvariantViolation(
+            name(), "class " + labels[c] + " starts at " + pool.baseBytes() + ", expected " + expectedBase);
+      }
+      if (c != largest && pool.allocatedBlocks() != pool.liveAllocations()) {
+        throw new InvariantViolation(
+            name(), "class " + labels[c] + " holds multi-block allocations, which only the largest class may");
+      }
+      expectedBase = pool.endBytes();
+    }
+    if (expectedBase > region.endBytes()) {
+      throw new InvariantViolation(name(), "classes end at " + expectedBase + ", past the region end " + region.endBytes());
+    }
+  }
+
+  @Override
+  public List<SegmentLayout> layout() {
+    List<SegmentLayout> out = new ArrayList<>();
+    for (int c = 0; c < pools.length; c++) {
+      FixedBlockPool pool = pools[c];
+      if (pool.blockCount() == 0) {
+        continue;
+      }
+      List<SegmentLayout.Block> blocks = new ArrayList<>(pool.blockCount());
+      pool.appendLayout(blocks);
+      out.add(new SegmentLayout(pool.baseBytes(), pool.endBytes() - pool.baseBytes(), labels[c], 0, false, blocks));
+    }
+    long end = pools[pools.length - 1].endBytes();
+    if (end < region.endBytes()) {
+      long tail = region.endBytes() - end;
+      out.add(
+          new SegmentLayout(
+              end, tail, "unassigned", 0, false,
+              List.of(new SegmentLayout.Block(end, tail, 0, SegmentLayout.State.INACTIVE))));
+    }
+    return out;
+  }
+}

@@ -1,0 +1,140 @@
+package kvsim.cli;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import kvsim.core.AtomicFiles;
+import kvsim.core.InputException;
+import kvsim.core.ModelPreset;
+import kvsim.gpu.DeviceSpec;
+import kvsim.registry.WorkloadRegistry;
+import kvsim.trace.EventSource;
+import kvsim.trace.L1TraceWriter;
+import kvsim.trace.TraceEvent;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code kvsim generate churn|kv}: writes a generator's events as an L1 trace file. */
+@Command(
+    name = "generate",
+    mixinStandardHelpOptions = true,
+    description = "Write a synthetic workload as an L1 trace (JSONL). Every allocation is taken as served (open loop).",
+    subcommands = {GenerateCommand.Churn.class, GenerateCommand.Kv.class})
+final class GenerateCommand implements Runnable {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(spec.commandLine(), "name a generator: churn or kv");
+  }
+
+  /** Options every generator takes. */
+  static final class Common {
+    @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "Trace file to write (.jsonl).")
+    Path output;
+
+    @Option(names = "--seed", paramLabel = "N", defaultValue = "1", description = "Random seed (default: ${DEFAULT-VALUE}).")
+    long seed;
+  }
+
+  static int write(CommandLine.Model.CommandSpec spec, String generator, Map<String, String> params, Common common, ModelPreset model, DeviceSpec device)
+      throws IOException {
+    params.put("seed", Long.toString(common.seed));
+    WorkloadRegistry.Workload w = WorkloadRegistry.resolve(generator, params);
+    long[] count = new long[1];
+    try (EventSource source = w.open(model, device)) {
+      Map<String, Object> header = new LinkedHashMap<>(source.describe());
+      AtomicFiles.write(common.output, out -> {
+        L1TraceWriter writer = new L1TraceWriter(out, header);
+        TraceEvent e;
+        while ((e = source.next()) != null) {
+          writer.write(e);
+        }
+        writer.flush();
+        count[0] = writer.eventsWritten();
+      });
+    }
+    spec.commandLine().getOut().println("wrote " + count[0] + " events to " + common.output);
+    spec.commandLine().getOut().flush();
+    return KvSim.EXIT_OK;
+  }
+
+  /** {@code kvsim generate churn}. */
+  @Command(name = "churn", mixinStandardHelpOptions = true, description = "The random churn workload of the slab-allocator literature.")
+  static final class Churn implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @CommandLine.Mixin Common common;
+
+    @Option(names = "--ops", defaultValue = "1000", description = "Operations (default: ${DEFAULT-VALUE}).")
+    long ops;
+
+    @Option(names = "--free-probability", defaultValue = "0.4", description = "Probability of a free when something is live (default: ${DEFAULT-VALUE}).")
+    double freeProbability;
+
+    @Option(names = "--min-size-mib", defaultValue = "1", description = "Smallest allocation in MiB (default: ${DEFAULT-VALUE}).")
+    long minSizeMiB;
+
+    @Option(names = "--max-size-mib", defaultValue = "256", description = "Largest allocation in MiB (default: ${DEFAULT-VALUE}).")
+    long maxSizeMiB;
+
+    @Override
+    public Integer call() throws IOException {
+      Map<String, String> p = new LinkedHashMap<>();
+      p.put("ops", Long.toString(ops));
+      p.put("free-probability", Double.toString(freeProbability));
+      p.put("min-size-mib", Long.toString(minSizeMiB));
+      p.put("max-size-mib", Long.toString(maxSizeMiB));
+      return write(spec, "churn", p, common, ModelPreset.defaultModel(), DeviceSpec.defaultDevice());
+    }
+  }
+
+  /** {@code kvsim generate kv}. */
+  @Command(name = "kv", mixinStandardHelpOptions = true, description = "LLM requests with KV and activation buffers, lengths fitted to public serving traces.")
+  static final class Kv implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @CommandLine.Mixin Common common;
+
+    @Option(names = "--preset", defaultValue = "azure-conv", description = "Length preset: azure-conv, azure-code, mooncake-conv, sharegpt (default: ${DEFAULT-VALUE}).")
+    String preset;
+
+    @Option(names = "--requests", defaultValue = "1000", description = "Requests (default: ${DEFAULT-VALUE}).")
+    long requests;
+
+    @Option(names = "--rate", paramLabel = "REQ_PER_S", description = "Arrival rate; default: the preset trace's mean rate.")
+    Double rate;
+
+    @Option(names = "--decode-step-ms", description = "Time per output token; default: the bandwidth roofline of model and device.")
+    Double decodeStepMs;
+
+    @Option(names = "--model", defaultValue = "llama-2-7b", description = "Model preset (default: ${DEFAULT-VALUE}).")
+    String model;
+
+    @Option(names = "--device", defaultValue = "h100-80", description = "Device preset or size (default: ${DEFAULT-VALUE}).")
+    String device;
+
+    @Override
+    public Integer call() throws IOException {
+      Map<String, String> p = new LinkedHashMap<>();
+      p.put("preset", preset);
+      p.put("requests", Long.toString(requests));
+      if (rate != null) {
+        p.put("rate", Double.toString(rate));
+      }
+      if (decodeStepMs != null) {
+        p.put("decode-step-ms", Double.toString(decodeStepMs));
+      }
+      ModelPreset m;
+      DeviceSpec d;
+      try {
+        m = ModelPreset.parse(model);
+        d = DeviceSpec.parse(device);
+      } catch (IllegalArgumentException e) {
+        throw new InputException(e.getMessage());
+      }
+      return write(spec, "kv", p, common, m, d);
+    }
+  }
+}

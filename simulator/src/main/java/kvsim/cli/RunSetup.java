@@ -1,0 +1,312 @@
+package kvsim.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import kvsim.alloc.Allocator;
+import kvsim.alloc.AllocatorContext;
+import kvsim.alloc.AllocatorListener;
+import kvsim.config.WorkloadSpec;
+import kvsim.core.Bytes;
+import kvsim.core.InputException;
+import kvsim.core.ModelPreset;
+import kvsim.engine.ReplayEngine;
+import kvsim.gpu.DeviceSpec;
+import kvsim.gpu.MemoryPlan;
+import kvsim.metrics.AllocatorResult;
+import kvsim.registry.AllocatorRegistry;
+import kvsim.registry.WorkloadRegistry;
+import kvsim.trace.EventSource;
+
+/**
+ * A resolved run: the workload, device, model, memory plan and allocators with their options,
+ * merged from a workload spec file (if any) and the command line, which wins. Runs every allocator
+ * on its own fresh source, in parallel on up to as many threads as there are cores; results keep
+ * the order of the allocator list, so they do not depend on scheduling.
+ */
+final class RunSetup {
+  /** The model that manages the activations region of a memory plan. */
+  static final String ACTIVATIONS_ALLOCATOR = "first-fit";
+
+  final WorkloadRegistry.Workload workload;
+  final DeviceSpec device;
+  final ModelPreset model;
+  final MemoryPlan plan;
+  final List<String> allocators;
+  final Map<String, Map<String, String>> allocatorOptions;
+  final boolean check;
+  final long sampleEvery;
+
+  private RunSetup(
+      WorkloadRegistry.Workload workload,
+      DeviceSpec device,
+      ModelPreset model,
+      MemoryPlan plan,
+      List<String> allocators,
+      Map<String, Map<String, String>> allocatorOptions,
+      boolean check,
+      long sampleEvery) {
+    this.workload = workload;
+    this.device = device;
+    this.model = model;
+    this.plan = plan;
+    this.allocators = allocators;
+    this.allocatorOptions = allocatorOptions;
+    this.check = check;
+    this.sampleEvery = sampleEvery;
+  }
+
+  /** Resolves a workload argument (trace, generator spec or YAML spec file) with the command-line options. */
+  static RunSetup resolve(String workloadArg, WorkloadSpec yaml, Path yamlDir, RunOptions o) {
+    String deviceText = o.device != null ? o.device : yaml != null && yaml.device() != null ? yaml.device() : null;
+    DeviceSpec device;
+    try {
+      device = deviceText == null ? DeviceSpec.defaultDevice() : DeviceSpec.parse(deviceText);
+    } catch (IllegalArgumentException e) {
+      throw new InputException("--device: " + e.getMessage());
+    }
+    String modelText = o.model != null ? o.model : yaml != null && yaml.model() != null ? yaml.model() : null;
+    ModelPreset model;
+    try {
+      model = modelText == null ? ModelPreset.defaultModel() : ModelPreset.parse(modelText);
+    } catch (IllegalArgumentException e) {
+      throw new InputException("--model: " + e.getMessage());
+    }
+    Map<String, String> yamlPlan = yaml == null ? Map.of() : yaml.planStrings();
+    for (String key : yamlPlan.keySet()) {
+      if (!key.equals("weights") && !key.equals("activations")) {
+        throw new InputException("plan: unknown field '" + key + "' (known: weights, activations)");
+      }
+    }
+    long weights = size("--weights", o.weights != null ? o.weights : yamlPlan.get("weights"));
+    long activations = size("--activations", o.activations != null ? o.activations : yamlPlan.get("activations"));
+    MemoryPlan plan;
+    try {
+      plan = new MemoryPlan(device, weights, activations);
+    } catch (IllegalArgumentException e) {
+      throw new InputException("memory plan: " + e.getMessage());
+    }
+
+    List<String> allocators = new ArrayList<>(o.allocators);
+    if (allocators.isEmpty() && yaml != null && yaml.allocators() != null) {
+      allocators.addAll(yaml.allocators());
+    }
+    if (allocators.isEmpty()) {
+      allocators.addAll(AllocatorRegistry.names());
+    }
+    Map<String, Map<String, String>> options = new LinkedHashMap<>();
+    for (String name : allocators) {
+      AllocatorRegistry.get(name.trim());
+      if (options.containsKey(name)) {
+        throw new InputException("--allocator: '" + name + "' given twice");
+      }
+      options.put(name, new LinkedHashMap<>(yaml == null ? Map.of() : yaml.optionStrings(name)));
+    }
+    if (yaml != null && yaml.options() != null) {
+      for (String name : yaml.options().keySet()) {
+        if (!options.containsKey(name)) {
+          throw new InputException("options: '" + name + "' is not among the allocators run " + options.keySet());
+        }
+      }
+    }
+    for (String setting : o.settings) {
+      int dot = setting.indexOf('.');
+      int eq = setting.indexOf('=');
+      if (dot <= 0 || eq < dot) {
+        throw new InputException("--set: expected ALLOCATOR.KEY=VALUE, got '" + setting + "'");
+      }
+      String name = setting.substring(0, dot);
+      Map<String, String> m = options.get(name);
+      if (m == null) {
+        throw new InputException("--set " + setting + ": allocator '" + name + "' is not among those run " + options.keySet());
+      }
+      m.put(setting.substring(dot + 1, eq), setting.substring(eq + 1));
+    }
+    String conf = o.torchAllocConf != null ? o.torchAllocConf : yaml == null ? null : yaml.torchAllocConf();
+    if (conf != null) {
+      Map<String, String> m = options.get("pytorch-caching");
+      if (m == null) {
+        throw new InputException("--torch-alloc-conf applies to pytorch-caching, which is not among the allocators run " + options.keySet());
+      }
+      m.put("torch-alloc-conf", conf);
+    }
+
+    WorkloadRegistry.Workload workload = resolveWorkload(workloadArg, yaml, yamlDir);
+    RunSetup setup = new RunSetup(workload, device, model, plan, List.copyOf(options.keySet()), options, o.check, o.sampleEvery);
+    if (o.sampleEvery < 0) {
+      throw new InputException("--sample-every must not be negative");
+    }
+    for (String name : setup.allocators) {
+      setup.newAllocator(name); // fail on bad options before anything runs
+    }
+    return setup;
+  }
+
+  private static WorkloadRegistry.Workload resolveWorkload(String arg, WorkloadSpec yaml, Path yamlDir) {
+    if (yaml == null) {
+      return WorkloadRegistry.resolve(arg, Map.of());
+    }
+    if (yaml.workload() == null) {
+      throw new InputException(arg + ": the workload spec names no workload (field 'workload')");
+    }
+    Map<String, String> params = new LinkedHashMap<>(yaml.paramStrings());
+    if (yaml.seed() != null) {
+      params.putIfAbsent("seed", Long.toString(yaml.seed()));
+    }
+    String w = yaml.workload();
+    if (!WorkloadRegistry.generators().containsKey(w.split(":", 2)[0]) && yamlDir != null) {
+      w = yamlDir.resolve(w).toString();
+    }
+    return WorkloadRegistry.resolve(w, params);
+  }
+
+  private static long size(String option, String text) {
+    if (text == null) {
+      return 0;
+    }
+    try {
+      return Bytes.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(option + ": " + e.getMessage());
+    }
+  }
+
+  /** Returns a fresh model of this name over the plan's region under test. */
+  Allocator newAllocator(String name) {
+    return AllocatorRegistry.create(new AllocatorContext(name, plan.testedRegion(), device, model, allocatorOptions.get(name)));
+  }
+
+  private Allocator newActivationsAllocator() {
+    return plan.activationsRegion()
+        .map(r -> AllocatorRegistry.create(new AllocatorContext(ACTIVATIONS_ALLOCATOR, r, device, model, Map.of())))
+        .orElse(null);
+  }
+
+  /** Returns the configuration echo for summary.json (inputs only, nothing time-dependent). */
+  Map<String, Object> configEcho(WorkloadRegistry.Workload w) throws IOException {
+    Map<String, Object> c = new LinkedHashMap<>();
+    c.put("kvsim_version", KvSim.Version.version());
+    Map<String, Object> wl = new LinkedHashMap<>();
+    wl.put("spec", w.spec());
+    try (EventSource s = w.open(model, device)) {
+      wl.putAll(s.describe());
+    }
+    c.put("workload", wl);
+    Map<String, Object> dev = new LinkedHashMap<>();
+    dev.put("name", device.name());
+    dev.put("capacity_bytes", device.capacityBytes());
+    c.put("device", dev);
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("name", model.name());
+    m.put("kv_bytes_per_token", model.kvBytesPerToken());
+    c.put("model", m);
+    Map<String, Object> p = new LinkedHashMap<>();
+    p.put("weights_bytes", plan.weightsBytes());
+    p.put("tested_region_bytes", plan.testedRegion().sizeBytes());
+    p.put("activations_bytes", plan.activationsBytes());
+    if (plan.activationsBytes() > 0) {
+      p.put("activations_allocator", ACTIVATIONS_ALLOCATOR);
+    }
+    c.put("plan", p);
+    c.put("check", check);
+    return c;
+  }
+
+  /**
+   * Runs the workload on every allocator and returns the results in allocator order.
+   *
+   * @param listeners per allocator name, an optional listener (e.g. a snapshot recorder)
+   * @param timings receives the wall-clock figures
+   * @param err where progress goes (null for none)
+   */
+  List<AllocatorResult> runAll(
+      WorkloadRegistry.Workload w, Map<String, AllocatorListener> listeners, List<AllocatorResult.Timing> timings, PrintWriter err)
+      throws IOException {
+    int threads = Math.max(1, Math.min(allocators.size(), Runtime.getRuntime().availableProcessors()));
+    ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
+      Thread t = new Thread(r, "kvsim-run");
+      t.setDaemon(true);
+      return t;
+    });
+    try {
+      List<Future<Object[]>> futures = new ArrayList<>();
+      for (String name : allocators) {
+        futures.add(pool.submit(() -> runOne(w, name, listeners.get(name), err)));
+      }
+      List<AllocatorResult> results = new ArrayList<>();
+      for (Future<Object[]> f : futures) {
+        Object[] pair = get(f);
+        results.add((AllocatorResult) pair[0]);
+        timings.add((AllocatorResult.Timing) pair[1]);
+      }
+      return results;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static Object[] get(Future<Object[]> f) throws IOException {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted");
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof RuntimeException r) {
+        throw r;
+      }
+      if (c instanceof IOException io) {
+        throw io;
+      }
+      if (c instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(c);
+    }
+  }
+
+  private Object[] runOne(WorkloadRegistry.Workload w, String name, AllocatorListener listener, PrintWriter err)
+      throws IOException {
+    AllocatorContext ctx = new AllocatorContext(name, plan.testedRegion(), device, model, allocatorOptions.get(name));
+    Allocator tested = AllocatorRegistry.create(ctx);
+    Allocator activations = newActivationsAllocator();
+    if (listener != null) {
+      tested.setListener(listener);
+    }
+    long start = System.nanoTime();
+    ReplayEngine.Progress progress = err == null ? null : events -> {
+      double seconds = (System.nanoTime() - start) / 1e9;
+      if (seconds >= 3) {
+        synchronized (err) {
+          err.printf(Locale.ROOT, "kvsim: %s: %.1f M events, %.2f M events/s%n", name, events / 1e6, events / 1e6 / seconds);
+          err.flush();
+        }
+      }
+    };
+    ReplayEngine.Result r;
+    try (EventSource source = w.open(model, device)) {
+      r = ReplayEngine.run(tested, activations, source, new ReplayEngine.Options(check, sampleEvery, listener, progress));
+    }
+    AllocatorResult result =
+        new AllocatorResult(
+            name,
+            ctx.effectiveOptions(),
+            r.metrics().counters(),
+            r.metrics().summaries(),
+            tested.modelledNanos(),
+            r.activationOomCount(),
+            new java.util.TreeMap<>(tested.extraMetrics()),
+            r.metrics().samples());
+    return new Object[] {result, new AllocatorResult.Timing(name, r.metrics().events(), r.wallNanos())};
+  }
+}

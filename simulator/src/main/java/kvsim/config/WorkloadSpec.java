@@ -1,0 +1,140 @@
+package kvsim.config;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import kvsim.core.InputException;
+
+/**
+ * A workload spec file ({@code workloads/*.yaml}, DESIGN §7): what to run and on what. Every field
+ * is optional; command-line options override the file. Example:
+ *
+ * <pre>
+ * workload: churn                 # a generator name, or an L1 trace path relative to this file
+ * params: {ops: 5000, free-probability: 0.4}
+ * seed: 1
+ * device: h100-80
+ * model: llama-2-7b
+ * plan: {weights: 0, activations: 0}
+ * allocators: [first-fit, slab, multi-slab, paged]
+ * options: {slab: {block-size: 2MiB}}
+ * torch-alloc-conf: "expandable_segments:True"
+ * </pre>
+ *
+ * @param workload generator name or trace path
+ * @param params generator parameters
+ * @param seed generator seed
+ * @param device device preset or size
+ * @param model model preset
+ * @param plan memory plan sizes ({@code weights}, {@code activations})
+ * @param allocators allocators to run
+ * @param options per-allocator options
+ * @param torchAllocConf options of the PyTorch caching model in PYTORCH_CUDA_ALLOC_CONF syntax
+ */
+public record WorkloadSpec(
+    String workload,
+    Map<String, Object> params,
+    Long seed,
+    String device,
+    String model,
+    Map<String, Object> plan,
+    List<String> allocators,
+    Map<String, Map<String, Object>> options,
+    @JsonProperty("torch-alloc-conf") String torchAllocConf) {
+
+  private static final ObjectMapper YAML =
+      new ObjectMapper(new YAMLFactory()).enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+
+  /** Reads a spec file; any problem is an InputException naming the file, line and field. */
+  public static WorkloadSpec read(Path file) {
+    try (InputStream in = Files.newInputStream(file)) {
+      return read(file.toString(), in);
+    } catch (NoSuchFileException e) {
+      throw new InputException(file + ": no such file");
+    } catch (IOException e) {
+      throw new InputException(file + ": cannot read: " + e.getMessage());
+    }
+  }
+
+  /** Reads a spec from a stream; {@code source} names it in messages. */
+  public static WorkloadSpec read(String source, InputStream in) throws IOException {
+    String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    try {
+      WorkloadSpec spec = YAML.readValue(text, WorkloadSpec.class);
+      if (spec == null) {
+        throw InputException.at(source, 1, null, "empty workload spec");
+      }
+      return spec;
+    } catch (JsonProcessingException e) {
+      long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
+      if (e instanceof com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException u) {
+        // The YAML parser reads ahead, so its location is past the key; find the key's own line.
+        line = lineOfKey(text, u.getPropertyName(), line);
+      }
+      String field = null;
+      if (e instanceof JsonMappingException m && !m.getPath().isEmpty()) {
+        StringBuilder sb = new StringBuilder();
+        for (JsonMappingException.Reference r : m.getPath()) {
+          if (r.getFieldName() != null) {
+            sb.append(sb.length() == 0 ? "" : ".").append(r.getFieldName());
+          } else if (r.getIndex() >= 0) {
+            sb.append('[').append(r.getIndex()).append(']');
+          }
+        }
+        field = sb.toString();
+      }
+      String msg = e.getOriginalMessage();
+      int nl = msg.indexOf('\n');
+      msg = nl >= 0 ? msg.substring(0, nl) : msg;
+      if (msg.startsWith("Unrecognized field")) {
+        msg = "unknown field (known: workload, params, seed, device, model, plan, allocators, options, torch-alloc-conf)";
+      }
+      throw InputException.at(source, line, field, "bad YAML: " + msg);
+    }
+  }
+
+  private static long lineOfKey(String text, String key, long fallback) {
+    java.util.regex.Pattern p = java.util.regex.Pattern.compile("^\\s*(-\\s*)?\"?" + java.util.regex.Pattern.quote(key) + "\"?\\s*:");
+    String[] lines = text.split("\n", -1);
+    for (int i = 0; i < lines.length; i++) {
+      if (p.matcher(lines[i]).find()) {
+        return i + 1;
+      }
+    }
+    return fallback;
+  }
+
+  /** Returns the generator parameters as strings, for an OptionMap. */
+  public Map<String, String> paramStrings() {
+    return stringify(params);
+  }
+
+  /** Returns one allocator's options as strings. */
+  public Map<String, String> optionStrings(String allocator) {
+    return options == null ? Map.of() : stringify(options.get(allocator));
+  }
+
+  /** Returns the plan's sizes as strings ({@code weights}, {@code activations}). */
+  public Map<String, String> planStrings() {
+    return stringify(plan);
+  }
+
+  private static Map<String, String> stringify(Map<String, Object> m) {
+    Map<String, String> out = new LinkedHashMap<>();
+    if (m != null) {
+      m.forEach((k, v) -> out.put(k, String.valueOf(v)));
+    }
+    return out;
+  }
+}

@@ -1,0 +1,191 @@
+package kvsim.metrics;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Records the metrics of one allocator run (DESIGN §6, L1 part): after every event the byte gauges
+ * and the two fragmentation ratios go into exact {@link Gauge} summaries, and every {@code stride}
+ * events a row goes into the time series. Counters count operations and refusals.
+ *
+ * <p>Note [Bounded time series]: with {@code sampleEvery = 0} the stride adapts: when the series
+ * reaches {@link #MAX_AUTO_SAMPLES} rows, every second row is dropped and the stride doubles. The
+ * series stays bounded for a trace of any length and remains evenly spaced; the result depends only
+ * on the event count, so it is deterministic.
+ */
+public final class RunMetrics {
+  /** Most rows kept when the sampling stride is automatic. */
+  public static final int MAX_AUTO_SAMPLES = 2048;
+
+  /** Column names of a time-series row after {@code event} and {@code t_ns}. */
+  public static final List<String> SAMPLE_COLUMNS =
+      List.of(
+          "reserved_bytes",
+          "allocated_bytes",
+          "requested_bytes",
+          "free_bytes",
+          "largest_free_bytes",
+          "internal_fragmentation",
+          "external_fragmentation",
+          "oom_count");
+
+  private final Gauge reserved = new Gauge("reserved_bytes");
+  private final Gauge allocated = new Gauge("allocated_bytes");
+  private final Gauge requested = new Gauge("requested_bytes");
+  private final Gauge free = new Gauge("free_bytes");
+  private final Gauge largestFree = new Gauge("largest_free_bytes");
+  private final Gauge internal = new Gauge("internal_fragmentation");
+  private final Gauge external = new Gauge("external_fragmentation");
+  private final Gauge live = new Gauge("live_allocations");
+
+  private final boolean autoStride;
+  private long stride;
+  private final List<double[]> samples = new ArrayList<>();
+  private long events;
+  private long lastTimeNanos;
+
+  private long allocCount;
+  private long freeCount;
+  private long oomNoMemory;
+  private long oomFragmentation;
+  private long oomTooLarge;
+  private long freesOfRefused;
+
+  /** Creates a recorder that samples every {@code sampleEvery} events (0 = automatic stride). */
+  public RunMetrics(long sampleEvery) {
+    if (sampleEvery < 0) {
+      throw new IllegalArgumentException("sampleEvery must not be negative");
+    }
+    this.autoStride = sampleEvery == 0;
+    this.stride = autoStride ? 1 : sampleEvery;
+  }
+
+  /** Records the state after one event. */
+  public void record(
+      long timeNanos,
+      long reservedBytes,
+      long allocatedBytes,
+      long requestedBytes,
+      long freeBytes,
+      long largestFreeBytes,
+      long liveAllocations) {
+    events++;
+    lastTimeNanos = timeNanos;
+    double internalFrag = allocatedBytes == 0 ? Double.NaN : 1.0 - (double) requestedBytes / allocatedBytes;
+    double externalFrag = freeBytes == 0 ? Double.NaN : 1.0 - (double) largestFreeBytes / freeBytes;
+    reserved.record(timeNanos, reservedBytes);
+    allocated.record(timeNanos, allocatedBytes);
+    requested.record(timeNanos, requestedBytes);
+    free.record(timeNanos, freeBytes);
+    largestFree.record(timeNanos, largestFreeBytes);
+    internal.record(timeNanos, internalFrag);
+    external.record(timeNanos, externalFrag);
+    live.record(timeNanos, liveAllocations);
+    last[0] = events;
+    last[1] = timeNanos;
+    last[2] = reservedBytes;
+    last[3] = allocatedBytes;
+    last[4] = requestedBytes;
+    last[5] = freeBytes;
+    last[6] = largestFreeBytes;
+    last[7] = internalFrag;
+    last[8] = externalFrag;
+    last[9] = oomCount();
+    if (events % stride == 0 || events == 1) {
+      samples.add(last.clone());
+      if (autoStride && samples.size() >= MAX_AUTO_SAMPLES) {
+        decimate();
+      }
+    }
+  }
+
+  /** The row of the latest event, kept so the series always ends at the last event. */
+  private final double[] last = new double[10];
+
+  private void decimate() {
+    List<double[]> kept = new ArrayList<>(samples.size() / 2 + 1);
+    stride *= 2;
+    for (double[] row : samples) {
+      long e = (long) row[0];
+      if (e == 1 || e % stride == 0) {
+        kept.add(row);
+      }
+    }
+    samples.clear();
+    samples.addAll(kept);
+  }
+
+  /** Counts a served allocation. */
+  public void countAlloc() {
+    allocCount++;
+  }
+
+  /** Counts a free. */
+  public void countFree() {
+    freeCount++;
+  }
+
+  /** Counts a free of an allocation the allocator had refused (a no-op for the allocator). */
+  public void countFreeOfRefused() {
+    freesOfRefused++;
+  }
+
+  /** Counts a refusal by reason label ({@code no_memory}, {@code fragmentation}, {@code too_large}). */
+  public void countOom(String reason) {
+    switch (reason) {
+      case "no_memory" -> oomNoMemory++;
+      case "fragmentation" -> oomFragmentation++;
+      case "too_large" -> oomTooLarge++;
+      default -> throw new IllegalArgumentException("unknown OOM reason " + reason);
+    }
+  }
+
+  /** Returns the refusals so far. */
+  public long oomCount() {
+    return oomNoMemory + oomFragmentation + oomTooLarge;
+  }
+
+  /** Returns the number of events recorded. */
+  public long events() {
+    return events;
+  }
+
+  /** Returns the time-series rows (event, t_ns, then {@link #SAMPLE_COLUMNS}); the last event is always included. */
+  public List<double[]> samples() {
+    List<double[]> out = new ArrayList<>(samples);
+    if (events > 0 && (out.isEmpty() || out.get(out.size() - 1)[0] != events)) {
+      out.add(last.clone());
+    }
+    return out;
+  }
+
+  /** Returns the gauge summaries by metric name, in a fixed order. */
+  public Map<String, Gauge.Summary> summaries() {
+    Map<String, Gauge.Summary> m = new LinkedHashMap<>();
+    for (Gauge g : List.of(reserved, allocated, requested, free, largestFree, internal, external, live)) {
+      m.put(g.name(), g.summary());
+    }
+    return m;
+  }
+
+  /** Returns the counters by result-file name, in a fixed order. */
+  public Map<String, Long> counters() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("events", events);
+    m.put("alloc_count", allocCount);
+    m.put("free_count", freeCount);
+    m.put("oom_count", oomCount());
+    m.put("fragmentation_oom_count", oomFragmentation);
+    m.put("no_memory_oom_count", oomNoMemory);
+    m.put("too_large_oom_count", oomTooLarge);
+    m.put("frees_of_refused_count", freesOfRefused);
+    return m;
+  }
+
+  /** Returns the simulated time of the last event. */
+  public long lastTimeNanos() {
+    return lastTimeNanos;
+  }
+}

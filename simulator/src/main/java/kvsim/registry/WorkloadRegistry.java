@@ -1,0 +1,106 @@
+package kvsim.registry;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import kvsim.core.InputException;
+import kvsim.core.ModelPreset;
+import kvsim.core.OptionMap;
+import kvsim.gpu.DeviceSpec;
+import kvsim.trace.EventSource;
+import kvsim.trace.L1TraceReader;
+import kvsim.workload.ChurnGenerator;
+import kvsim.workload.KvGenerator;
+
+/**
+ * Names the workload sources: the generators ({@code churn}, {@code kv}) and L1 trace files. A
+ * workload is written {@code NAME[:key=value,...]} for a generator, or as a path to a trace file.
+ */
+public final class WorkloadRegistry {
+
+  /** One generator: its name and a one-line description for {@code kvsim list}. */
+  public record Generator(String name, String description) {}
+
+  private static final Map<String, Generator> GENERATORS = new LinkedHashMap<>();
+
+  static {
+    GENERATORS.put("churn", new Generator("churn", "random alloc/free churn of 1-256 MiB, the slab literature's workload (ops, free-probability, min-size-mib, max-size-mib, seed)"));
+    GENERATORS.put("kv", new Generator("kv", "Poisson LLM requests with KV and activation buffers, lengths fitted to public traces (preset, requests, rate, decode-step-ms, seed)"));
+  }
+
+  private WorkloadRegistry() {}
+
+  /** Returns the generators in a stable order. */
+  public static Map<String, Generator> generators() {
+    return java.util.Collections.unmodifiableMap(GENERATORS);
+  }
+
+  /**
+   * A resolved workload that can be opened any number of times, giving the same events each time
+   * (one fresh source per allocator run).
+   *
+   * @param spec the workload as written
+   * @param generator the generator name, or null for a trace file
+   * @param params generator parameters (seed included), empty for a file
+   * @param file the trace file, or null
+   */
+  public record Workload(String spec, String generator, Map<String, String> params, Path file) {
+    /** Returns whether this workload is a generator (and so takes seeds). */
+    public boolean isGenerator() {
+      return generator != null;
+    }
+
+    /** Returns the same workload with another seed. */
+    public Workload withSeed(long seed) {
+      if (!isGenerator()) {
+        throw new InputException(spec + ": seeds apply to generators, not to trace files");
+      }
+      Map<String, String> p = new LinkedHashMap<>(params);
+      p.put("seed", Long.toString(seed));
+      return new Workload(spec, generator, p, null);
+    }
+
+    /** Opens a fresh source. */
+    public EventSource open(ModelPreset model, DeviceSpec device) throws IOException {
+      if (file != null) {
+        return L1TraceReader.open(file);
+      }
+      OptionMap options = new OptionMap("generator " + generator, params);
+      return switch (generator) {
+        case "churn" -> new ChurnGenerator(options);
+        case "kv" -> new KvGenerator(options, model, device);
+        default -> throw new IllegalStateException(generator);
+      };
+    }
+  }
+
+  /** Resolves a workload written as a generator spec or a trace path. */
+  public static Workload resolve(String spec, Map<String, String> extraParams) {
+    int colon = spec.indexOf(':');
+    String head = colon < 0 ? spec : spec.substring(0, colon);
+    if (GENERATORS.containsKey(head)) {
+      Map<String, String> params = OptionMap.parsePairs("generator " + head, colon < 0 ? "" : spec.substring(colon + 1));
+      for (Map.Entry<String, String> e : extraParams.entrySet()) {
+        params.putIfAbsent(e.getKey(), e.getValue());
+      }
+      Workload w = new Workload(spec, head, params, null);
+      // Validate the parameters now, so a typo fails before any run starts.
+      try (EventSource probe = w.open(ModelPreset.defaultModel(), DeviceSpec.defaultDevice())) {
+        return w;
+      } catch (IOException e) {
+        throw new InputException(spec + ": " + e.getMessage());
+      }
+    }
+    Path file = Path.of(spec);
+    if (Files.isRegularFile(file)) {
+      if (!extraParams.isEmpty()) {
+        throw new InputException(spec + ": generator parameters " + extraParams.keySet() + " do not apply to a trace file");
+      }
+      return new Workload(spec, null, Map.of(), file);
+    }
+    throw new InputException(
+        spec + ": no such trace file, and not a generator (generators: " + String.join(", ", GENERATORS.keySet()) + ")");
+  }
+}

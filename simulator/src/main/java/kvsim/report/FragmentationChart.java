@@ -1,0 +1,103 @@
+package kvsim.report;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.awt.Rectangle;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import kvsim.core.AtomicFiles;
+import kvsim.core.Bytes;
+import kvsim.metrics.AllocatorResult;
+import kvsim.metrics.RunMetrics;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.plot.CombinedDomainXYPlot;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+import org.jfree.svg.SVGGraphics2D;
+
+/**
+ * The fragmentation chart of a run: external fragmentation over events (top) and allocated (solid)
+ * and reserved (dashed) GiB over events (bottom), one colour per allocator. Written as PNG and SVG
+ * from the sampled time series alone.
+ */
+public final class FragmentationChart {
+  private static final int WIDTH = 1200;
+  private static final int HEIGHT = 800;
+  private static final Color[] PALETTE = {
+    new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c), new Color(0xff7f0e),
+    new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2), new Color(0x7f7f7f)
+  };
+
+  private FragmentationChart() {}
+
+  /** Writes {@code fragmentation.png} and {@code fragmentation.svg} into {@code dir}. */
+  public static void write(Path dir, List<AllocatorResult> results) throws IOException {
+    JFreeChart chart = build(results);
+    AtomicFiles.write(dir.resolve("fragmentation.png"), out -> ChartUtils.writeChartAsPNG(out, chart, WIDTH, HEIGHT));
+    SVGGraphics2D svg = new SVGGraphics2D(WIDTH, HEIGHT);
+    chart.draw(svg, new Rectangle(0, 0, WIDTH, HEIGHT));
+    byte[] bytes = svg.getSVGDocument().getBytes(StandardCharsets.UTF_8);
+    AtomicFiles.write(dir.resolve("fragmentation.svg"), out -> out.write(bytes));
+  }
+
+  /** Builds the chart. */
+  public static JFreeChart build(List<AllocatorResult> results) {
+    int extCol = 2 + RunMetrics.SAMPLE_COLUMNS.indexOf("external_fragmentation");
+    int allocCol = 2 + RunMetrics.SAMPLE_COLUMNS.indexOf("allocated_bytes");
+    int resCol = 2 + RunMetrics.SAMPLE_COLUMNS.indexOf("reserved_bytes");
+
+    XYSeriesCollection ext = new XYSeriesCollection();
+    XYSeriesCollection bytes = new XYSeriesCollection();
+    XYLineAndShapeRenderer extRenderer = new XYLineAndShapeRenderer(true, false);
+    XYLineAndShapeRenderer bytesRenderer = new XYLineAndShapeRenderer(true, false);
+    BasicStroke solid = new BasicStroke(1.6f);
+    BasicStroke dashed = new BasicStroke(1.4f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f);
+    for (int i = 0; i < results.size(); i++) {
+      AllocatorResult r = results.get(i);
+      Color c = PALETTE[i % PALETTE.length];
+      XYSeries e = new XYSeries(r.allocator(), false, true);
+      XYSeries a = new XYSeries(r.allocator() + " allocated", false, true);
+      XYSeries res = new XYSeries(r.allocator() + " reserved", false, true);
+      for (double[] row : r.samples()) {
+        // An undefined ratio (nothing free) leaves a gap in the line.
+        e.add(row[0], Double.isNaN(row[extCol]) ? null : row[extCol]);
+        a.add(row[0], row[allocCol] / Bytes.GiB);
+        res.add(row[0], row[resCol] / Bytes.GiB);
+      }
+      ext.addSeries(e);
+      extRenderer.setSeriesPaint(i, c);
+      extRenderer.setSeriesStroke(i, solid);
+      bytes.addSeries(a);
+      bytes.addSeries(res);
+      bytesRenderer.setSeriesPaint(2 * i, c);
+      bytesRenderer.setSeriesStroke(2 * i, solid);
+      bytesRenderer.setSeriesPaint(2 * i + 1, c);
+      bytesRenderer.setSeriesStroke(2 * i + 1, dashed);
+    }
+    NumberAxis fragAxis = new NumberAxis("external fragmentation");
+    fragAxis.setRange(0.0, 1.0);
+    XYPlot top = new XYPlot(ext, null, fragAxis, extRenderer);
+    XYPlot bottom = new XYPlot(bytes, null, new NumberAxis("GiB (allocated solid, reserved dashed)"), bytesRenderer);
+    for (XYPlot p : List.of(top, bottom)) {
+      p.setBackgroundPaint(Color.WHITE);
+      p.setDomainGridlinePaint(new Color(0xdddddd));
+      p.setRangeGridlinePaint(new Color(0xdddddd));
+    }
+    NumberAxis events = new NumberAxis("event");
+    events.setAutoRangeIncludesZero(false);
+    CombinedDomainXYPlot plot = new CombinedDomainXYPlot(events);
+    plot.setGap(12);
+    plot.add(top, 1);
+    plot.add(bottom, 1);
+    JFreeChart chart = new JFreeChart("Fragmentation and memory over the run", new Font("SansSerif", Font.BOLD, 16), plot, true);
+    chart.setBackgroundPaint(Color.WHITE);
+    return chart;
+  }
+}

@@ -1,0 +1,40 @@
+package kvsim.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
+
+/** The primitive map behaves exactly like {@link HashMap} on any sequence of puts and removes. */
+class LongLongMapProperties {
+  @Property(tries = 200)
+  void behavesLikeAHashMap(@ForAll @Size(max = 2000) List<@IntRange(min = -50, max = 400) Integer> ops) {
+    LongLongMap map = new LongLongMap(4);
+    Map<Long, Long> ref = new HashMap<>();
+    long step = 0;
+    for (int op : ops) {
+      long key = Math.abs(op) % 300 * 7919L;
+      if (op < 0 || op % 3 == 0) {
+        Long expected = ref.remove(key);
+        assertEquals(expected == null ? -1 : expected, map.remove(key, -1));
+      } else {
+        boolean absent = !ref.containsKey(key);
+        if (absent) {
+          ref.put(key, step);
+        }
+        assertEquals(absent, map.putIfAbsent(key, step));
+      }
+      step++;
+      assertEquals(ref.size(), map.size());
+    }
+    for (Map.Entry<Long, Long> e : ref.entrySet()) {
+      assertEquals(e.getValue(), map.get(e.getKey(), -1));
+      assertEquals(true, map.containsKey(e.getKey()));
+    }
+  }
+}

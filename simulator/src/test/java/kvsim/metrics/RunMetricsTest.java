@@ -1,0 +1,78 @@
+package kvsim.metrics;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Summaries are exact over every event; the time series stays bounded and ends at the last event. */
+class RunMetricsTest {
+  @Test
+  void theMeanIsWeightedByTimeAndThePeakSeesEveryEvent() {
+    Gauge g = new Gauge("x");
+    g.record(0, 10);   // holds 10 for 10 ns
+    g.record(10, 100); // holds 100 for 0 ns: a spike the mean ignores but the peak keeps
+    g.record(10, 20);  // holds 20 for 30 ns
+    g.record(40, 5);
+    Gauge.Summary s = g.summary();
+    assertEquals(100.0, s.peak());
+    assertEquals((10 * 10 + 20 * 30) / 40.0, s.mean(), 1e-12);
+    assertEquals(5.0, s.last());
+  }
+
+  @Test
+  void withoutTimeTheMeanIsOverEvents() {
+    Gauge g = new Gauge("x");
+    for (double v : new double[] {1, 2, 3, 6}) {
+      g.record(0, v);
+    }
+    assertEquals(3.0, g.summary().mean(), 1e-12);
+  }
+
+  @Test
+  void anUndefinedRatioIsLeftOutAndANeverDefinedOneIsNull() {
+    Gauge g = new Gauge("r");
+    g.record(0, Double.NaN);
+    g.record(5, 0.5);
+    g.record(15, Double.NaN);
+    g.record(20, Double.NaN);
+    Gauge.Summary s = g.summary();
+    assertEquals(0.5, s.peak());
+    assertEquals(0.5, s.mean(), 1e-12);
+    assertNull(s.last());
+    Gauge never = new Gauge("n");
+    never.record(0, Double.NaN);
+    assertNull(never.summary().peak());
+    assertNull(never.summary().mean());
+  }
+
+  @Test
+  void externalFragmentationIsOneMinusLargestOverFree() {
+    RunMetrics m = new RunMetrics(1);
+    m.record(0, 100, 60, 50, 40, 10, 3);
+    m.record(1, 100, 100, 90, 0, 0, 4);
+    assertEquals(0.75, m.summaries().get("external_fragmentation").peak(), 1e-12);
+    assertEquals(1 - 90 / 100.0, m.summaries().get("internal_fragmentation").last(), 1e-12);
+    assertNull(m.summaries().get("external_fragmentation").last(), "nothing free: undefined, never NaN");
+  }
+
+  @Test
+  void theAutomaticSeriesStaysBoundedAndEndsAtTheLastEvent() {
+    RunMetrics m = new RunMetrics(0);
+    int n = 1_000_003;
+    for (int i = 0; i < n; i++) {
+      m.record(i, i, i, i, 1, 1, 1);
+    }
+    List<double[]> rows = m.samples();
+    assertTrue(rows.size() <= RunMetrics.MAX_AUTO_SAMPLES + 1, "rows " + rows.size());
+    assertTrue(rows.size() >= RunMetrics.MAX_AUTO_SAMPLES / 2, "rows " + rows.size());
+    assertEquals(1.0, rows.get(0)[0]);
+    assertEquals(n, rows.get(rows.size() - 1)[0]);
+    double stride = rows.get(2)[0] - rows.get(1)[0];
+    for (int i = 2; i < rows.size() - 1; i++) {
+      assertEquals(stride, rows.get(i)[0] - rows.get(i - 1)[0], "evenly spaced");
+    }
+  }
+}
