@@ -30,6 +30,8 @@ import org.jfree.svg.SVGGraphics2D;
 public final class FragmentationChart {
   private static final int WIDTH = 1200;
   private static final int HEIGHT = 800;
+  /** Most points drawn per series; more add nothing visible at this width and bloat the SVG. */
+  private static final int MAX_POINTS = 600;
   private static final Color[] PALETTE = {
     new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c), new Color(0xff7f0e),
     new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2), new Color(0x7f7f7f)
@@ -65,7 +67,13 @@ public final class FragmentationChart {
       XYSeries e = new XYSeries(r.allocator(), false, true);
       XYSeries a = new XYSeries(r.allocator() + " allocated", false, true);
       XYSeries res = new XYSeries(r.allocator() + " reserved", false, true);
-      for (double[] row : r.samples()) {
+      List<double[]> rows = r.samples();
+      int step = Math.max(1, (rows.size() + MAX_POINTS - 1) / MAX_POINTS);
+      for (int k = 0; k < rows.size(); k++) {
+        if (k % step != 0 && k != rows.size() - 1) {
+          continue;
+        }
+        double[] row = rows.get(k);
         // An undefined ratio (nothing free) leaves a gap in the line.
         e.add(row[0], Double.isNaN(row[extCol]) ? null : row[extCol]);
         a.add(row[0], row[allocCol] / Bytes.GiB);
@@ -80,6 +88,9 @@ public final class FragmentationChart {
       bytesRenderer.setSeriesStroke(2 * i, solid);
       bytesRenderer.setSeriesPaint(2 * i + 1, c);
       bytesRenderer.setSeriesStroke(2 * i + 1, dashed);
+      // One legend entry per allocator (its colour); the axis label says which line is which.
+      bytesRenderer.setSeriesVisibleInLegend(2 * i, false);
+      bytesRenderer.setSeriesVisibleInLegend(2 * i + 1, false);
     }
     NumberAxis fragAxis = new NumberAxis("external fragmentation");
     fragAxis.setRange(0.0, 1.0);
