@@ -314,19 +314,19 @@ public final class FreeExtentTree {
       count--;
       int k = pathTo(pred); // the unlink may have rotated pred's ancestors
       node[(pred << STRIDE_SHIFT) + SIZE] = grown;
-      fixMaxUpwards(k);
+      raiseMaxUpwards(k, grown);
       return pred;
     }
     if (joinPred) {
-      node[(pred << STRIDE_SHIFT) + SIZE] += sizeBytes;
-      fixMaxUpwards(predAt);
+      long grown = node[(pred << STRIDE_SHIFT) + SIZE] += sizeBytes;
+      raiseMaxUpwards(predAt, grown);
       return pred;
     }
     if (joinSucc) {
       int b = succ << STRIDE_SHIFT;
       node[b] = offsetBytes; // still after pred, which ends before offsetBytes
-      node[b + SIZE] += sizeBytes;
-      fixMaxUpwards(succAt);
+      long grown = node[b + SIZE] += sizeBytes;
+      raiseMaxUpwards(succAt, grown);
       return succ;
     }
     int x = newNode(offsetBytes, sizeBytes);
@@ -348,7 +348,7 @@ public final class FreeExtentTree {
       k--;
     }
     if (k > 0) {
-      fixMaxUpwards(k - 1);
+      raiseMaxUpwards(k - 1, sizeBytes);
     }
     return x;
   }
@@ -443,18 +443,46 @@ public final class FreeExtentTree {
     }
   }
 
-  /** Recomputes the maxima of path[k], path[k - 1], ..., stopping at the first that holds. */
+  /**
+   * Recomputes the maxima of path[k], path[k - 1], ..., stopping at the first that holds; for a
+   * node that shrank or lost a child. Above path[k], a node's maximum is its size, the maximum just
+   * computed for its child on the path, and its other child's maximum.
+   */
   private void fixMaxUpwards(int k) {
     long[] nodes = node;
     int[] stack = path;
-    for (int i = k; i >= 0; i--) {
-      int n = stack[i];
-      long m = subtreeMax(n);
-      int at = (n << STRIDE_SHIFT) + MAX;
-      if (m == nodes[at]) {
+    int below = stack[k];
+    long m = subtreeMax(below);
+    if (m == nodes[(below << STRIDE_SHIFT) + MAX]) {
+      return;
+    }
+    nodes[(below << STRIDE_SHIFT) + MAX] = m;
+    for (int i = k - 1; i >= 0; i--) {
+      int b = stack[i] << STRIDE_SHIFT;
+      long kids = nodes[b + KIDS];
+      int other = (int) kids ^ (int) (kids >>> 32) ^ below;
+      m = larger(nodes[b + SIZE], larger(m, nodes[(other << STRIDE_SHIFT) + MAX]));
+      if (m == nodes[b + MAX]) {
         return;
       }
-      nodes[at] = m;
+      nodes[b + MAX] = m;
+      below = stack[i];
+    }
+  }
+
+  /**
+   * Raises the maxima of path[k], path[k - 1], ... to {@code sizeBytes}, stopping at the first that
+   * already holds as much; for a node that grew or joined the tree, which no maximum can fall by.
+   */
+  private void raiseMaxUpwards(int k, long sizeBytes) {
+    long[] nodes = node;
+    int[] stack = path;
+    for (int i = k; i >= 0; i--) {
+      int at = (stack[i] << STRIDE_SHIFT) + MAX;
+      if (nodes[at] >= sizeBytes) {
+        return;
+      }
+      nodes[at] = sizeBytes;
     }
   }
 
