@@ -25,11 +25,12 @@ import kvsim.alloc.InvariantViolation;
  * operations always builds the same tree: the tree levels walked, which the latency models charge
  * for, are reproducible across runs and machines.
  *
- * <p>Note [Augmented maximum]: each node stores the largest extent size in its subtree. The
- * first-fit descent goes left whenever the left subtree can hold the request, which finds the
- * lowest-address fit in one root-to-node walk. After a change the maxima are recomputed upwards and
- * the walk stops at the first node whose maximum did not change, since nothing above it can change
- * either.
+ * <p>Note [Augmented maximum]: each node stores the largest extent size in each of its two
+ * subtrees. The first-fit descent goes left whenever the left subtree can hold the request, which
+ * finds the lowest-address fit in one root-to-node walk reading one node per level. After a change
+ * the maxima are updated upwards and the walk stops at the first node whose stored maximum did not
+ * change, since nothing above it can change either. A rotation leaves the maximum of the rotated
+ * position as it was, so only the two rotated nodes are touched.
  *
  * <p>Note [Path stack]: nodes keep no parent links. Every change starts with a descent from the
  * root (the first-fit search, the neighbour search of an insert, or a search by address), which
@@ -37,12 +38,12 @@ import kvsim.alloc.InvariantViolation;
  * that stack. The nodes on it were just read, so walking back up costs cache hits, not a chain of
  * dependent loads through parent links.
  *
- * <p>Note [Node layout]: the fields every search reads (offset, size, subtree maximum and both
- * children, packed into one long) sit side by side in one {@code long[]}, four longs per node, so a
- * level of a search touches one node's memory instead of one slot in each of several arrays. The
- * searches pick the child to follow arithmetically (left is side 0, right side 1) instead of by a
- * branch, since which way a search turns is as unpredictable as the addresses are. Priorities,
- * read only when the shape changes, live in an array of their own.
+ * <p>Note [Node layout]: a node's offset, size and the maxima of its two subtrees sit side by side
+ * in one {@code long[]}, four longs per node, so a level of a search touches one node's memory
+ * instead of one slot in each of several arrays; the child links (two ints packed in a long) and
+ * the priorities live in small arrays of their own. The searches pick the child to follow
+ * arithmetically (left is side 0, right side 1) instead of by a branch, since which way a search
+ * turns is as unpredictable as the addresses are.
  */
 public final class FreeExtentTree {
   /** The index that stands for "no extent". */
@@ -51,12 +52,13 @@ public final class FreeExtentTree {
   private static final long PRIORITY_SEED = 0x6A09E667F3BCC908L;
   private static final int STRIDE_SHIFT = 2; // four longs per node
   private static final int SIZE = 1;
-  private static final int MAX = 2;
-  private static final int KIDS = 3; // left child in the low 32 bits, right child in the high 32
+  private static final int LEFT_MAX = 2;
+  private static final int RIGHT_MAX = 3;
   private static final long LOW = 0xFFFF_FFFFL;
 
-  // Node 0 is the sentinel NONE: all its fields stay 0, so a missing child never fits anything.
-  private long[] node;
+  // Node 0 is the sentinel NONE: all its fields stay 0.
+  private long[] node; // offset, size, left subtree maximum, right subtree maximum
+  private long[] kids; // left child in the low 32 bits, right child in the high 32
   private int[] priority;
 
   private int root = NONE;
@@ -81,6 +83,7 @@ public final class FreeExtentTree {
   public FreeExtentTree(int initialCapacity) {
     int n = Math.max(2, initialCapacity + 1);
     node = new long[n << STRIDE_SHIFT];
+    kids = new long[n];
     priority = new int[n];
   }
 
@@ -92,52 +95,51 @@ public final class FreeExtentTree {
     return node[(n << STRIDE_SHIFT) + SIZE];
   }
 
-  private long max(int n) {
-    return node[(n << STRIDE_SHIFT) + MAX];
-  }
-
   private int left(int n) {
-    return (int) node[(n << STRIDE_SHIFT) + KIDS];
+    return (int) kids[n];
   }
 
   private int right(int n) {
-    return (int) (node[(n << STRIDE_SHIFT) + KIDS] >>> 32);
+    return (int) (kids[n] >>> 32);
   }
 
-  private void setLeft(int n, int child) {
-    int i = (n << STRIDE_SHIFT) + KIDS;
-    node[i] = (node[i] & ~LOW) | (child & LOW);
-  }
-
-  private void setRight(int n, int child) {
-    int i = (n << STRIDE_SHIFT) + KIDS;
-    node[i] = (node[i] & LOW) | ((long) child << 32);
-  }
-
-  /** Replaces {@code old} by {@code child} under {@code parent} (or at the root). */
-  private void replaceChild(int parent, int old, int child) {
-    if (parent == NONE) {
-      root = child;
-    } else if (left(parent) == old) {
-      setLeft(parent, child);
-    } else {
-      setRight(parent, child);
-    }
-  }
-
-  /** Returns the subtree maximum {@code n} should hold: its size or its children's maxima. */
+  /** Returns the largest size in the subtree of {@code n}; 0 for {@link #NONE}. */
   private long subtreeMax(int n) {
     int b = n << STRIDE_SHIFT;
-    long kids = node[b + KIDS];
-    long l = node[((int) kids << STRIDE_SHIFT) + MAX];
-    long r = node[((int) (kids >>> 32) << STRIDE_SHIFT) + MAX];
-    return larger(node[b + SIZE], larger(l, r));
+    return larger(node[b + SIZE], larger(node[b + LEFT_MAX], node[b + RIGHT_MAX]));
   }
 
   /** Returns the larger of two sizes without a branch (both are in [0, 2^62), so a − b cannot overflow). */
   private static long larger(long a, long b) {
     long d = a - b;
     return a - (d & (d >> 63));
+  }
+
+  /** Returns the field of {@code parent} that holds the maximum of its child {@code child}'s side. */
+  private int sideMaxIndex(int parent, int child) {
+    int isRight = (int) kids[parent] == child ? 0 : 1;
+    return (parent << STRIDE_SHIFT) + LEFT_MAX + isRight;
+  }
+
+  private void setLeft(int n, int child, long childMax) {
+    kids[n] = (kids[n] & ~LOW) | (child & LOW);
+    node[(n << STRIDE_SHIFT) + LEFT_MAX] = childMax;
+  }
+
+  private void setRight(int n, int child, long childMax) {
+    kids[n] = (kids[n] & LOW) | ((long) child << 32);
+    node[(n << STRIDE_SHIFT) + RIGHT_MAX] = childMax;
+  }
+
+  /** Puts {@code child} where {@code old} hung under {@code parent} (or at the root). */
+  private void replaceChild(int parent, int old, int child, long childMax) {
+    if (parent == NONE) {
+      root = child;
+    } else if (left(parent) == old) {
+      setLeft(parent, child, childMax);
+    } else {
+      setRight(parent, child, childMax);
+    }
   }
 
   /** Returns the number of free extents. */
@@ -152,7 +154,7 @@ public final class FreeExtentTree {
 
   /** Returns the size of the largest free extent, 0 when there is none. */
   public long largestBytes() {
-    return max(root);
+    return subtreeMax(root);
   }
 
   /** Returns the number of tree levels the last {@link #firstFit} or {@link #insert} walked. */
@@ -177,11 +179,12 @@ public final class FreeExtentTree {
     }
     pathValid = false;
     int n = root;
-    if (max(n) < minSizeBytes) {
+    if (subtreeMax(n) < minSizeBytes) {
       lastSteps = 1;
       return NONE;
     }
     long[] nodes = node;
+    long[] links = kids;
     int[] stack = path;
     int depth = 0;
     while (true) {
@@ -190,15 +193,14 @@ public final class FreeExtentTree {
       }
       stack[depth++] = n;
       int b = n << STRIDE_SHIFT;
-      long kids = nodes[b + KIDS];
       // Sizes are below 2^62, so a difference's sign bit is a comparison.
-      int leftTooSmall = (int) ((nodes[((int) kids << STRIDE_SHIFT) + MAX] - minSizeBytes) >>> 63);
+      int leftTooSmall = (int) ((nodes[b + LEFT_MAX] - minSizeBytes) >>> 63);
       int selfFits = (int) ((minSizeBytes - 1 - nodes[b + SIZE]) >>> 63);
       if ((leftTooSmall & selfFits) != 0) {
         break;
       }
       // Left if the left subtree fits, else right, whose maximum then fits.
-      n = (int) (kids >>> (leftTooSmall << 5));
+      n = (int) (links[n] >>> (leftTooSmall << 5));
     }
     pathLength = depth;
     pathValid = true;
@@ -226,7 +228,7 @@ public final class FreeExtentTree {
     } else {
       this.node[b] = at + sizeBytes;
       this.node[b + SIZE] = have - sizeBytes;
-      fixMaxUpwards(k);
+      lowerMaxUpwards(k);
     }
     pathValid = false;
     return at;
@@ -282,6 +284,7 @@ public final class FreeExtentTree {
     pathValid = false;
     long end = offsetBytes + sizeBytes;
     long[] nodes = node;
+    long[] links = kids;
     int[] stack = path;
     int predAt = -1;
     int succAt = -1;
@@ -290,12 +293,11 @@ public final class FreeExtentTree {
       if (depth == stack.length) {
         stack = path = Arrays.copyOf(stack, depth * 2);
       }
-      int b = n << STRIDE_SHIFT;
-      int goRight = (int) ((nodes[b] - offsetBytes) >>> 63); // offset(n) < offsetBytes
+      int goRight = (int) ((nodes[n << STRIDE_SHIFT] - offsetBytes) >>> 63); // offset(n) < offsetBytes
       predAt += (depth - predAt) & -goRight; // = depth when going right
       succAt += (depth - succAt) & (goRight - 1); // = depth when going left
       stack[depth++] = n;
-      n = (int) (nodes[b + KIDS] >>> (goRight << 5));
+      n = (int) (links[n] >>> (goRight << 5));
     }
     lastSteps = depth;
     int pred = predAt < 0 ? NONE : stack[predAt];
@@ -337,18 +339,16 @@ public final class FreeExtentTree {
     }
     int last = path[depth - 1];
     if (offset(last) < offsetBytes) {
-      setRight(last, x);
+      setRight(last, x, sizeBytes);
     } else {
-      setLeft(last, x);
+      setLeft(last, x, sizeBytes);
     }
-    // x sits at path position `depth`; rotate it up while it outranks its parent.
+    raiseMaxUpwards(depth - 1, sizeBytes);
+    // Rotate x up while it outranks its parent; rotations keep every maximum above them.
     int k = depth;
     while (k > 0 && priority[x] > priority[path[k - 1]]) {
       rotateUp(x, path[k - 1], k >= 2 ? path[k - 2] : NONE);
       k--;
-    }
-    if (k > 0) {
-      raiseMaxUpwards(k - 1, sizeBytes);
     }
     return x;
   }
@@ -390,6 +390,9 @@ public final class FreeExtentTree {
       if (node[i] != 0) {
         throw new InvariantViolation(owner, "free-extent tree sentinel was written");
       }
+    }
+    if (kids[NONE] != 0) {
+      throw new InvariantViolation(owner, "free-extent tree sentinel has children");
     }
     int[] stack = new int[count + 2];
     int depth = 0;
@@ -436,49 +439,42 @@ public final class FreeExtentTree {
     if ((l != NONE && priority[l] > priority[n]) || (r != NONE && priority[r] > priority[n])) {
       throw new InvariantViolation(owner, "free-extent tree heap order broken at offset " + offset(n));
     }
-    long expected = subtreeMax(n);
-    if (max(n) != expected) {
+    int b = n << STRIDE_SHIFT;
+    if (node[b + LEFT_MAX] != subtreeMax(l) || node[b + RIGHT_MAX] != subtreeMax(r)) {
       throw new InvariantViolation(
-          owner, "subtree maximum at offset " + offset(n) + " is " + max(n) + ", expected " + expected);
+          owner,
+          "subtree maxima at offset " + offset(n) + " are " + node[b + LEFT_MAX] + " / " + node[b + RIGHT_MAX]
+              + ", expected " + subtreeMax(l) + " / " + subtreeMax(r));
     }
   }
 
   /**
-   * Recomputes the maxima of path[k], path[k - 1], ..., stopping at the first that holds; for a
-   * node that shrank or lost a child. Above path[k], a node's maximum is its size, the maximum just
-   * computed for its child on the path, and its other child's maximum.
+   * Updates the maxima above path[k], whose subtree maximum may have fallen (it shrank or lost a
+   * node), stopping at the first ancestor whose stored maximum for that side holds.
    */
-  private void fixMaxUpwards(int k) {
+  private void lowerMaxUpwards(int k) {
     long[] nodes = node;
     int[] stack = path;
-    int below = stack[k];
-    long m = subtreeMax(below);
-    if (m == nodes[(below << STRIDE_SHIFT) + MAX]) {
-      return;
-    }
-    nodes[(below << STRIDE_SHIFT) + MAX] = m;
-    for (int i = k - 1; i >= 0; i--) {
-      int b = stack[i] << STRIDE_SHIFT;
-      long kids = nodes[b + KIDS];
-      int other = (int) kids ^ (int) (kids >>> 32) ^ below;
-      m = larger(nodes[b + SIZE], larger(m, nodes[(other << STRIDE_SHIFT) + MAX]));
-      if (m == nodes[b + MAX]) {
+    for (int i = k; i > 0; i--) {
+      int child = stack[i];
+      int at = sideMaxIndex(stack[i - 1], child);
+      long m = subtreeMax(child);
+      if (nodes[at] == m) {
         return;
       }
-      nodes[b + MAX] = m;
-      below = stack[i];
+      nodes[at] = m;
     }
   }
 
   /**
-   * Raises the maxima of path[k], path[k - 1], ... to {@code sizeBytes}, stopping at the first that
-   * already holds as much; for a node that grew or joined the tree, which no maximum can fall by.
+   * Raises the maxima above path[k], whose subtree now holds an extent of {@code sizeBytes}, to at
+   * least that size, stopping at the first ancestor that already holds as much on that side.
    */
   private void raiseMaxUpwards(int k, long sizeBytes) {
     long[] nodes = node;
     int[] stack = path;
-    for (int i = k; i >= 0; i--) {
-      int at = (stack[i] << STRIDE_SHIFT) + MAX;
+    for (int i = k; i > 0; i--) {
+      int at = sideMaxIndex(stack[i - 1], stack[i]);
       if (nodes[at] >= sizeBytes) {
         return;
       }
@@ -486,23 +482,31 @@ public final class FreeExtentTree {
     }
   }
 
-  /** Rotates {@code x} above its parent {@code p} (child of {@code g}), keeping both maxima. */
+  /**
+   * Rotates {@code x} above its parent {@code p} (child of {@code g}). The subtree at that position
+   * keeps its extents, so {@code g}'s maximum for it stands; {@code p} and {@code x} get theirs.
+   */
   private void rotateUp(int x, int p, int g) {
+    int xb = x << STRIDE_SHIFT;
     if (left(p) == x) {
-      setLeft(p, right(x));
-      setRight(x, p);
+      setLeft(p, right(x), node[xb + RIGHT_MAX]);
+      setRight(x, p, subtreeMax(p));
     } else {
-      setRight(p, left(x));
-      setLeft(x, p);
+      setRight(p, left(x), node[xb + LEFT_MAX]);
+      setLeft(x, p, subtreeMax(p));
     }
-    replaceChild(g, p, x);
-    node[(p << STRIDE_SHIFT) + MAX] = subtreeMax(p);
-    node[(x << STRIDE_SHIFT) + MAX] = subtreeMax(x);
+    if (g == NONE) {
+      root = x;
+    } else if (left(g) == p) {
+      kids[g] = (kids[g] & ~LOW) | (x & LOW);
+    } else {
+      kids[g] = (kids[g] & LOW) | ((long) x << 32);
+    }
   }
 
   /**
    * Takes the node at path position {@code k} out of the tree (rotating it down to at most one
-   * child), recycles it and fixes the maxima above it.
+   * child), recycles it and updates the maxima above it.
    */
   private void unlink(int k) {
     int n = path[k];
@@ -518,15 +522,17 @@ public final class FreeExtentTree {
       path[++k] = n;
     }
     int child = left(n) != NONE ? left(n) : right(n);
-    replaceChild(k > 0 ? path[k - 1] : NONE, n, child);
+    int p = k > 0 ? path[k - 1] : NONE;
+    replaceChild(p, n, child, subtreeMax(child));
     int b = n << STRIDE_SHIFT;
     node[b] = 0;
     node[b + SIZE] = 0;
-    node[b + MAX] = 0;
-    node[b + KIDS] = recycled & LOW;
+    node[b + LEFT_MAX] = 0;
+    node[b + RIGHT_MAX] = 0;
+    kids[n] = recycled & LOW;
     recycled = n;
     if (k > 0) {
-      fixMaxUpwards(k - 1);
+      lowerMaxUpwards(k - 1);
     }
   }
 
@@ -544,8 +550,9 @@ public final class FreeExtentTree {
     int b = x << STRIDE_SHIFT;
     node[b] = offsetBytes;
     node[b + SIZE] = sizeBytes;
-    node[b + MAX] = sizeBytes;
-    node[b + KIDS] = 0;
+    node[b + LEFT_MAX] = 0;
+    node[b + RIGHT_MAX] = 0;
+    kids[x] = 0;
     priority[x] = nextPriority();
     return x;
   }
@@ -560,6 +567,7 @@ public final class FreeExtentTree {
   private void grow() {
     int n = priority.length * 2;
     node = Arrays.copyOf(node, n << STRIDE_SHIFT);
+    kids = Arrays.copyOf(kids, n);
     priority = Arrays.copyOf(priority, n);
   }
 }

@@ -232,7 +232,7 @@ class FreeExtentTreeTest {
     assertEquals(stepsA.toString(), stepsB.toString());
   }
 
-  /** Returns the tree's node array: four longs per node (offset, size, subtree maximum, children). */
+  /** Returns the tree's node array: four longs per node (offset, size, left and right subtree maxima). */
   private static long[] nodes(FreeExtentTree tree) throws ReflectiveOperationException {
     Field node = FreeExtentTree.class.getDeclaredField("node");
     node.setAccessible(true);
@@ -245,10 +245,10 @@ class FreeExtentTreeTest {
     for (int i = 0; i < 10; i++) {
       tree.insert(i * 100L, 10);
     }
-    nodes(tree)[4 * tree.first() + 2] = 99;
+    nodes(tree)[4 * tree.first() + 2] = 99; // the leftmost extent's left maximum, which must be 0
     InvariantViolation e = assertThrows(InvariantViolation.class, () -> tree.checkInvariants("owner"));
     assertTrue(e.getMessage().startsWith("owner: "), e.getMessage());
-    assertTrue(e.getMessage().contains("maximum"), e.getMessage());
+    assertTrue(e.getMessage().contains("maxima"), e.getMessage());
   }
 
   @Test
