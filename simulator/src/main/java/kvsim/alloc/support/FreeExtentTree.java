@@ -117,7 +117,8 @@ public final class FreeExtentTree {
 
   /** Returns the field of {@code parent} that holds the maximum of its child {@code child}'s side. */
   private int sideMaxIndex(int parent, int child) {
-    int isRight = (int) kids[parent] == child ? 0 : 1;
+    int differs = (int) kids[parent] ^ child; // 0 when child is the left child
+    int isRight = (differs | -differs) >>> 31;
     return (parent << STRIDE_SHIFT) + LEFT_MAX + isRight;
   }
 
