@@ -4,8 +4,8 @@ import java.util.Arrays;
 import kvsim.alloc.InvariantViolation;
 
 /**
- * The free extents of one address range, ordered by address, in a treap whose nodes also carry the
- * largest free size in their subtree. It is mechanism only: which extent to pick and which end of
+ * The free extents of one address range, ordered by address, in an AVL tree whose nodes also carry
+ * the largest free size in each of their subtrees. It is mechanism only: which extent to pick and which end of
  * it to cut is the caller's policy.
  *
  * <ul>
@@ -13,16 +13,17 @@ import kvsim.alloc.InvariantViolation;
  *       that ends where it starts and the one that starts where it ends.
  *   <li>{@link #firstFit} returns the lowest-address extent of at least a given size, {@link
  *       #takeLow} cuts bytes off an extent's low end and {@link #remove} drops a whole extent. All
- *       three, and {@link #insert}, cost O(log n) expected for n extents; {@link #largestBytes()},
+ *       three, and {@link #insert}, cost O(log n) for n extents; {@link #largestBytes()},
  *       {@link #extentCount()} and {@link #freeBytes()} cost O(1).
  *   <li>Nodes are indices into primitive arrays; removed nodes are recycled, so a steady workload
  *       allocates nothing.
  * </ul>
  *
- * <p>Note [Deterministic treap]: a treap keeps its shape balanced in expectation by giving each
- * node a random priority and keeping the priorities heap-ordered. Here the priorities come from a
- * SplitMix64 sequence with a fixed seed, one value per node creation, so the same sequence of
- * operations always builds the same tree: the tree levels walked, which the latency models charge
+ * <p>Note [Balance]: the tree is an AVL tree (Adelson-Velsky and Landis, 1962): the heights of a
+ * node's two subtrees differ by at most one, which keeps searches within 1.44 log2 n levels and,
+ * on average, close to log2 n. A first version used a treap with seeded priorities; its searches
+ * ran about a fifth deeper, and the searches are most of the cost. There is no randomness at all:
+ * the same operations build the same tree, so the levels walked, which the latency models charge
  * for, are reproducible across runs and machines.
  *
  * <p>Note [Augmented maximum]: each node stores the largest extent size in each of its two
@@ -34,8 +35,8 @@ import kvsim.alloc.InvariantViolation;
  *
  * <p>Note [Path stack]: nodes keep no parent links. Every change starts with a descent from the
  * root (the first-fit search, the neighbour search of an insert, or a search by address), which
- * records the nodes it passes in a small stack; rotations and the upward walks of the maxima use
- * that stack. The nodes on it were just read, so walking back up costs cache hits, not a chain of
+ * records the nodes it passes in a small stack; rotations and the upward walks of the maxima and
+ * heights use that stack. The nodes on it were just read, so walking back up costs cache hits, not a chain of
  * dependent loads through parent links.
  *
  * <p>Note [Node layout]: a node's offset, size and the maxima of its two subtrees sit side by side
@@ -49,24 +50,22 @@ public final class FreeExtentTree {
   /** The index that stands for "no extent". */
   public static final int NONE = 0;
 
-  private static final long PRIORITY_SEED = 0x6A09E667F3BCC908L;
   private static final int STRIDE_SHIFT = 2; // four longs per node
   private static final int SIZE = 1;
   private static final int LEFT_MAX = 2;
   private static final int RIGHT_MAX = 3;
   private static final long LOW = 0xFFFF_FFFFL;
 
-  // Node 0 is the sentinel NONE: all its fields stay 0.
+  // Node 0 is the sentinel NONE: all its fields stay 0, its height too.
   private long[] node; // offset, size, left subtree maximum, right subtree maximum
   private long[] kids; // left child in the low 32 bits, right child in the high 32
-  private int[] priority;
+  private byte[] height; // 1 for a leaf
 
   private int root = NONE;
   private int recycled = NONE; // chain of removed nodes through their left links
   private int nextUnused = 1;
   private int count;
   private long totalBytes;
-  private long priorityState = PRIORITY_SEED;
   private int lastSteps;
 
   // The root-to-node path of the last first-fit search (Note [Path stack]); valid until a change.
@@ -84,7 +83,7 @@ public final class FreeExtentTree {
     int n = Math.max(2, initialCapacity + 1);
     node = new long[n << STRIDE_SHIFT];
     kids = new long[n];
-    priority = new int[n];
+    height = new byte[n];
   }
 
   private long offset(int n) {
@@ -132,15 +131,20 @@ public final class FreeExtentTree {
     node[(n << STRIDE_SHIFT) + RIGHT_MAX] = childMax;
   }
 
-  /** Puts {@code child} where {@code old} hung under {@code parent} (or at the root). */
-  private void replaceChild(int parent, int old, int child, long childMax) {
+  /** Puts {@code child} where {@code old} hung under {@code parent} (or at the root), maximum unchanged. */
+  private void relink(int parent, int old, int child) {
     if (parent == NONE) {
       root = child;
     } else if (left(parent) == old) {
-      setLeft(parent, child, childMax);
+      kids[parent] = (kids[parent] & ~LOW) | (child & LOW);
     } else {
-      setRight(parent, child, childMax);
+      kids[parent] = (kids[parent] & LOW) | ((long) child << 32);
     }
+  }
+
+  /** Returns the height {@code n} should have from its children's. */
+  private int heightFromKids(int n) {
+    return 1 + Math.max(height[left(n)], height[right(n)]);
   }
 
   /** Returns the number of free extents. */
@@ -229,7 +233,7 @@ public final class FreeExtentTree {
     } else {
       this.node[b] = at + sizeBytes;
       this.node[b + SIZE] = have - sizeBytes;
-      lowerMaxUpwards(k);
+      fixMaxUpwards(k, k);
     }
     pathValid = false;
     return at;
@@ -261,16 +265,20 @@ public final class FreeExtentTree {
       if (n == NONE) {
         throw new IllegalArgumentException("extent " + target + " is not in the tree");
       }
-      if (depth == path.length) {
-        path = Arrays.copyOf(path, depth * 2);
-      }
-      path[depth++] = n;
+      push(depth++, n);
       if (n == target) {
         pathLength = depth;
         return depth - 1;
       }
       n = offset(n) < key ? right(n) : left(n);
     }
+  }
+
+  private void push(int at, int n) {
+    if (at == path.length) {
+      path = Arrays.copyOf(path, at * 2);
+    }
+    path[at] = n;
   }
 
   /**
@@ -345,12 +353,7 @@ public final class FreeExtentTree {
       setLeft(last, x, sizeBytes);
     }
     raiseMaxUpwards(depth - 1, sizeBytes);
-    // Rotate x up while it outranks its parent; rotations keep every maximum above them.
-    int k = depth;
-    while (k > 0 && priority[x] > priority[path[k - 1]]) {
-      rotateUp(x, path[k - 1], k >= 2 ? path[k - 2] : NONE);
-      k--;
-    }
+    rebalanceUpwards(depth - 1, true);
     return x;
   }
 
@@ -382,8 +385,8 @@ public final class FreeExtentTree {
   }
 
   /**
-   * Checks the tree's structure: address order, no overlapping or touching extents, heap-ordered
-   * priorities, correct subtree maxima, extent count and free bytes. Throws {@link
+   * Checks the tree's structure: address order, no overlapping or touching extents, heights and
+   * balance, correct subtree maxima, extent count and free bytes. Throws {@link
    * InvariantViolation} naming {@code owner} when broken.
    */
   public void checkInvariants(String owner) {
@@ -392,8 +395,8 @@ public final class FreeExtentTree {
         throw new InvariantViolation(owner, "free-extent tree sentinel was written");
       }
     }
-    if (kids[NONE] != 0) {
-      throw new InvariantViolation(owner, "free-extent tree sentinel has children");
+    if (kids[NONE] != 0 || height[NONE] != 0) {
+      throw new InvariantViolation(owner, "free-extent tree sentinel has children or height");
     }
     int[] stack = new int[count + 2];
     int depth = 0;
@@ -437,8 +440,11 @@ public final class FreeExtentTree {
     }
     int l = left(n);
     int r = right(n);
-    if ((l != NONE && priority[l] > priority[n]) || (r != NONE && priority[r] > priority[n])) {
-      throw new InvariantViolation(owner, "free-extent tree heap order broken at offset " + offset(n));
+    if (height[n] != heightFromKids(n) || Math.abs(height[l] - height[r]) > 1) {
+      throw new InvariantViolation(
+          owner,
+          "free-extent tree out of balance at offset " + offset(n) + ": height " + height[n] + ", subtrees "
+              + height[l] + " / " + height[r]);
     }
     int b = n << STRIDE_SHIFT;
     if (node[b + LEFT_MAX] != subtreeMax(l) || node[b + RIGHT_MAX] != subtreeMax(r)) {
@@ -450,17 +456,17 @@ public final class FreeExtentTree {
   }
 
   /**
-   * Updates the maxima above path[k], whose subtree maximum may have fallen (it shrank or lost a
-   * node), stopping at the first ancestor whose stored maximum for that side holds.
+   * Updates the maxima above path[k], whose subtree maximum may have changed, stopping at the first
+   * ancestor whose stored maximum for that side holds, but not below path[mustReach].
    */
-  private void lowerMaxUpwards(int k) {
+  private void fixMaxUpwards(int k, int mustReach) {
     long[] nodes = node;
     int[] stack = path;
     for (int i = k; i > 0; i--) {
       int child = stack[i];
       int at = sideMaxIndex(stack[i - 1], child);
       long m = subtreeMax(child);
-      if (nodes[at] == m) {
+      if (nodes[at] == m && i <= mustReach) {
         return;
       }
       nodes[at] = m;
@@ -484,8 +490,57 @@ public final class FreeExtentTree {
   }
 
   /**
+   * Restores heights and balance on path[k], path[k − 1], ... after a node was added below
+   * ({@code grew}) or removed. An insertion needs at most one (single or double) rotation; a
+   * removal may need one per level. Stops where a height no longer changes.
+   */
+  private void rebalanceUpwards(int k, boolean grew) {
+    for (int i = k; i >= 0; i--) {
+      int n = path[i];
+      int before = height[n];
+      int balance = height[left(n)] - height[right(n)];
+      if (balance > 1 || balance < -1) {
+        n = rotateToBalance(n, i > 0 ? path[i - 1] : NONE, balance);
+        path[i] = n;
+        if (grew || height[n] == before) {
+          return;
+        }
+      } else {
+        int after = heightFromKids(n);
+        if (after == before) {
+          return;
+        }
+        height[n] = (byte) after;
+      }
+    }
+  }
+
+  /** Rebalances the subtree of {@code n} (child of {@code parent}) and returns its new root. */
+  private int rotateToBalance(int n, int parent, int balance) {
+    if (balance > 1) {
+      int l = left(n);
+      if (height[left(l)] < height[right(l)]) {
+        int lr = right(l);
+        rotateUp(lr, l, n);
+        l = lr;
+      }
+      rotateUp(l, n, parent);
+      return l;
+    }
+    int r = right(n);
+    if (height[right(r)] < height[left(r)]) {
+      int rl = left(r);
+      rotateUp(rl, r, n);
+      r = rl;
+    }
+    rotateUp(r, n, parent);
+    return r;
+  }
+
+  /**
    * Rotates {@code x} above its parent {@code p} (child of {@code g}). The subtree at that position
-   * keeps its extents, so {@code g}'s maximum for it stands; {@code p} and {@code x} get theirs.
+   * keeps its extents, so {@code g}'s maximum for it stands; {@code p} and {@code x} get new
+   * maxima and heights.
    */
   private void rotateUp(int x, int p, int g) {
     int xb = x << STRIDE_SHIFT;
@@ -496,44 +551,54 @@ public final class FreeExtentTree {
       setRight(p, left(x), node[xb + LEFT_MAX]);
       setLeft(x, p, subtreeMax(p));
     }
-    if (g == NONE) {
-      root = x;
-    } else if (left(g) == p) {
-      kids[g] = (kids[g] & ~LOW) | (x & LOW);
-    } else {
-      kids[g] = (kids[g] & LOW) | ((long) x << 32);
-    }
+    relink(g, p, x);
+    height[p] = (byte) heightFromKids(p);
+    height[x] = (byte) heightFromKids(x);
   }
 
   /**
-   * Takes the node at path position {@code k} out of the tree (rotating it down to at most one
-   * child), recycles it and updates the maxima above it.
+   * Takes the node at path position {@code k} out of the tree and recycles a node; updates the
+   * maxima and rebalances above. A node with two children takes over its successor's extent and
+   * the successor's node goes instead, so the node that held the next extent may change identity.
    */
   private void unlink(int k) {
     int n = path[k];
-    while (left(n) != NONE && right(n) != NONE) {
-      int l = left(n);
-      int r = right(n);
-      int c = priority[l] > priority[r] ? l : r;
-      rotateUp(c, n, k > 0 ? path[k - 1] : NONE);
-      if (k + 2 > path.length) {
-        path = Arrays.copyOf(path, path.length * 2);
+    int gone = n;
+    int at = k;
+    if (left(n) != NONE && right(n) != NONE) {
+      int s = right(n);
+      push(++at, s);
+      while (left(s) != NONE) {
+        s = left(s);
+        push(++at, s);
       }
-      path[k] = c;
-      path[++k] = n;
+      int nb = n << STRIDE_SHIFT;
+      int sb = s << STRIDE_SHIFT;
+      node[nb] = node[sb];
+      node[nb + SIZE] = node[sb + SIZE];
+      gone = s;
     }
-    int child = left(n) != NONE ? left(n) : right(n);
-    int p = k > 0 ? path[k - 1] : NONE;
-    replaceChild(p, n, child, subtreeMax(child));
-    int b = n << STRIDE_SHIFT;
+    int child = left(gone) != NONE ? left(gone) : right(gone);
+    int parent = at > 0 ? path[at - 1] : NONE;
+    if (parent == NONE) {
+      root = child;
+    } else if (left(parent) == gone) {
+      setLeft(parent, child, subtreeMax(child));
+    } else {
+      setRight(parent, child, subtreeMax(child));
+    }
+    int b = gone << STRIDE_SHIFT;
     node[b] = 0;
     node[b + SIZE] = 0;
     node[b + LEFT_MAX] = 0;
     node[b + RIGHT_MAX] = 0;
-    kids[n] = recycled & LOW;
-    recycled = n;
-    if (k > 0) {
-      lowerMaxUpwards(k - 1);
+    kids[gone] = recycled & LOW;
+    height[gone] = 0;
+    recycled = gone;
+    if (at > 0) {
+      // path[at - 1] lost a child; path[k] (if it took the successor's extent) changed size.
+      fixMaxUpwards(at - 1, Math.min(k, at - 1));
+      rebalanceUpwards(at - 1, false);
     }
   }
 
@@ -543,7 +608,7 @@ public final class FreeExtentTree {
       x = recycled;
       recycled = left(x);
     } else {
-      if (nextUnused == priority.length) {
+      if (nextUnused == height.length) {
         grow();
       }
       x = nextUnused++;
@@ -554,21 +619,14 @@ public final class FreeExtentTree {
     node[b + LEFT_MAX] = 0;
     node[b + RIGHT_MAX] = 0;
     kids[x] = 0;
-    priority[x] = nextPriority();
+    height[x] = 1;
     return x;
   }
 
-  private int nextPriority() {
-    long z = (priorityState += 0x9E3779B97F4A7C15L);
-    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-    return (int) ((z ^ (z >>> 31)) >>> 32);
-  }
-
   private void grow() {
-    int n = priority.length * 2;
+    int n = height.length * 2;
     node = Arrays.copyOf(node, n << STRIDE_SHIFT);
     kids = Arrays.copyOf(kids, n);
-    priority = Arrays.copyOf(priority, n);
+    height = Arrays.copyOf(height, n);
   }
 }

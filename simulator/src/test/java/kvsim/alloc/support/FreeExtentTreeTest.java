@@ -197,8 +197,8 @@ class FreeExtentTreeTest {
 
   @Test
   void extentsInsertedInAddressOrderStillGiveAShallowTree() {
-    // Sorted insertion is the worst case of an unbalanced search tree (depth n); the treap's
-    // priorities keep the search for the last extent near 2 ln n levels.
+    // Sorted insertion is the worst case of an unbalanced search tree (depth n); an AVL tree of n
+    // nodes is at most 1.44 log2(n + 2) levels deep: 23 for 100,000.
     FreeExtentTree tree = new FreeExtentTree();
     int n = 100_000;
     for (int i = 0; i < n; i++) {
@@ -206,8 +206,13 @@ class FreeExtentTreeTest {
     }
     assertEquals(n, tree.extentCount());
     assertEquals(2L * (n - 1), tree.offsetOf(tree.firstFit(2)));
-    assertTrue(tree.lastSteps() <= 60, "first fit walked " + tree.lastSteps() + " levels for 100,000 extents");
+    assertTrue(tree.lastSteps() <= 23, "first fit walked " + tree.lastSteps() + " levels for 100,000 extents");
+    for (int i = 0; i < n; i += 2) { // removals rebalance too
+      tree.takeLow(tree.firstFit(1), 1);
+    }
     tree.checkInvariants("test");
+    assertEquals(2L * (n - 1), tree.offsetOf(tree.firstFit(2)));
+    assertTrue(tree.lastSteps() <= 22, "first fit walked " + tree.lastSteps() + " levels for 50,000 extents");
   }
 
   @Test
@@ -249,6 +254,19 @@ class FreeExtentTreeTest {
     InvariantViolation e = assertThrows(InvariantViolation.class, () -> tree.checkInvariants("owner"));
     assertTrue(e.getMessage().startsWith("owner: "), e.getMessage());
     assertTrue(e.getMessage().contains("maxima"), e.getMessage());
+  }
+
+  @Test
+  void aWrongHeightIsReportedAsAnInvariantViolation() throws ReflectiveOperationException {
+    FreeExtentTree tree = new FreeExtentTree();
+    for (int i = 0; i < 10; i++) {
+      tree.insert(i * 100L, 10);
+    }
+    Field height = FreeExtentTree.class.getDeclaredField("height");
+    height.setAccessible(true);
+    ((byte[]) height.get(tree))[tree.first()] = 3; // a leaf
+    InvariantViolation e = assertThrows(InvariantViolation.class, () -> tree.checkInvariants("owner"));
+    assertTrue(e.getMessage().contains("balance"), e.getMessage());
   }
 
   @Test
