@@ -495,10 +495,14 @@ public final class FreeExtentTree {
    * removal may need one per level. Stops where a height no longer changes.
    */
   private void rebalanceUpwards(int k, boolean grew) {
+    byte[] heights = height;
     for (int i = k; i >= 0; i--) {
       int n = path[i];
-      int before = height[n];
-      int balance = height[left(n)] - height[right(n)];
+      long links = kids[n];
+      int hl = heights[(int) links];
+      int hr = heights[(int) (links >>> 32)];
+      int before = heights[n];
+      int balance = hl - hr;
       if (balance > 1 || balance < -1) {
         n = rotateToBalance(n, i > 0 ? path[i - 1] : NONE, balance);
         path[i] = n;
@@ -506,11 +510,11 @@ public final class FreeExtentTree {
           return;
         }
       } else {
-        int after = heightFromKids(n);
+        int after = 1 + Math.max(hl, hr);
         if (after == before) {
           return;
         }
-        height[n] = (byte) after;
+        heights[n] = (byte) after;
       }
     }
   }
