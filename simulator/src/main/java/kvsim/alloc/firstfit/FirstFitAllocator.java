@@ -54,9 +54,10 @@ import kvsim.gpu.Region;
  * than ends-plus-one lie at or below any address, at least one because the next start never lies
  * past the previous end.
  *
- * <p>Note [Handles]: a handle is {@code generation << 32 | slot}. Slots index a primitive array
- * (offset, allocated and requested bytes, generation) and are reused from a stack; each reuse bumps the slot's
- * generation, so the handles of freed allocations never become live again.
+ * <p>Note [Handles]: a handle is {@code generation << 32 | slot}. A slot is four longs of one
+ * primitive array (offset, allocated bytes, requested bytes, generation); slots are reused from a
+ * stack, and each reuse bumps the slot's generation, so the handles of freed allocations never
+ * become live again.
  */
 public final class FirstFitAllocator implements Allocator {
   /** Default alignment: 512 B, the granularity of PyTorch's and CUDA's sub-allocations. */
@@ -200,7 +201,7 @@ public final class FirstFitAllocator implements Allocator {
   @Override
   public Extents extentsOf(long handle) {
     int slot = checkedSlot(handle);
-    return Extents.single(slots[slot * SLOT_STRIDE], slots[slot * SLOT_STRIDE + ALLOCATED]);
+    return Extents.single(offsetOfSlot(slot), allocatedOfSlot(slot));
   }
 
   @Override
@@ -270,22 +271,23 @@ public final class FirstFitAllocator implements Allocator {
       ends[i] = free.offsetOf(node) + free.sizeOf(node);
     }
     for (int slot = 0; slot < slotsUsed; slot++) {
-      long rounded = slots[slot * SLOT_STRIDE + ALLOCATED];
+      long rounded = allocatedOfSlot(slot);
       if (rounded == 0) {
         continue;
       }
-      if (rounded != Bytes.roundUp(slots[slot * SLOT_STRIDE + REQUESTED], alignmentBytes) || slots[slot * SLOT_STRIDE + REQUESTED] <= 0) {
-        throw new InvariantViolation(
-            name(), "allocation at " + slots[slot * SLOT_STRIDE] + " holds " + rounded + " B for " + slots[slot * SLOT_STRIDE + REQUESTED] + " B");
+      long offset = offsetOfSlot(slot);
+      long asked = requestedOfSlot(slot);
+      if (rounded != Bytes.roundUp(asked, alignmentBytes) || asked <= 0) {
+        throw new InvariantViolation(name(), "allocation at " + offset + " holds " + rounded + " B for " + asked + " B");
       }
-      if ((slots[slot * SLOT_STRIDE] - region.baseBytes()) % alignmentBytes != 0) {
-        throw new InvariantViolation(name(), "allocation at " + slots[slot * SLOT_STRIDE] + " is not aligned");
+      if ((offset - region.baseBytes()) % alignmentBytes != 0) {
+        throw new InvariantViolation(name(), "allocation at " + offset + " is not aligned");
       }
-      starts[pieces] = slots[slot * SLOT_STRIDE];
-      ends[pieces] = slots[slot * SLOT_STRIDE] + rounded;
+      starts[pieces] = offset;
+      ends[pieces] = offset + rounded;
       pieces++;
       allocated += rounded;
-      requested += slots[slot * SLOT_STRIDE + REQUESTED];
+      requested += asked;
       live++;
     }
     if (allocated != allocatedBytes || requested != requestedBytes || live != liveAllocations) {
@@ -324,25 +326,37 @@ public final class FirstFitAllocator implements Allocator {
   public List<SegmentLayout> layout() {
     int[] live =
         IntStream.range(0, slotsUsed)
-            .filter(slot -> slots[slot * SLOT_STRIDE + ALLOCATED] != 0)
+            .filter(slot -> allocatedOfSlot(slot) != 0)
             .boxed()
-            .sorted((a, b) -> Long.compare(slots[a * SLOT_STRIDE], slots[b * SLOT_STRIDE]))
+            .sorted((a, b) -> Long.compare(offsetOfSlot(a), offsetOfSlot(b)))
             .mapToInt(Integer::intValue)
             .toArray();
     List<SegmentLayout.Block> blocks = new ArrayList<>(live.length + free.extentCount());
     int node = free.first();
     int i = 0;
     while (node != FreeExtentTree.NONE || i < live.length) {
-      if (i == live.length || (node != FreeExtentTree.NONE && free.offsetOf(node) < slots[live[i] * SLOT_STRIDE])) {
+      if (i == live.length || (node != FreeExtentTree.NONE && free.offsetOf(node) < offsetOfSlot(live[i]))) {
         blocks.add(new SegmentLayout.Block(free.offsetOf(node), free.sizeOf(node), 0, SegmentLayout.State.INACTIVE));
         node = free.next(node);
       } else {
         int slot = live[i++];
         blocks.add(
             new SegmentLayout.Block(
-                slots[slot * SLOT_STRIDE], slots[slot * SLOT_STRIDE + ALLOCATED], slots[slot * SLOT_STRIDE + REQUESTED], SegmentLayout.State.ACTIVE_ALLOCATED));
+                offsetOfSlot(slot), allocatedOfSlot(slot), requestedOfSlot(slot), SegmentLayout.State.ACTIVE_ALLOCATED));
       }
     }
     return List.of(new SegmentLayout(region.baseBytes(), region.sizeBytes(), "region", 0, false, blocks));
+  }
+
+  private long offsetOfSlot(int slot) {
+    return slots[slot * SLOT_STRIDE];
+  }
+
+  private long allocatedOfSlot(int slot) {
+    return slots[slot * SLOT_STRIDE + ALLOCATED];
+  }
+
+  private long requestedOfSlot(int slot) {
+    return slots[slot * SLOT_STRIDE + REQUESTED];
   }
 }

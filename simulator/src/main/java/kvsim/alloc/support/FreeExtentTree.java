@@ -17,6 +17,7 @@ import kvsim.alloc.InvariantViolation;
  *       {@link #extentCount()} and {@link #freeBytes()} cost O(1).
  *   <li>Nodes are indices into primitive arrays; removed nodes are recycled, so a steady workload
  *       allocates nothing.
+ *   <li>Extents lie below address 2^62 (4 EiB), which lets the searches compare by subtraction.
  * </ul>
  *
  * <p>Note [Balance]: the tree is an AVL tree (Adelson-Velsky and Landis, 1962): the heights of a
@@ -42,7 +43,7 @@ import kvsim.alloc.InvariantViolation;
  * <p>Note [Node layout]: a node's offset, size and the maxima of its two subtrees sit side by side
  * in one {@code long[]}, four longs per node, so a level of a search touches one node's memory
  * instead of one slot in each of several arrays; the child links (two ints packed in a long) and
- * the priorities live in small arrays of their own. The searches pick the child to follow
+ * the heights live in small arrays of their own. The searches pick the child to follow
  * arithmetically (left is side 0, right side 1) instead of by a branch, since which way a search
  * turns is as unpredictable as the addresses are.
  */
@@ -55,6 +56,8 @@ public final class FreeExtentTree {
   private static final int LEFT_MAX = 2;
   private static final int RIGHT_MAX = 3;
   private static final long LOW = 0xFFFF_FFFFL;
+  /** Extents end at or below 2^62, so differences of offsets and sizes never overflow. */
+  private static final long MAX_ADDRESS = 1L << 62;
 
   // Node 0 is the sentinel NONE: all its fields stay 0, its height too.
   private long[] node; // offset, size, left subtree maximum, right subtree maximum
@@ -287,7 +290,7 @@ public final class FreeExtentTree {
    * extent.
    */
   public int insert(long offsetBytes, long sizeBytes) {
-    if (sizeBytes <= 0 || offsetBytes < 0) {
+    if (sizeBytes <= 0 || offsetBytes < 0 || sizeBytes > MAX_ADDRESS - offsetBytes) {
       throw new IllegalArgumentException("bad extent [" + offsetBytes + ", +" + sizeBytes + ")");
     }
     pathValid = false;

@@ -70,6 +70,7 @@ class FreeExtentTreeTest {
     assertThrows(IllegalArgumentException.class, () -> tree.insert(90, 11));
     assertThrows(IllegalArgumentException.class, () -> tree.insert(149, 10));
     assertThrows(IllegalArgumentException.class, () -> tree.insert(100, 50));
+    assertThrows(IllegalArgumentException.class, () -> tree.insert((1L << 62) - 10, 11), "past 2^62");
     assertEquals(50, tree.freeBytes());
     tree.checkInvariants("test");
   }
