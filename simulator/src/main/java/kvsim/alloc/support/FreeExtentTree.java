@@ -5,8 +5,8 @@ import kvsim.alloc.InvariantViolation;
 
 /**
  * The free extents of one address range, ordered by address, in an AVL tree whose nodes also carry
- * the largest free size in each of their subtrees. It is mechanism only: which extent to pick and which end of
- * it to cut is the caller's policy.
+ * the largest free size in each of their subtrees. It is mechanism only: which extent to pick and
+ * which end of it to cut is the caller's policy.
  *
  * <ul>
  *   <li>Extents never overlap and never touch: {@link #insert} merges a new extent with the one
@@ -16,16 +16,16 @@ import kvsim.alloc.InvariantViolation;
  *       three, and {@link #insert}, cost O(log n) for n extents; {@link #largestBytes()},
  *       {@link #extentCount()} and {@link #freeBytes()} cost O(1).
  *   <li>Nodes are indices into primitive arrays; removed nodes are recycled, so a steady workload
- *       allocates nothing.
+ *       allocates nothing. A node index names an extent until the next change to the tree.
  *   <li>Extents lie below address 2^62 (4 EiB), which lets the searches compare by subtraction.
  * </ul>
  *
  * <p>Note [Balance]: the tree is an AVL tree (Adelson-Velsky and Landis, 1962): the heights of a
  * node's two subtrees differ by at most one, which keeps searches within 1.44 log2 n levels and,
- * on average, close to log2 n. A first version used a treap with seeded priorities; its searches
- * ran about a fifth deeper, and the searches are most of the cost. There is no randomness at all:
- * the same operations build the same tree, so the levels walked, which the latency models charge
- * for, are reproducible across runs and machines.
+ * on average, close to log2 n. A first version used a treap with seeded priorities; it walked 17 %
+ * more levels per first-fit churn operation, and the walks are most of the cost. There is no
+ * randomness at all: the same operations build the same tree, so the levels walked, which the
+ * latency models charge for, are reproducible across runs and machines.
  *
  * <p>Note [Augmented maximum]: each node stores the largest extent size in each of its two
  * subtrees. The first-fit descent goes left whenever the left subtree can hold the request, which
@@ -37,8 +37,8 @@ import kvsim.alloc.InvariantViolation;
  * <p>Note [Path stack]: nodes keep no parent links. Every change starts with a descent from the
  * root (the first-fit search, the neighbour search of an insert, or a search by address), which
  * records the nodes it passes in a small stack; rotations and the upward walks of the maxima and
- * heights use that stack. The nodes on it were just read, so walking back up costs cache hits, not a chain of
- * dependent loads through parent links.
+ * heights use that stack. The nodes on it were just read, so walking back up costs cache hits, not
+ * a chain of dependent loads through parent links.
  *
  * <p>Note [Node layout]: a node's offset, size and the maxima of its two subtrees sit side by side
  * in one {@code long[]}, four longs per node, so a level of a search touches one node's memory
@@ -111,7 +111,7 @@ public final class FreeExtentTree {
     return larger(node[b + SIZE], larger(node[b + LEFT_MAX], node[b + RIGHT_MAX]));
   }
 
-  /** Returns the larger of two sizes without a branch (both are in [0, 2^62), so a − b cannot overflow). */
+  /** Returns the larger of two sizes without a branch (both lie in [0, 2^62): a − b cannot overflow). */
   private static long larger(long a, long b) {
     long d = a - b;
     return a - (d & (d >> 63));
@@ -134,7 +134,7 @@ public final class FreeExtentTree {
     node[(n << STRIDE_SHIFT) + RIGHT_MAX] = childMax;
   }
 
-  /** Puts {@code child} where {@code old} hung under {@code parent} (or at the root), maximum unchanged. */
+  /** Puts {@code child} where {@code old} hung under {@code parent} (or at the root); same maximum. */
   private void relink(int parent, int old, int child) {
     if (parent == NONE) {
       root = child;
