@@ -38,14 +38,16 @@ import org.openjdk.jmh.infra.Blackhole;
  * <ul>
  *   <li>Sizes ({@code sizes}): {@code 1-8MiB} draws whole MiB uniformly from 1 to 8 (10,000 live
  *       hold about 45 GiB), {@code 256KiB-2MiB} draws multiples of 256 KiB from 256 KiB to 2 MiB
- *       (about 11 GiB), which every default size class of {@code multi-slab} can serve.
+ *       (about 11 GiB), which the default 256 KiB and 2 MiB classes of {@code multi-slab} serve
+ *       without refusals.
  *   <li>Requests are KV requests (splittable), so {@code slab} serves requests above its block
  *       size with several blocks.
  *   <li>Sizes and victims come from a seeded generator in the setup, {@value #SCRIPT} of each,
  *       replayed cyclically, so the generator is not measured. Every outcome goes to a Blackhole.
- *   <li>The {@code refusals} counter reports refused requests per second: with {@code 1-8MiB},
- *       {@code multi-slab} refuses many requests, because its 32 MiB and 256 MiB classes hold only
- *       400 blocks between them.
+ *   <li>The {@code refusals} counter is the number of refused requests in the measured iterations
+ *       (a refused request still counts as an operation): with {@code 1-8MiB}, {@code multi-slab}
+ *       refuses most requests above 2 MiB, because its 32 MiB and 256 MiB classes hold only 400
+ *       blocks between them.
  * </ul>
  *
  * <p>{@code allocator} defaults to the three arena models; {@link ChurnAllRegistered} runs every
