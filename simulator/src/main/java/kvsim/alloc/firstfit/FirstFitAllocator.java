@@ -54,25 +54,29 @@ import kvsim.gpu.Region;
  * than ends-plus-one lie at or below any address, at least one because the next start never lies
  * past the previous end.
  *
- * <p>Note [Handles]: a handle is {@code generation << 32 | slot}. Slots index primitive arrays
- * (offset, allocated and requested bytes) and are reused from a stack; each reuse bumps the slot's
- * generation, so the handles of freed allocations never become live again.
+ * <p>Note [Handles]: a handle is {@code generation << 32 | slot}. A slot is four longs of one
+ * primitive array (offset, allocated bytes, requested bytes, generation); slots are reused from a
+ * stack, and each reuse bumps the slot's generation, so the handles of freed allocations never
+ * become live again.
  */
 public final class FirstFitAllocator implements Allocator {
   /** Default alignment: 512 B, the granularity of PyTorch's and CUDA's sub-allocations. */
   public static final long DEFAULT_ALIGNMENT_BYTES = 512;
 
-  private static final int GENERATION_MASK = 0x7FFF_FFFF;
+  private static final long GENERATION_MASK = 0x7FFF_FFFFL;
+  private static final int SLOT_STRIDE = 4;
+  private static final int ALLOCATED = 1;
+  private static final int REQUESTED = 2;
+  private static final int GENERATION = 3;
 
   private final Region region;
   private final long alignmentBytes;
   private final LatencyModel latency;
   private final FreeExtentTree free;
 
-  private long[] offsetOfSlot;
-  private long[] allocatedOfSlot; // 0 when the slot is not live
-  private long[] requestedOfSlot;
-  private int[] generationOfSlot;
+  // Slot s occupies slots[4s .. 4s + 3]: offset, allocated bytes (0 when not live), requested bytes,
+  // generation; one cache line serves a free's checks and its extent.
+  private long[] slots;
   private int[] freeSlots;
   private int freeSlotCount;
   private int slotsUsed; // slots [0, slotsUsed) have been handed out at least once
@@ -99,12 +103,9 @@ public final class FirstFitAllocator implements Allocator {
     if (region.sizeBytes() > 0) {
       free.insert(region.baseBytes(), region.sizeBytes());
     }
-    int slots = 1024;
-    offsetOfSlot = new long[slots];
-    allocatedOfSlot = new long[slots];
-    requestedOfSlot = new long[slots];
-    generationOfSlot = new int[slots];
-    freeSlots = new int[slots];
+    int slotCapacity = 1024;
+    this.slots = new long[slotCapacity * SLOT_STRIDE];
+    this.freeSlots = new int[slotCapacity];
   }
 
   @Override
@@ -124,7 +125,7 @@ public final class FirstFitAllocator implements Allocator {
       modelledNanos += latency.allocNanos(0);
       return refuse(size, size);
     }
-    long rounded = Bytes.roundUp(size, alignmentBytes);
+    long rounded = roundUp(size);
     int node = free.firstFit(rounded);
     modelledNanos += latency.allocNanos(free.lastSteps());
     if (node == FreeExtentTree.NONE) {
@@ -132,15 +133,23 @@ public final class FirstFitAllocator implements Allocator {
     }
     long at = free.takeLow(node, rounded);
     int slot = takeSlot();
-    int generation = (generationOfSlot[slot] + 1) & GENERATION_MASK;
-    generationOfSlot[slot] = generation;
-    offsetOfSlot[slot] = at;
-    allocatedOfSlot[slot] = rounded;
-    requestedOfSlot[slot] = size;
+    int s = slot * SLOT_STRIDE;
+    long generation = (slots[s + GENERATION] + 1) & GENERATION_MASK;
+    slots[s] = at;
+    slots[s + ALLOCATED] = rounded;
+    slots[s + REQUESTED] = size;
+    slots[s + GENERATION] = generation;
     allocatedBytes += rounded;
     requestedBytes += size;
     liveAllocations++;
-    return new AllocOutcome.Allocated(((long) generation << 32) | slot, rounded, Extents.single(at, rounded));
+    return new AllocOutcome.Allocated((generation << 32) | slot, rounded, Extents.single(at, rounded));
+  }
+
+  /** Rounds up to the alignment; a mask for a power of two, which spares the hot path a division. */
+  private long roundUp(long sizeBytes) {
+    return (alignmentBytes & (alignmentBytes - 1)) == 0
+        ? (sizeBytes + alignmentBytes - 1) & -alignmentBytes
+        : Bytes.roundUp(sizeBytes, alignmentBytes);
   }
 
   private AllocOutcome.OutOfMemory refuse(long requestedBytes, long roundedBytes) {
@@ -152,14 +161,15 @@ public final class FirstFitAllocator implements Allocator {
   @Override
   public void free(long handle) {
     int slot = checkedSlot(handle);
-    long bytes = allocatedOfSlot[slot];
-    free.insert(offsetOfSlot[slot], bytes);
+    int s = slot * SLOT_STRIDE;
+    long bytes = slots[s + ALLOCATED];
+    free.insert(slots[s], bytes);
     modelledNanos += latency.freeNanos(free.lastSteps());
     allocatedBytes -= bytes;
-    requestedBytes -= requestedOfSlot[slot];
+    requestedBytes -= slots[s + REQUESTED];
     liveAllocations--;
-    allocatedOfSlot[slot] = 0;
-    requestedOfSlot[slot] = 0;
+    slots[s + ALLOCATED] = 0;
+    slots[s + REQUESTED] = 0;
     freeSlots[freeSlotCount++] = slot;
   }
 
@@ -167,12 +177,9 @@ public final class FirstFitAllocator implements Allocator {
     if (freeSlotCount > 0) {
       return freeSlots[--freeSlotCount];
     }
-    if (slotsUsed == offsetOfSlot.length) {
+    if (slotsUsed == freeSlots.length) {
       int n = slotsUsed * 2;
-      offsetOfSlot = Arrays.copyOf(offsetOfSlot, n);
-      allocatedOfSlot = Arrays.copyOf(allocatedOfSlot, n);
-      requestedOfSlot = Arrays.copyOf(requestedOfSlot, n);
-      generationOfSlot = Arrays.copyOf(generationOfSlot, n);
+      slots = Arrays.copyOf(slots, n * SLOT_STRIDE);
       freeSlots = Arrays.copyOf(freeSlots, n);
     }
     return slotsUsed++;
@@ -183,8 +190,8 @@ public final class FirstFitAllocator implements Allocator {
     long generation = handle >>> 32;
     if (slot < 0
         || slot >= slotsUsed
-        || allocatedOfSlot[slot] == 0
-        || generation != generationOfSlot[slot]) {
+        || slots[slot * SLOT_STRIDE + ALLOCATED] == 0
+        || generation != slots[slot * SLOT_STRIDE + GENERATION]) {
       throw new AllocatorMisuseException(
           "first-fit: handle " + handle + " is not a live allocation (double free?)");
     }
@@ -194,7 +201,7 @@ public final class FirstFitAllocator implements Allocator {
   @Override
   public Extents extentsOf(long handle) {
     int slot = checkedSlot(handle);
-    return Extents.single(offsetOfSlot[slot], allocatedOfSlot[slot]);
+    return Extents.single(offsetOfSlot(slot), allocatedOfSlot(slot));
   }
 
   @Override
@@ -264,22 +271,23 @@ public final class FirstFitAllocator implements Allocator {
       ends[i] = free.offsetOf(node) + free.sizeOf(node);
     }
     for (int slot = 0; slot < slotsUsed; slot++) {
-      long rounded = allocatedOfSlot[slot];
+      long rounded = allocatedOfSlot(slot);
       if (rounded == 0) {
         continue;
       }
-      if (rounded != Bytes.roundUp(requestedOfSlot[slot], alignmentBytes) || requestedOfSlot[slot] <= 0) {
-        throw new InvariantViolation(
-            name(), "allocation at " + offsetOfSlot[slot] + " holds " + rounded + " B for " + requestedOfSlot[slot] + " B");
+      long offset = offsetOfSlot(slot);
+      long asked = requestedOfSlot(slot);
+      if (rounded != Bytes.roundUp(asked, alignmentBytes) || asked <= 0) {
+        throw new InvariantViolation(name(), "allocation at " + offset + " holds " + rounded + " B for " + asked + " B");
       }
-      if ((offsetOfSlot[slot] - region.baseBytes()) % alignmentBytes != 0) {
-        throw new InvariantViolation(name(), "allocation at " + offsetOfSlot[slot] + " is not aligned");
+      if ((offset - region.baseBytes()) % alignmentBytes != 0) {
+        throw new InvariantViolation(name(), "allocation at " + offset + " is not aligned");
       }
-      starts[pieces] = offsetOfSlot[slot];
-      ends[pieces] = offsetOfSlot[slot] + rounded;
+      starts[pieces] = offset;
+      ends[pieces] = offset + rounded;
       pieces++;
       allocated += rounded;
-      requested += requestedOfSlot[slot];
+      requested += asked;
       live++;
     }
     if (allocated != allocatedBytes || requested != requestedBytes || live != liveAllocations) {
@@ -318,25 +326,37 @@ public final class FirstFitAllocator implements Allocator {
   public List<SegmentLayout> layout() {
     int[] live =
         IntStream.range(0, slotsUsed)
-            .filter(slot -> allocatedOfSlot[slot] != 0)
+            .filter(slot -> allocatedOfSlot(slot) != 0)
             .boxed()
-            .sorted((a, b) -> Long.compare(offsetOfSlot[a], offsetOfSlot[b]))
+            .sorted((a, b) -> Long.compare(offsetOfSlot(a), offsetOfSlot(b)))
             .mapToInt(Integer::intValue)
             .toArray();
     List<SegmentLayout.Block> blocks = new ArrayList<>(live.length + free.extentCount());
     int node = free.first();
     int i = 0;
     while (node != FreeExtentTree.NONE || i < live.length) {
-      if (i == live.length || (node != FreeExtentTree.NONE && free.offsetOf(node) < offsetOfSlot[live[i]])) {
+      if (i == live.length || (node != FreeExtentTree.NONE && free.offsetOf(node) < offsetOfSlot(live[i]))) {
         blocks.add(new SegmentLayout.Block(free.offsetOf(node), free.sizeOf(node), 0, SegmentLayout.State.INACTIVE));
         node = free.next(node);
       } else {
         int slot = live[i++];
         blocks.add(
             new SegmentLayout.Block(
-                offsetOfSlot[slot], allocatedOfSlot[slot], requestedOfSlot[slot], SegmentLayout.State.ACTIVE_ALLOCATED));
+                offsetOfSlot(slot), allocatedOfSlot(slot), requestedOfSlot(slot), SegmentLayout.State.ACTIVE_ALLOCATED));
       }
     }
     return List.of(new SegmentLayout(region.baseBytes(), region.sizeBytes(), "region", 0, false, blocks));
+  }
+
+  private long offsetOfSlot(int slot) {
+    return slots[slot * SLOT_STRIDE];
+  }
+
+  private long allocatedOfSlot(int slot) {
+    return slots[slot * SLOT_STRIDE + ALLOCATED];
+  }
+
+  private long requestedOfSlot(int slot) {
+    return slots[slot * SLOT_STRIDE + REQUESTED];
   }
 }

@@ -19,11 +19,15 @@ import kvsim.alloc.SegmentLayout;
  *   <li>The pool keeps the requested bytes and block count of each live allocation, and totals of
  *       allocated blocks, requested bytes and live allocations.
  * </ul>
+ *
+ * <p>Note [Block arrays]: one {@code int} per block holds its chain link, with {@code FREE} for a
+ * free block; the block count and requested bytes are filled for heads only, a block count above 0
+ * marking a head. A free thus reads one small array entry per block plus the head's two entries,
+ * which matters once the blocks outgrow the processor caches.
  */
 public final class FixedBlockPool {
-  private static final byte FREE = 0;
-  private static final byte HEAD = 1;
-  private static final byte MEMBER = 2;
+  private static final int FREE = -2; // next[] of a free block
+  private static final int END = -1; // next[] of an allocation's last block
 
   private final long baseBytes;
   private final long blockBytes;
@@ -31,10 +35,9 @@ public final class FixedBlockPool {
 
   private final int[] freeStack;
   private int freeCount;
-  private final int[] next; // chain of an allocation's blocks, -1 at the end
-  private final byte[] state;
+  private final int[] next; // chain link, END, or FREE
+  private final int[] lengthOfHead; // block count, 0 unless the block is a head
   private final long[] requestedOfHead;
-  private final int[] lengthOfHead;
 
   private long allocatedBlocks;
   private long requestedBytes;
@@ -54,7 +57,7 @@ public final class FixedBlockPool {
 
   /** Creates a pool of {@code blockCount} free blocks of {@code blockBytes} from {@code baseBytes}. */
   public FixedBlockPool(long baseBytes, long blockBytes, int blockCount) {
-    if (blockBytes <= 0 || blockCount < 0 || baseBytes < 0) {
+    if (blockBytes <= 0 || blockCount < 0 || blockCount > Integer.MAX_VALUE - 8 || baseBytes < 0) {
       throw new IllegalArgumentException(
           "bad pool: base " + baseBytes + ", block " + blockBytes + " B, " + blockCount + " blocks");
     }
@@ -63,11 +66,11 @@ public final class FixedBlockPool {
     this.blockCount = blockCount;
     this.freeStack = new int[blockCount];
     this.next = new int[blockCount];
-    this.state = new byte[blockCount];
-    this.requestedOfHead = new long[blockCount];
     this.lengthOfHead = new int[blockCount];
+    this.requestedOfHead = new long[blockCount];
     for (int i = 0; i < blockCount; i++) {
       freeStack[i] = blockCount - 1 - i; // block 0 on top
+      next[i] = FREE;
     }
     freeCount = blockCount;
   }
@@ -119,7 +122,7 @@ public final class FixedBlockPool {
 
   /** Returns whether {@code index} is the head block of a live allocation. */
   public boolean isHead(long index) {
-    return index >= 0 && index < blockCount && state[(int) index] == HEAD;
+    return index >= 0 && index < blockCount && lengthOfHead[(int) index] > 0;
   }
 
   /**
@@ -131,15 +134,13 @@ public final class FixedBlockPool {
       throw new IllegalArgumentException("cannot take " + blocks + " blocks, " + freeCount + " free");
     }
     int head = freeStack[--freeCount];
-    state[head] = HEAD;
     int prev = head;
     for (int i = 1; i < blocks; i++) {
       int b = freeStack[--freeCount];
-      state[b] = MEMBER;
       next[prev] = b;
       prev = b;
     }
-    next[prev] = -1;
+    next[prev] = END;
     requestedOfHead[head] = requestedBytes;
     lengthOfHead[head] = blocks;
     allocatedBlocks += blocks;
@@ -154,10 +155,9 @@ public final class FixedBlockPool {
       throw new IllegalArgumentException("block " + head + " is not the head of a live allocation");
     }
     int n = 0;
-    for (int b = head; b != -1; ) {
+    for (int b = head; b != END; ) {
       int following = next[b];
-      state[b] = FREE;
-      next[b] = -1;
+      next[b] = FREE;
       freeStack[freeCount++] = b;
       n++;
       b = following;
@@ -182,11 +182,11 @@ public final class FixedBlockPool {
 
   /** Returns the extents of a live allocation, in chain order, adjacent blocks merged. */
   public Extents extentsOf(int head) {
-    if (next[head] == -1) {
+    if (next[head] == END) {
       return Extents.single(addressOf(head), blockBytes);
     }
-    Extents.Builder extents = new Extents.Builder(4);
-    for (int b = head; b != -1; b = next[b]) {
+    Extents.Builder extents = new Extents.Builder(lengthOf(head));
+    for (int b = head; b != END; b = next[b]) {
       extents.add(addressOf(b), blockBytes);
     }
     return extents.build();
@@ -210,7 +210,7 @@ public final class FixedBlockPool {
       if (seen[b]) {
         throw new InvariantViolation(owner, "block " + b + " is twice on the free stack");
       }
-      if (state[b] != FREE) {
+      if (next[b] != FREE || lengthOfHead[b] != 0) {
         throw new InvariantViolation(owner, "block " + b + " is on the free stack but allocated");
       }
       seen[b] = true;
@@ -219,17 +219,21 @@ public final class FixedBlockPool {
     long requested = 0;
     long heads = 0;
     for (int h = 0; h < blockCount; h++) {
-      if (state[h] != HEAD) {
+      if (lengthOfHead[h] == 0) {
         continue;
       }
       heads++;
-      requested += requestedOfHead[h];
+      long requestedByHead = requestedOfHead[h];
+      requested += requestedByHead;
       int len = 0;
-      for (int b = h; b != -1; b = next[b]) {
+      for (int b = h; b != END; b = next[b]) {
+        if (b < 0 || b >= blockCount) {
+          throw new InvariantViolation(owner, "the chain of " + h + " leads to " + b + ", not a block");
+        }
         if (seen[b]) {
           throw new InvariantViolation(owner, "block " + b + " belongs to two allocations or is also free");
         }
-        if (b != h && state[b] != MEMBER) {
+        if (b != h && lengthOfHead[b] != 0) {
           throw new InvariantViolation(owner, "block " + b + " in the chain of " + h + " is not a member");
         }
         seen[b] = true;
@@ -238,8 +242,8 @@ public final class FixedBlockPool {
       if (len != lengthOfHead[h]) {
         throw new InvariantViolation(owner, "allocation " + h + " has " + len + " blocks, expected " + lengthOfHead[h]);
       }
-      if (requestedOfHead[h] > (long) len * blockBytes || requestedOfHead[h] <= (long) (len - 1) * blockBytes) {
-        throw new InvariantViolation(owner, "allocation " + h + " holds " + len + " blocks for " + requestedOfHead[h] + " B");
+      if (requestedByHead > (long) len * blockBytes || requestedByHead <= (long) (len - 1) * blockBytes) {
+        throw new InvariantViolation(owner, "allocation " + h + " holds " + len + " blocks for " + requestedByHead + " B");
       }
       owned += len;
     }
@@ -264,9 +268,9 @@ public final class FixedBlockPool {
   public void appendLayout(List<SegmentLayout.Block> out) {
     long[] requestedOfBlock = new long[blockCount];
     for (int h = 0; h < blockCount; h++) {
-      if (state[h] == HEAD) {
+      if (lengthOfHead[h] > 0) {
         long left = requestedOfHead[h];
-        for (int b = h; b != -1; b = next[b]) {
+        for (int b = h; b != END; b = next[b]) {
           requestedOfBlock[b] = Math.min(left, blockBytes);
           left -= requestedOfBlock[b];
         }
@@ -274,7 +278,7 @@ public final class FixedBlockPool {
     }
     for (int b = 0; b < blockCount; b++) {
       SegmentLayout.State s =
-          state[b] == FREE ? SegmentLayout.State.INACTIVE : SegmentLayout.State.ACTIVE_ALLOCATED;
+          next[b] == FREE ? SegmentLayout.State.INACTIVE : SegmentLayout.State.ACTIVE_ALLOCATED;
       out.add(new SegmentLayout.Block(addressOf(b), blockBytes, requestedOfBlock[b], s));
     }
   }

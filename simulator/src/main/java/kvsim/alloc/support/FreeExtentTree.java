@@ -4,55 +4,77 @@ import java.util.Arrays;
 import kvsim.alloc.InvariantViolation;
 
 /**
- * The free extents of one address range, ordered by address, in a treap whose nodes also carry the
- * largest free size in their subtree. It is mechanism only: which extent to pick and which end of
- * it to cut is the caller's policy.
+ * The free extents of one address range, ordered by address, in an AVL tree whose nodes also carry
+ * the largest free size in each of their subtrees. It is mechanism only: which extent to pick and
+ * which end of it to cut is the caller's policy.
  *
  * <ul>
  *   <li>Extents never overlap and never touch: {@link #insert} merges a new extent with the one
  *       that ends where it starts and the one that starts where it ends.
  *   <li>{@link #firstFit} returns the lowest-address extent of at least a given size, {@link
  *       #takeLow} cuts bytes off an extent's low end and {@link #remove} drops a whole extent. All
- *       three, and {@link #insert}, cost O(log n) expected for n extents; {@link #largestBytes()},
+ *       three, and {@link #insert}, cost O(log n) for n extents; {@link #largestBytes()},
  *       {@link #extentCount()} and {@link #freeBytes()} cost O(1).
- *   <li>Nodes are indices into parallel primitive arrays; removed nodes are recycled, so a steady
- *       workload allocates nothing.
+ *   <li>Nodes are indices into primitive arrays; removed nodes are recycled, so a steady workload
+ *       allocates nothing. A node index names an extent until the next change to the tree.
+ *   <li>Extents lie below address 2^62 (4 EiB), which lets the searches compare by subtraction.
  * </ul>
  *
- * <p>Note [Deterministic treap]: a treap keeps its shape balanced in expectation by giving each
- * node a random priority and keeping the priorities heap-ordered. Here the priorities come from a
- * SplitMix64 sequence with a fixed seed, one value per node creation, so the same sequence of
- * operations always builds the same tree: the tree levels walked, which the latency models charge
- * for, are reproducible across runs and machines.
+ * <p>Note [Balance]: the tree is an AVL tree (Adelson-Velsky and Landis, 1962): the heights of a
+ * node's two subtrees differ by at most one, which keeps searches within 1.44 log2 n levels and,
+ * on average, close to log2 n. A first version used a treap with seeded priorities; it walked 17 %
+ * more levels per first-fit churn operation, and the walks are most of the cost. There is no
+ * randomness at all: the same operations build the same tree, so the levels walked, which the
+ * latency models charge for, are reproducible across runs and machines.
  *
- * <p>Note [Augmented maximum]: each node stores the largest extent size in its subtree. The
- * first-fit descent goes left whenever the left subtree can hold the request, which finds the
- * lowest-address fit in one root-to-node walk. After a change the maxima are recomputed upwards and
- * the walk stops at the first node whose maximum did not change, since nothing above it can change
- * either.
+ * <p>Note [Augmented maximum]: each node stores the largest extent size in each of its two
+ * subtrees. The first-fit descent goes left whenever the left subtree can hold the request, which
+ * finds the lowest-address fit in one root-to-node walk reading one node per level. After a change
+ * the maxima are updated upwards and the walk stops at the first node whose stored maximum did not
+ * change, since nothing above it can change either. A rotation leaves the maximum of the rotated
+ * position as it was, so only the two rotated nodes are touched.
+ *
+ * <p>Note [Path stack]: nodes keep no parent links. Every change starts with a descent from the
+ * root (the first-fit search, the neighbour search of an insert, or a search by address), which
+ * records the nodes it passes in a small stack; rotations and the upward walks of the maxima and
+ * heights use that stack. The nodes on it were just read, so walking back up costs cache hits, not
+ * a chain of dependent loads through parent links.
+ *
+ * <p>Note [Node layout]: a node's offset, size and the maxima of its two subtrees sit side by side
+ * in one {@code long[]}, four longs per node, so a level of a search touches one node's memory
+ * instead of one slot in each of several arrays; the child links (two ints packed in a long) and
+ * the heights live in small arrays of their own. The searches pick the child to follow
+ * arithmetically (left is side 0, right side 1) instead of by a branch, since which way a search
+ * turns is as unpredictable as the addresses are.
  */
 public final class FreeExtentTree {
   /** The index that stands for "no extent". */
   public static final int NONE = 0;
 
-  private static final long PRIORITY_SEED = 0x6A09E667F3BCC908L;
+  private static final int STRIDE_SHIFT = 2; // four longs per node
+  private static final int SIZE = 1;
+  private static final int LEFT_MAX = 2;
+  private static final int RIGHT_MAX = 3;
+  private static final long LOW = 0xFFFF_FFFFL;
+  /** Extents end at or below 2^62, so differences of offsets and sizes never overflow. */
+  private static final long MAX_ADDRESS = 1L << 62;
 
-  // Node 0 is the sentinel NONE: size and max stay 0, so a missing child never fits anything.
-  private long[] offset;
-  private long[] size;
-  private long[] max;
-  private int[] left;
-  private int[] right;
-  private int[] parent;
-  private int[] priority;
+  // Node 0 is the sentinel NONE: all its fields stay 0, its height too.
+  private long[] node; // offset, size, left subtree maximum, right subtree maximum
+  private long[] kids; // left child in the low 32 bits, right child in the high 32
+  private byte[] height; // 1 for a leaf
 
   private int root = NONE;
-  private int recycled = NONE; // chain of removed nodes through right[]
+  private int recycled = NONE; // chain of removed nodes through their left links
   private int nextUnused = 1;
   private int count;
   private long totalBytes;
-  private long priorityState = PRIORITY_SEED;
   private int lastSteps;
+
+  // The root-to-node path of the last first-fit search (Note [Path stack]); valid until a change.
+  private int[] path = new int[64];
+  private int pathLength;
+  private boolean pathValid;
 
   /** Creates an empty tree. */
   public FreeExtentTree() {
@@ -62,13 +84,70 @@ public final class FreeExtentTree {
   /** Creates an empty tree with room for {@code initialCapacity} extents before it grows. */
   public FreeExtentTree(int initialCapacity) {
     int n = Math.max(2, initialCapacity + 1);
-    offset = new long[n];
-    size = new long[n];
-    max = new long[n];
-    left = new int[n];
-    right = new int[n];
-    parent = new int[n];
-    priority = new int[n];
+    node = new long[n << STRIDE_SHIFT];
+    kids = new long[n];
+    height = new byte[n];
+  }
+
+  private long offset(int n) {
+    return node[n << STRIDE_SHIFT];
+  }
+
+  private long size(int n) {
+    return node[(n << STRIDE_SHIFT) + SIZE];
+  }
+
+  private int left(int n) {
+    return (int) kids[n];
+  }
+
+  private int right(int n) {
+    return (int) (kids[n] >>> 32);
+  }
+
+  /** Returns the largest size in the subtree of {@code n}; 0 for {@link #NONE}. */
+  private long subtreeMax(int n) {
+    int b = n << STRIDE_SHIFT;
+    return larger(node[b + SIZE], larger(node[b + LEFT_MAX], node[b + RIGHT_MAX]));
+  }
+
+  /** Returns the larger of two sizes without a branch (both lie in [0, 2^62): a − b cannot overflow). */
+  private static long larger(long a, long b) {
+    long d = a - b;
+    return a - (d & (d >> 63));
+  }
+
+  /** Returns the field of {@code parent} that holds the maximum of its child {@code child}'s side. */
+  private int sideMaxIndex(int parent, int child) {
+    int differs = (int) kids[parent] ^ child; // 0 when child is the left child
+    int isRight = (differs | -differs) >>> 31;
+    return (parent << STRIDE_SHIFT) + LEFT_MAX + isRight;
+  }
+
+  private void setLeft(int n, int child, long childMax) {
+    kids[n] = (kids[n] & ~LOW) | (child & LOW);
+    node[(n << STRIDE_SHIFT) + LEFT_MAX] = childMax;
+  }
+
+  private void setRight(int n, int child, long childMax) {
+    kids[n] = (kids[n] & LOW) | ((long) child << 32);
+    node[(n << STRIDE_SHIFT) + RIGHT_MAX] = childMax;
+  }
+
+  /** Puts {@code child} where {@code old} hung under {@code parent} (or at the root); same maximum. */
+  private void relink(int parent, int old, int child) {
+    if (parent == NONE) {
+      root = child;
+    } else if (left(parent) == old) {
+      kids[parent] = (kids[parent] & ~LOW) | (child & LOW);
+    } else {
+      kids[parent] = (kids[parent] & LOW) | ((long) child << 32);
+    }
+  }
+
+  /** Returns the height {@code n} should have from its children's. */
+  private int heightFromKids(int n) {
+    return 1 + Math.max(height[left(n)], height[right(n)]);
   }
 
   /** Returns the number of free extents. */
@@ -83,7 +162,7 @@ public final class FreeExtentTree {
 
   /** Returns the size of the largest free extent, 0 when there is none. */
   public long largestBytes() {
-    return max[root];
+    return subtreeMax(root);
   }
 
   /** Returns the number of tree levels the last {@link #firstFit} or {@link #insert} walked. */
@@ -93,12 +172,12 @@ public final class FreeExtentTree {
 
   /** Returns the start address of an extent. */
   public long offsetOf(int node) {
-    return offset[node];
+    return offset(node);
   }
 
   /** Returns the size of an extent. */
   public long sizeOf(int node) {
-    return size[node];
+    return size(node);
   }
 
   /** Returns the lowest-address extent of at least {@code minSizeBytes}, or {@link #NONE}. */
@@ -106,24 +185,34 @@ public final class FreeExtentTree {
     if (minSizeBytes <= 0) {
       throw new IllegalArgumentException("size must be positive, got " + minSizeBytes);
     }
+    pathValid = false;
     int n = root;
-    int steps = 1;
-    if (max[n] < minSizeBytes) {
-      lastSteps = steps;
+    if (subtreeMax(n) < minSizeBytes) {
+      lastSteps = 1;
       return NONE;
     }
+    long[] nodes = node;
+    long[] links = kids;
+    int[] stack = path;
+    int depth = 0;
     while (true) {
-      int l = left[n];
-      if (max[l] >= minSizeBytes) {
-        n = l;
-      } else if (size[n] >= minSizeBytes) {
-        break;
-      } else {
-        n = right[n]; // its maximum fits, since this subtree's does and neither l nor n do
+      if (depth == stack.length) {
+        stack = path = Arrays.copyOf(stack, depth * 2);
       }
-      steps++;
+      stack[depth++] = n;
+      int b = n << STRIDE_SHIFT;
+      // Sizes are below 2^62, so a difference's sign bit is a comparison.
+      int leftTooSmall = (int) ((nodes[b + LEFT_MAX] - minSizeBytes) >>> 63);
+      int selfFits = (int) ((minSizeBytes - 1 - nodes[b + SIZE]) >>> 63);
+      if ((leftTooSmall & selfFits) != 0) {
+        break;
+      }
+      // Left if the left subtree fits, else right, whose maximum then fits.
+      n = (int) (links[n] >>> (leftTooSmall << 5));
     }
-    lastSteps = steps;
+    pathLength = depth;
+    pathValid = true;
+    lastSteps = depth;
     return n;
   }
 
@@ -132,32 +221,67 @@ public final class FreeExtentTree {
    * returns the start address of the bytes cut off.
    */
   public long takeLow(int node, long sizeBytes) {
-    long have = size[node];
+    long have = size(node);
     if (node == NONE || sizeBytes <= 0 || sizeBytes > have) {
       throw new IllegalArgumentException(
           "cannot take " + sizeBytes + " B from extent " + node + " of " + have + " B");
     }
-    long at = offset[node];
+    int k = pathTo(node);
+    int b = node << STRIDE_SHIFT;
+    long at = this.node[b];
     totalBytes -= sizeBytes;
     if (sizeBytes == have) {
-      unlink(node);
+      unlink(k);
       count--;
     } else {
-      offset[node] = at + sizeBytes;
-      size[node] = have - sizeBytes;
-      fixMaxUpwards(node);
+      this.node[b] = at + sizeBytes;
+      this.node[b + SIZE] = have - sizeBytes;
+      fixMaxUpwards(k, k);
     }
+    pathValid = false;
     return at;
   }
 
   /** Removes a whole extent from the free set. */
   public void remove(int node) {
-    if (node == NONE || size[node] <= 0) {
+    if (node == NONE || size(node) <= 0) {
       throw new IllegalArgumentException("extent " + node + " is not in the tree");
     }
-    totalBytes -= size[node];
+    int k = pathTo(node);
+    totalBytes -= size(node);
     count--;
-    unlink(node);
+    unlink(k);
+    pathValid = false;
+  }
+
+  /**
+   * Returns the position of {@code target} on the path stack: the last first-fit search's path if
+   * it ends there, else a fresh search by address.
+   */
+  private int pathTo(int target) {
+    if (pathValid && path[pathLength - 1] == target) {
+      return pathLength - 1;
+    }
+    long key = offset(target);
+    int depth = 0;
+    for (int n = root; ; ) {
+      if (n == NONE) {
+        throw new IllegalArgumentException("extent " + target + " is not in the tree");
+      }
+      push(depth++, n);
+      if (n == target) {
+        pathLength = depth;
+        return depth - 1;
+      }
+      n = offset(n) < key ? right(n) : left(n);
+    }
+  }
+
+  private void push(int at, int n) {
+    if (at == path.length) {
+      path = Arrays.copyOf(path, at * 2);
+    }
+    path[at] = n;
   }
 
   /**
@@ -166,67 +290,73 @@ public final class FreeExtentTree {
    * extent.
    */
   public int insert(long offsetBytes, long sizeBytes) {
-    if (sizeBytes <= 0 || offsetBytes < 0) {
+    if (sizeBytes <= 0 || offsetBytes < 0 || sizeBytes > MAX_ADDRESS - offsetBytes) {
       throw new IllegalArgumentException("bad extent [" + offsetBytes + ", +" + sizeBytes + ")");
     }
+    pathValid = false;
     long end = offsetBytes + sizeBytes;
-    int pred = NONE;
-    int succ = NONE;
-    int last = NONE;
-    int steps = 0;
+    long[] nodes = node;
+    long[] links = kids;
+    int[] stack = path;
+    int predAt = -1;
+    int succAt = -1;
+    int depth = 0;
     for (int n = root; n != NONE; ) {
-      steps++;
-      last = n;
-      if (offset[n] < offsetBytes) {
-        pred = n;
-        n = right[n];
-      } else {
-        succ = n;
-        n = left[n];
+      if (depth == stack.length) {
+        stack = path = Arrays.copyOf(stack, depth * 2);
       }
+      int goRight = (int) ((nodes[n << STRIDE_SHIFT] - offsetBytes) >>> 63); // offset(n) < offsetBytes
+      predAt += (depth - predAt) & -goRight; // = depth when going right
+      succAt += (depth - succAt) & (goRight - 1); // = depth when going left
+      stack[depth++] = n;
+      n = (int) (links[n] >>> (goRight << 5));
     }
-    lastSteps = steps;
-    long predEnd = pred == NONE ? Long.MIN_VALUE : offset[pred] + size[pred];
-    if (predEnd > offsetBytes || (succ != NONE && offset[succ] < end)) {
+    lastSteps = depth;
+    int pred = predAt < 0 ? NONE : stack[predAt];
+    int succ = succAt < 0 ? NONE : stack[succAt];
+    long predEnd = pred == NONE ? Long.MIN_VALUE : offset(pred) + size(pred);
+    if (predEnd > offsetBytes || (succ != NONE && offset(succ) < end)) {
       throw new IllegalArgumentException(
           "extent [" + offsetBytes + ", +" + sizeBytes + ") overlaps a free extent");
     }
     boolean joinPred = predEnd == offsetBytes;
-    boolean joinSucc = succ != NONE && offset[succ] == end;
+    boolean joinSucc = succ != NONE && offset(succ) == end;
     totalBytes += sizeBytes;
     if (joinPred && joinSucc) {
-      long grown = size[pred] + sizeBytes + size[succ];
-      unlink(succ);
+      long grown = size(pred) + sizeBytes + size(succ);
+      unlink(succAt);
       count--;
-      size[pred] = grown;
-      fixMaxUpwards(pred);
+      int k = pathTo(pred); // the unlink may have rotated pred's ancestors
+      node[(pred << STRIDE_SHIFT) + SIZE] = grown;
+      raiseMaxUpwards(k, grown);
       return pred;
     }
     if (joinPred) {
-      size[pred] += sizeBytes;
-      fixMaxUpwards(pred);
+      long grown = node[(pred << STRIDE_SHIFT) + SIZE] += sizeBytes;
+      raiseMaxUpwards(predAt, grown);
       return pred;
     }
     if (joinSucc) {
-      offset[succ] = offsetBytes; // still after pred, which ends before offsetBytes
-      size[succ] += sizeBytes;
-      fixMaxUpwards(succ);
+      int b = succ << STRIDE_SHIFT;
+      node[b] = offsetBytes; // still after pred, which ends before offsetBytes
+      long grown = node[b + SIZE] += sizeBytes;
+      raiseMaxUpwards(succAt, grown);
       return succ;
     }
     int x = newNode(offsetBytes, sizeBytes);
     count++;
-    parent[x] = last;
-    if (last == NONE) {
+    if (depth == 0) {
       root = x;
-    } else if (offset[last] < offsetBytes) {
-      right[last] = x;
+      return x;
+    }
+    int last = path[depth - 1];
+    if (offset(last) < offsetBytes) {
+      setRight(last, x, sizeBytes);
     } else {
-      left[last] = x;
+      setLeft(last, x, sizeBytes);
     }
-    while (parent[x] != NONE && priority[x] > priority[parent[x]]) {
-      rotateUp(x);
-    }
-    fixMaxUpwards(parent[x]);
+    raiseMaxUpwards(depth - 1, sizeBytes);
+    rebalanceUpwards(depth - 1, true);
     return x;
   }
 
@@ -236,41 +366,40 @@ public final class FreeExtentTree {
     if (n == NONE) {
       return NONE;
     }
-    while (left[n] != NONE) {
-      n = left[n];
+    while (left(n) != NONE) {
+      n = left(n);
     }
     return n;
   }
 
-  /** Returns the extent after {@code node} in address order, or {@link #NONE}. */
+  /** Returns the extent after {@code node} in address order, or {@link #NONE}; O(log n). */
   public int next(int node) {
-    if (right[node] != NONE) {
-      int n = right[node];
-      while (left[n] != NONE) {
-        n = left[n];
+    long key = offset(node);
+    int best = NONE;
+    for (int n = root; n != NONE; ) {
+      if (offset(n) > key) {
+        best = n;
+        n = left(n);
+      } else {
+        n = right(n);
       }
-      return n;
     }
-    int n = node;
-    int p = parent[n];
-    while (p != NONE && right[p] == n) {
-      n = p;
-      p = parent[p];
-    }
-    return p;
+    return best;
   }
 
   /**
-   * Checks the tree's structure: address order, no overlapping or touching extents, parent links,
-   * heap-ordered priorities, correct subtree maxima, extent count and free bytes. Throws {@link
+   * Checks the tree's structure: address order, no overlapping or touching extents, heights and
+   * balance, correct subtree maxima, extent count and free bytes. Throws {@link
    * InvariantViolation} naming {@code owner} when broken.
    */
   public void checkInvariants(String owner) {
-    if (size[NONE] != 0 || max[NONE] != 0) {
-      throw new InvariantViolation(owner, "free-extent tree sentinel was written");
+    for (int i = 0; i < (1 << STRIDE_SHIFT); i++) {
+      if (node[i] != 0) {
+        throw new InvariantViolation(owner, "free-extent tree sentinel was written");
+      }
     }
-    if (root != NONE && parent[root] != NONE) {
-      throw new InvariantViolation(owner, "free-extent tree root has a parent");
+    if (kids[NONE] != 0 || height[NONE] != 0) {
+      throw new InvariantViolation(owner, "free-extent tree sentinel has children or height");
     }
     int[] stack = new int[count + 2];
     int depth = 0;
@@ -284,21 +413,21 @@ public final class FreeExtentTree {
           throw new InvariantViolation(owner, "free-extent tree is deeper than its extent count (cycle?)");
         }
         stack[depth++] = n;
-        n = left[n];
+        n = left(n);
       }
       n = stack[--depth];
       if (++visited > count) {
         throw new InvariantViolation(owner, "free-extent tree holds more nodes than its count " + count);
       }
       checkNode(owner, n);
-      if (offset[n] <= previousEnd) {
-        String what = offset[n] == previousEnd ? "touches" : "overlaps or precedes";
+      if (offset(n) <= previousEnd) {
+        String what = offset(n) == previousEnd ? "touches" : "overlaps or precedes";
         throw new InvariantViolation(
-            owner, "free extent at " + offset[n] + " " + what + " the one ending at " + previousEnd);
+            owner, "free extent at " + offset(n) + " " + what + " the one ending at " + previousEnd);
       }
-      previousEnd = offset[n] + size[n];
-      bytes += size[n];
-      n = right[n];
+      previousEnd = offset(n) + size(n);
+      bytes += size(n);
+      n = right(n);
     }
     if (visited != count || bytes != totalBytes) {
       throw new InvariantViolation(
@@ -309,127 +438,202 @@ public final class FreeExtentTree {
   }
 
   private void checkNode(String owner, int n) {
-    if (size[n] <= 0 || offset[n] < 0) {
-      throw new InvariantViolation(owner, "free extent " + n + " is [" + offset[n] + ", +" + size[n] + ")");
+    if (size(n) <= 0 || offset(n) < 0) {
+      throw new InvariantViolation(owner, "free extent " + n + " is [" + offset(n) + ", +" + size(n) + ")");
     }
-    int l = left[n];
-    int r = right[n];
-    if ((l != NONE && parent[l] != n) || (r != NONE && parent[r] != n)) {
-      throw new InvariantViolation(owner, "free-extent tree parent links broken at offset " + offset[n]);
-    }
-    if ((l != NONE && priority[l] > priority[n]) || (r != NONE && priority[r] > priority[n])) {
-      throw new InvariantViolation(owner, "free-extent tree heap order broken at offset " + offset[n]);
-    }
-    long expected = Math.max(size[n], Math.max(max[l], max[r]));
-    if (max[n] != expected) {
+    int l = left(n);
+    int r = right(n);
+    if (height[n] != heightFromKids(n) || Math.abs(height[l] - height[r]) > 1) {
       throw new InvariantViolation(
-          owner, "subtree maximum at offset " + offset[n] + " is " + max[n] + ", expected " + expected);
+          owner,
+          "free-extent tree out of balance at offset " + offset(n) + ": height " + height[n] + ", subtrees "
+              + height[l] + " / " + height[r]);
+    }
+    int b = n << STRIDE_SHIFT;
+    if (node[b + LEFT_MAX] != subtreeMax(l) || node[b + RIGHT_MAX] != subtreeMax(r)) {
+      throw new InvariantViolation(
+          owner,
+          "subtree maxima at offset " + offset(n) + " are " + node[b + LEFT_MAX] + " / " + node[b + RIGHT_MAX]
+              + ", expected " + subtreeMax(l) + " / " + subtreeMax(r));
     }
   }
 
-  private void fixMaxUpwards(int node) {
-    for (int n = node; n != NONE; n = parent[n]) {
-      long m = Math.max(size[n], Math.max(max[left[n]], max[right[n]]));
-      if (m == max[n]) {
+  /**
+   * Updates the maxima above path[k], whose subtree maximum may have changed, stopping at the first
+   * ancestor whose stored maximum for that side holds, but not below path[mustReach].
+   */
+  private void fixMaxUpwards(int k, int mustReach) {
+    long[] nodes = node;
+    int[] stack = path;
+    for (int i = k; i > 0; i--) {
+      int child = stack[i];
+      int at = sideMaxIndex(stack[i - 1], child);
+      long m = subtreeMax(child);
+      if (nodes[at] == m && i <= mustReach) {
         return;
       }
-      max[n] = m;
+      nodes[at] = m;
     }
   }
 
-  /** Rotates {@code x} above its parent, keeping address order and both nodes' maxima. */
-  private void rotateUp(int x) {
-    int p = parent[x];
-    int g = parent[p];
-    if (left[p] == x) {
-      int b = right[x];
-      left[p] = b;
-      parent[b] = p; // harmless on the sentinel
-      right[x] = p;
-    } else {
-      int b = left[x];
-      right[p] = b;
-      parent[b] = p;
-      left[x] = p;
+  /**
+   * Raises the maxima above path[k], whose subtree now holds an extent of {@code sizeBytes}, to at
+   * least that size, stopping at the first ancestor that already holds as much on that side.
+   */
+  private void raiseMaxUpwards(int k, long sizeBytes) {
+    long[] nodes = node;
+    int[] stack = path;
+    for (int i = k; i > 0; i--) {
+      int at = sideMaxIndex(stack[i - 1], stack[i]);
+      if (nodes[at] >= sizeBytes) {
+        return;
+      }
+      nodes[at] = sizeBytes;
     }
-    parent[p] = x;
-    parent[x] = g;
-    if (g == NONE) {
-      root = x;
-    } else if (left[g] == p) {
-      left[g] = x;
-    } else {
-      right[g] = x;
-    }
-    parent[NONE] = NONE;
-    max[p] = Math.max(size[p], Math.max(max[left[p]], max[right[p]]));
-    max[x] = Math.max(size[x], Math.max(max[left[x]], max[right[x]]));
   }
 
-  /** Takes a node out of the tree (rotating it down to at most one child) and recycles it. */
-  private void unlink(int node) {
-    while (left[node] != NONE && right[node] != NONE) {
-      int l = left[node];
-      int r = right[node];
-      rotateUp(priority[l] > priority[r] ? l : r);
+  /**
+   * Restores heights and balance on path[k], path[k − 1], ... after a node was added below
+   * ({@code grew}) or removed. An insertion needs at most one (single or double) rotation; a
+   * removal may need one per level. Stops where a height no longer changes.
+   */
+  private void rebalanceUpwards(int k, boolean grew) {
+    byte[] heights = height;
+    for (int i = k; i >= 0; i--) {
+      int n = path[i];
+      long links = kids[n];
+      int hl = heights[(int) links];
+      int hr = heights[(int) (links >>> 32)];
+      int before = heights[n];
+      int balance = hl - hr;
+      if (balance > 1 || balance < -1) {
+        n = rotateToBalance(n, i > 0 ? path[i - 1] : NONE, balance);
+        path[i] = n;
+        if (grew || height[n] == before) {
+          return;
+        }
+      } else {
+        int after = 1 + Math.max(hl, hr);
+        if (after == before) {
+          return;
+        }
+        heights[n] = (byte) after;
+      }
     }
-    int child = left[node] != NONE ? left[node] : right[node];
-    int p = parent[node];
-    if (child != NONE) {
-      parent[child] = p;
+  }
+
+  /** Rebalances the subtree of {@code n} (child of {@code parent}) and returns its new root. */
+  private int rotateToBalance(int n, int parent, int balance) {
+    if (balance > 1) {
+      int l = left(n);
+      if (height[left(l)] < height[right(l)]) {
+        int lr = right(l);
+        rotateUp(lr, l, n);
+        l = lr;
+      }
+      rotateUp(l, n, parent);
+      return l;
     }
-    if (p == NONE) {
+    int r = right(n);
+    if (height[right(r)] < height[left(r)]) {
+      int rl = left(r);
+      rotateUp(rl, r, n);
+      r = rl;
+    }
+    rotateUp(r, n, parent);
+    return r;
+  }
+
+  /**
+   * Rotates {@code x} above its parent {@code p} (child of {@code g}). The subtree at that position
+   * keeps its extents, so {@code g}'s maximum for it stands; {@code p} and {@code x} get new
+   * maxima and heights.
+   */
+  private void rotateUp(int x, int p, int g) {
+    int xb = x << STRIDE_SHIFT;
+    if (left(p) == x) {
+      setLeft(p, right(x), node[xb + RIGHT_MAX]);
+      setRight(x, p, subtreeMax(p));
+    } else {
+      setRight(p, left(x), node[xb + LEFT_MAX]);
+      setLeft(x, p, subtreeMax(p));
+    }
+    relink(g, p, x);
+    height[p] = (byte) heightFromKids(p);
+    height[x] = (byte) heightFromKids(x);
+  }
+
+  /**
+   * Takes the node at path position {@code k} out of the tree and recycles a node; updates the
+   * maxima and rebalances above. A node with two children takes over its successor's extent and
+   * the successor's node goes instead, so the node that held the next extent may change identity.
+   */
+  private void unlink(int k) {
+    int n = path[k];
+    int gone = n;
+    int at = k;
+    if (left(n) != NONE && right(n) != NONE) {
+      int s = right(n);
+      push(++at, s);
+      while (left(s) != NONE) {
+        s = left(s);
+        push(++at, s);
+      }
+      int nb = n << STRIDE_SHIFT;
+      int sb = s << STRIDE_SHIFT;
+      node[nb] = node[sb];
+      node[nb + SIZE] = node[sb + SIZE];
+      gone = s;
+    }
+    int child = left(gone) != NONE ? left(gone) : right(gone);
+    int parent = at > 0 ? path[at - 1] : NONE;
+    if (parent == NONE) {
       root = child;
-    } else if (left[p] == node) {
-      left[p] = child;
+    } else if (left(parent) == gone) {
+      setLeft(parent, child, subtreeMax(child));
     } else {
-      right[p] = child;
+      setRight(parent, child, subtreeMax(child));
     }
-    size[node] = 0;
-    max[node] = 0;
-    left[node] = NONE;
-    parent[node] = NONE;
-    right[node] = recycled;
-    recycled = node;
-    fixMaxUpwards(p);
+    int b = gone << STRIDE_SHIFT;
+    node[b] = 0;
+    node[b + SIZE] = 0;
+    node[b + LEFT_MAX] = 0;
+    node[b + RIGHT_MAX] = 0;
+    kids[gone] = recycled & LOW;
+    height[gone] = 0;
+    recycled = gone;
+    if (at > 0) {
+      // path[at - 1] lost a child; path[k] (if it took the successor's extent) changed size.
+      fixMaxUpwards(at - 1, Math.min(k, at - 1));
+      rebalanceUpwards(at - 1, false);
+    }
   }
 
   private int newNode(long offsetBytes, long sizeBytes) {
     int x;
     if (recycled != NONE) {
       x = recycled;
-      recycled = right[x];
+      recycled = left(x);
     } else {
-      if (nextUnused == offset.length) {
+      if (nextUnused == height.length) {
         grow();
       }
       x = nextUnused++;
     }
-    offset[x] = offsetBytes;
-    size[x] = sizeBytes;
-    max[x] = sizeBytes;
-    left[x] = NONE;
-    right[x] = NONE;
-    parent[x] = NONE;
-    priority[x] = nextPriority();
+    int b = x << STRIDE_SHIFT;
+    node[b] = offsetBytes;
+    node[b + SIZE] = sizeBytes;
+    node[b + LEFT_MAX] = 0;
+    node[b + RIGHT_MAX] = 0;
+    kids[x] = 0;
+    height[x] = 1;
     return x;
   }
 
-  private int nextPriority() {
-    long z = (priorityState += 0x9E3779B97F4A7C15L);
-    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-    return (int) ((z ^ (z >>> 31)) >>> 32);
-  }
-
   private void grow() {
-    int n = offset.length * 2;
-    offset = Arrays.copyOf(offset, n);
-    size = Arrays.copyOf(size, n);
-    max = Arrays.copyOf(max, n);
-    left = Arrays.copyOf(left, n);
-    right = Arrays.copyOf(right, n);
-    parent = Arrays.copyOf(parent, n);
-    priority = Arrays.copyOf(priority, n);
+    int n = height.length * 2;
+    node = Arrays.copyOf(node, n << STRIDE_SHIFT);
+    kids = Arrays.copyOf(kids, n);
+    height = Arrays.copyOf(height, n);
   }
 }

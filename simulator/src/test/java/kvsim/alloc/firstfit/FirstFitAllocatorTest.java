@@ -212,9 +212,9 @@ class FirstFitAllocatorTest {
     FirstFitAllocator ff = new FirstFitAllocator(REGION, 512);
     served(ff.allocate(bytes(512)));
     served(ff.allocate(bytes(512)));
-    Field offsets = FirstFitAllocator.class.getDeclaredField("offsetOfSlot");
-    offsets.setAccessible(true);
-    ((long[]) offsets.get(ff))[1] = 4096; // the second allocation now sits on the first
+    Field slots = FirstFitAllocator.class.getDeclaredField("slots");
+    slots.setAccessible(true);
+    ((long[]) slots.get(ff))[4] = 4096; // slot 1's offset: the second allocation now sits on the first
     InvariantViolation e = assertThrows(InvariantViolation.class, ff::checkInvariants);
     assertTrue(e.getMessage().contains("overlap") || e.getMessage().contains("gap"), e.getMessage());
   }

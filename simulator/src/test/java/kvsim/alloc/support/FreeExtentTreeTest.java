@@ -70,6 +70,7 @@ class FreeExtentTreeTest {
     assertThrows(IllegalArgumentException.class, () -> tree.insert(90, 11));
     assertThrows(IllegalArgumentException.class, () -> tree.insert(149, 10));
     assertThrows(IllegalArgumentException.class, () -> tree.insert(100, 50));
+    assertThrows(IllegalArgumentException.class, () -> tree.insert((1L << 62) - 10, 11), "past 2^62");
     assertEquals(50, tree.freeBytes());
     tree.checkInvariants("test");
   }
@@ -197,8 +198,8 @@ class FreeExtentTreeTest {
 
   @Test
   void extentsInsertedInAddressOrderStillGiveAShallowTree() {
-    // Sorted insertion is the worst case of an unbalanced search tree (depth n); the treap's
-    // priorities keep the search for the last extent near 2 ln n levels.
+    // Sorted insertion is the worst case of an unbalanced search tree (depth n); an AVL tree of n
+    // nodes is at most 1.44 log2(n + 2) levels deep: 23 for 100,000.
     FreeExtentTree tree = new FreeExtentTree();
     int n = 100_000;
     for (int i = 0; i < n; i++) {
@@ -206,8 +207,13 @@ class FreeExtentTreeTest {
     }
     assertEquals(n, tree.extentCount());
     assertEquals(2L * (n - 1), tree.offsetOf(tree.firstFit(2)));
-    assertTrue(tree.lastSteps() <= 60, "first fit walked " + tree.lastSteps() + " levels for 100,000 extents");
+    assertTrue(tree.lastSteps() <= 23, "first fit walked " + tree.lastSteps() + " levels for 100,000 extents");
+    for (int i = 0; i < n; i += 2) { // removals rebalance too
+      tree.takeLow(tree.firstFit(1), 1);
+    }
     tree.checkInvariants("test");
+    assertEquals(2L * (n - 1), tree.offsetOf(tree.firstFit(2)));
+    assertTrue(tree.lastSteps() <= 22, "first fit walked " + tree.lastSteps() + " levels for 50,000 extents");
   }
 
   @Test
@@ -232,17 +238,36 @@ class FreeExtentTreeTest {
     assertEquals(stepsA.toString(), stepsB.toString());
   }
 
+  /** Returns the tree's node array: four longs per node (offset, size, left and right subtree maxima). */
+  private static long[] nodes(FreeExtentTree tree) throws ReflectiveOperationException {
+    Field node = FreeExtentTree.class.getDeclaredField("node");
+    node.setAccessible(true);
+    return (long[]) node.get(tree);
+  }
+
   @Test
   void aStaleSubtreeMaximumIsReportedAsAnInvariantViolation() throws ReflectiveOperationException {
     FreeExtentTree tree = new FreeExtentTree();
     for (int i = 0; i < 10; i++) {
       tree.insert(i * 100L, 10);
     }
-    Field max = FreeExtentTree.class.getDeclaredField("max");
-    max.setAccessible(true);
-    ((long[]) max.get(tree))[tree.first()] = 99;
+    nodes(tree)[4 * tree.first() + 2] = 99; // the leftmost extent's left maximum, which must be 0
     InvariantViolation e = assertThrows(InvariantViolation.class, () -> tree.checkInvariants("owner"));
     assertTrue(e.getMessage().startsWith("owner: "), e.getMessage());
+    assertTrue(e.getMessage().contains("maxima"), e.getMessage());
+  }
+
+  @Test
+  void aWrongHeightIsReportedAsAnInvariantViolation() throws ReflectiveOperationException {
+    FreeExtentTree tree = new FreeExtentTree();
+    for (int i = 0; i < 10; i++) {
+      tree.insert(i * 100L, 10);
+    }
+    Field height = FreeExtentTree.class.getDeclaredField("height");
+    height.setAccessible(true);
+    ((byte[]) height.get(tree))[tree.first()] = 3; // a leaf
+    InvariantViolation e = assertThrows(InvariantViolation.class, () -> tree.checkInvariants("owner"));
+    assertTrue(e.getMessage().contains("balance"), e.getMessage());
   }
 
   @Test
@@ -250,14 +275,9 @@ class FreeExtentTreeTest {
     FreeExtentTree tree = new FreeExtentTree();
     tree.insert(0, 10);
     tree.insert(20, 10);
-    Field size = FreeExtentTree.class.getDeclaredField("size");
-    size.setAccessible(true);
-    Field max = FreeExtentTree.class.getDeclaredField("max");
-    max.setAccessible(true);
-    int low = tree.first();
-    ((long[]) size.get(tree))[low] = 20; // now ends where the next one starts, uncoalesced
-    ((long[]) max.get(tree))[low] = Math.max(20, ((long[]) max.get(tree))[low]);
+    int high = tree.next(tree.first());
+    nodes(tree)[4 * high] = 10; // [10, 20) now starts where [0, 10) ends, uncoalesced
     InvariantViolation e = assertThrows(InvariantViolation.class, () -> tree.checkInvariants("owner"));
-    assertTrue(e.getMessage().contains("touches") || e.getMessage().contains("maximum"), e.getMessage());
+    assertTrue(e.getMessage().contains("touches"), e.getMessage());
   }
 }
