@@ -212,7 +212,9 @@ final class BlockPool {
       throw new IllegalStateException("popped block " + b + " has references");
     }
     refCnt[b] = 1;
-    lastAccessed[b] = now;
+    if (queue == null) {
+      lastAccessed[b] = now; // only v0's LRU evictor reads access times
+    }
     return b;
   }
 

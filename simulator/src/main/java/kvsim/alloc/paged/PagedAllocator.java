@@ -51,7 +51,6 @@ public final class PagedAllocator implements Allocator {
   private final LatencyModel latency;
   private final int[][] tableOfHead;
   private final long[] requestedOfHead;
-  private final IntList scratch = new IntList(64);
 
   private long allocatedPages;
   private long requestedBytes;
@@ -133,9 +132,10 @@ public final class PagedAllocator implements Allocator {
       return AllocOutcome.OutOfMemory.classify(size, freeBytes(), largestFreeBytes());
     }
     int n = (int) needed;
-    scratch.clear();
-    pool.getNewBlocks(n, scratch, null);
-    int[] table = scratch.toArray();
+    int[] table = new int[n];
+    for (int i = 0; i < n; i++) {
+      table[i] = pool.popBlock(null); // head of the free queue first, as getNewBlocks pops
+    }
     int head = table[0];
     tableOfHead[head] = table;
     requestedOfHead[head] = size;
@@ -147,6 +147,9 @@ public final class PagedAllocator implements Allocator {
   }
 
   private Extents extentsOf(int[] table) {
+    if (table.length == 1) {
+      return Extents.single(region.baseBytes() + table[0] * pageBytes, pageBytes);
+    }
     Extents.Builder extents = new Extents.Builder(table.length == 1 ? 1 : 4);
     for (int page : table) {
       extents.add(region.baseBytes() + page * pageBytes, pageBytes);
