@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import kvsim.alloc.AllocatorListener;
 import kvsim.config.WorkloadSpec;
-import kvsim.core.AtomicFiles;
 import kvsim.core.InputException;
 import kvsim.metrics.AllocatorResult;
 import kvsim.metrics.SeedSweep;
@@ -49,7 +48,6 @@ final class Runs {
    * @param yaml the workload spec file's content, or null
    * @param yamlDir the folder paths in the spec are relative to, or null
    * @param listeners optional listeners per allocator
-   * @param afterRun called with the results folder once it is written (e.g. to export a snapshot), may be null
    */
   static int execute(
       PrintWriter out,
@@ -117,23 +115,7 @@ final class Runs {
       allocs.add(a);
     }
     summary.put("allocators", allocs);
-    Path target = dir.toAbsolutePath().normalize();
-    java.nio.file.Files.createDirectories(target.getParent());
-    Path tmp = java.nio.file.Files.createTempDirectory(target.getParent(), "." + target.getFileName() + ".tmp-");
-    AtomicFiles.readableByAll(tmp);
-    try {
-      AtomicFiles.write(tmp.resolve("summary.json"), s -> {
-        ResultsWriter.json().writeValue(s, summary);
-        s.write('\n');
-      });
-      if (java.nio.file.Files.exists(target)) {
-        AtomicFiles.deleteTree(target);
-      }
-      AtomicFiles.move(tmp, target);
-    } catch (IOException | RuntimeException ex) {
-      AtomicFiles.deleteTree(tmp);
-      throw ex;
-    }
+    ResultsWriter.writeSummaryOnly(dir, summary);
     out.println("workload: " + setup.workload.spec() + ", seeds " + seeds[0] + ".." + seeds[seeds.length - 1] + " (" + seeds.length + " runs per allocator)");
     TextTable.sweep(out, sweeps);
     out.println();

@@ -21,6 +21,32 @@ public final class AtomicFiles {
     void write(OutputStream out) throws IOException;
   }
 
+  /** Something that fills a folder. */
+  @FunctionalInterface
+  public interface FolderWriter {
+    /** Writes the folder's files into {@code dir}. */
+    void write(Path dir) throws IOException;
+  }
+
+  /**
+   * Writes the folder {@code target} as a whole: the files go into a hidden temporary folder beside
+   * it, which replaces {@code target} only when the writer succeeded; on failure nothing is left.
+   */
+  public static void writeFolder(Path target, FolderWriter writer) throws IOException {
+    Path dir = target.toAbsolutePath().normalize();
+    Files.createDirectories(dir.getParent());
+    Path tmp = Files.createTempDirectory(dir.getParent(), "." + dir.getFileName() + ".tmp-");
+    try {
+      readableByAll(tmp);
+      writer.write(tmp);
+      deleteTree(dir);
+      move(tmp, dir);
+    } catch (IOException | RuntimeException e) {
+      deleteTree(tmp);
+      throw e;
+    }
+  }
+
   /** Writes {@code target} atomically with the given writer. */
   public static void write(Path target, Writer writer) throws IOException {
     Path dir = target.toAbsolutePath().getParent();

@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -41,7 +40,7 @@ public final class ResultsWriter {
   }
 
   /**
-   * Writes the result folder {@code dir} (replacing an existing one).
+   * Writes the result folder {@code dir} (replacing an existing one, only once everything is written).
    *
    * @param config the run's configuration echo (inputs only, nothing time-dependent)
    * @param results one result per allocator, in the order run
@@ -49,23 +48,17 @@ public final class ResultsWriter {
    */
   public static void write(Path dir, Map<String, Object> config, List<AllocatorResult> results, List<AllocatorResult.Timing> timings)
       throws IOException {
-    Path target = dir.toAbsolutePath().normalize();
-    Files.createDirectories(target.getParent());
-    Path tmp = Files.createTempDirectory(target.getParent(), "." + target.getFileName() + ".tmp-");
-    AtomicFiles.readableByAll(tmp);
-    try {
+    AtomicFiles.writeFolder(dir, tmp -> {
       writeJson(tmp.resolve("summary.json"), summary(config, results));
       writeJson(tmp.resolve("timing.json"), timing(timings));
       writeTimeseries(tmp.resolve("timeseries.csv"), results);
       FragmentationChart.write(tmp, results);
-      if (Files.exists(target)) {
-        AtomicFiles.deleteTree(target);
-      }
-      AtomicFiles.move(tmp, target);
-    } catch (IOException | RuntimeException e) {
-      AtomicFiles.deleteTree(tmp);
-      throw e;
-    }
+    });
+  }
+
+  /** Writes a result folder holding only {@code summary.json} (seed sweeps have no time series). */
+  public static void writeSummaryOnly(Path dir, Map<String, Object> summary) throws IOException {
+    AtomicFiles.writeFolder(dir, tmp -> writeJson(tmp.resolve("summary.json"), summary));
   }
 
   /** Builds the summary tree: config, then one entry per allocator. */
