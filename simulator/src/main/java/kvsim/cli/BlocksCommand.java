@@ -1,19 +1,19 @@
 package kvsim.cli;
 
 import java.io.BufferedReader;
-import java.io.BufferedWriter;
 import java.io.IOException;
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import kvsim.blocks.BlockScriptRunner;
+import kvsim.core.AtomicFiles;
 import kvsim.core.InputException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -53,6 +53,9 @@ final class BlocksCommand implements Callable<Integer> {
   public Integer call() throws IOException {
     String source = script.toString();
     BlockScriptRunner runner = new BlockScriptRunner(source, check);
+    if (Files.isDirectory(script)) {
+      throw new InputException(source + ": is a folder, not a block script");
+    }
     try (BufferedReader in = Files.newBufferedReader(script, StandardCharsets.UTF_8)) {
       if (output == null) {
         List<String> lines = new ArrayList<>();
@@ -74,30 +77,15 @@ final class BlocksCommand implements Callable<Integer> {
   }
 
   private void writeAtomically(BlockScriptRunner runner, BufferedReader in) throws IOException {
-    Path target = output.toAbsolutePath();
-    Path dir = target.getParent();
-    Files.createDirectories(dir);
-    Path tmp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
-    boolean done = false;
-    try {
-      try (BufferedWriter w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
-        runner.run(
-            in,
-            line -> {
-              w.write(line);
-              w.write('\n');
-            });
-      }
-      try {
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      } catch (AtomicMoveNotSupportedException e) {
-        Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
-      }
-      done = true;
-    } finally {
-      if (!done) {
-        Files.deleteIfExists(tmp);
-      }
-    }
+    AtomicFiles.write(output, out -> {
+      Writer w = new OutputStreamWriter(out, StandardCharsets.UTF_8);
+      runner.run(
+          in,
+          line -> {
+            w.write(line);
+            w.write('\n');
+          });
+      w.flush();
+    });
   }
 }

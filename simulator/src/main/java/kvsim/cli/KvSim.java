@@ -45,7 +45,16 @@ public final class KvSim implements Runnable {
 
   /** Runs the CLI and exits with its status. */
   public static void main(String[] args) {
-    System.exit(newCommandLine().execute(args));
+    int status;
+    try {
+      status = newCommandLine().execute(args);
+    } catch (OutOfMemoryError e) {
+      // Outside a run's event loop (which reports the live set itself): still one line, no trace.
+      System.err.println("kvsim: out of memory: the Java heap (" + kvsim.core.Bytes.format(Runtime.getRuntime().maxMemory())
+          + ") is too small for this command; run it again with a larger heap, e.g. KVSIM_JAVA_OPTS=-Xmx8g ./kvsim ...");
+      status = EXIT_FAILED;
+    }
+    System.exit(status);
   }
 
   /** Returns the command line with kvsim's error handling, for main and for tests. */
@@ -59,6 +68,11 @@ public final class KvSim implements Runnable {
             err.println("kvsim: error: " + e.getMessage());
             err.flush();
             return EXIT_BAD_INPUT;
+          }
+          if (e instanceof kvsim.core.HeapExhaustedException) {
+            err.println("kvsim: " + e.getMessage());
+            err.flush();
+            return EXIT_FAILED;
           }
           if (e instanceof IOException) {
             err.println("kvsim: I/O error: " + e.getMessage());

@@ -47,9 +47,20 @@ final class RunOptions {
   @Option(names = "--seeds", paramLabel = "A..B", description = "Sweep a generator over seeds A..B (or a comma list) and print median, p10 and p90 of the headline metrics.")
   String seeds;
 
-  @Option(names = {"-o", "--output"}, paramLabel = "DIR", description = "Result folder. Default: results/runs/<time>-<workload>.")
+  @Option(
+      names = {"-o", "--output"},
+      paramLabel = "DIR",
+      description = "Result folder: a new or empty folder, or an earlier kvsim result folder, which is replaced. Default: results/runs/<time>-<workload>.")
   Path output;
+
+  @Option(names = "--force", description = "Also replace a kvsim result folder that holds files kvsim did not write (never any other folder).")
+  boolean force;
 
   @Option(names = "--quiet", description = "Print no progress on stderr.")
   boolean quiet;
+
+  /** Returns whether a {@code --set} gives this allocator option. */
+  boolean sets(String allocator, String key) {
+    return settings.stream().anyMatch(s -> s.startsWith(allocator + "." + key + "="));
+  }
 }

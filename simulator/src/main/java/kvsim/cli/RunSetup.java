@@ -19,6 +19,7 @@ import kvsim.config.WorkloadSpec;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
+import kvsim.core.OptionMap;
 import kvsim.engine.ReplayEngine;
 import kvsim.gpu.DeviceSpec;
 import kvsim.gpu.MemoryPlan;
@@ -65,30 +66,33 @@ final class RunSetup {
     this.sampleEvery = sampleEvery;
   }
 
-  /** Resolves a workload argument (trace, generator spec or YAML spec file) with the command-line options. */
-  static RunSetup resolve(String workloadArg, WorkloadSpec yaml, Path yamlDir, RunOptions o) {
-    String deviceText = o.device != null ? o.device : yaml != null && yaml.device() != null ? yaml.device() : null;
-    DeviceSpec device;
-    try {
-      device = deviceText == null ? DeviceSpec.defaultDevice() : DeviceSpec.parse(deviceText);
-    } catch (IllegalArgumentException e) {
-      throw new InputException("--device: " + e.getMessage());
+  /**
+   * Resolves a workload argument (trace, generator spec or YAML spec file) with the command-line
+   * options. Errors name where the bad value came from: the option, or the spec file and its line,
+   * or the trace header. Warnings (a command-line value overriding the trace header's) go to {@code
+   * err}.
+   */
+  static RunSetup resolve(String workloadArg, WorkloadSpec yaml, Path yamlDir, RunOptions o, PrintWriter err) {
+    WorkloadRegistry.Workload workload = resolveWorkload(workloadArg, yaml, yamlDir);
+    Map<String, Object> header = workload.header();
+    DeviceSpec device =
+        choose("--device", o.device, yaml, "device", yaml == null ? null : yaml.device(), workload, header, DeviceSpec::parse, err);
+    if (device == null) {
+      device = DeviceSpec.defaultDevice();
     }
-    String modelText = o.model != null ? o.model : yaml != null && yaml.model() != null ? yaml.model() : null;
-    ModelPreset model;
-    try {
-      model = modelText == null ? ModelPreset.defaultModel() : ModelPreset.parse(modelText);
-    } catch (IllegalArgumentException e) {
-      throw new InputException("--model: " + e.getMessage());
+    ModelPreset model =
+        choose("--model", o.model, yaml, "model", yaml == null ? null : yaml.model(), workload, header, ModelPreset::parse, err);
+    if (model == null) {
+      model = ModelPreset.defaultModel();
     }
     Map<String, String> yamlPlan = yaml == null ? Map.of() : yaml.planStrings();
     for (String key : yamlPlan.keySet()) {
       if (!key.equals("weights") && !key.equals("activations")) {
-        throw new InputException("plan: unknown field '" + key + "' (known: weights, activations)");
+        throw yaml.origin().error("plan." + key, "unknown field (known: weights, activations)");
       }
     }
-    long weights = size("--weights", o.weights != null ? o.weights : yamlPlan.get("weights"));
-    long activations = size("--activations", o.activations != null ? o.activations : yamlPlan.get("activations"));
+    long weights = size("--weights", o.weights, yaml, "plan.weights", yamlPlan.get("weights"));
+    long activations = size("--activations", o.activations, yaml, "plan.activations", yamlPlan.get("activations"));
     MemoryPlan plan;
     try {
       plan = new MemoryPlan(device, weights, activations);
@@ -97,7 +101,8 @@ final class RunSetup {
     }
 
     List<String> allocators = new ArrayList<>(o.allocators);
-    if (allocators.isEmpty() && yaml != null && yaml.allocators() != null) {
+    boolean allocatorsFromYaml = allocators.isEmpty() && yaml != null && yaml.allocators() != null;
+    if (allocatorsFromYaml) {
       allocators.addAll(yaml.allocators());
     }
     if (allocators.isEmpty()) {
@@ -105,16 +110,22 @@ final class RunSetup {
     }
     Map<String, Map<String, String>> options = new LinkedHashMap<>();
     for (String name : allocators) {
-      AllocatorRegistry.get(name.trim());
+      try {
+        AllocatorRegistry.get(name.trim());
+      } catch (InputException e) {
+        throw allocatorsFromYaml ? yaml.origin().error("allocators", e.getMessage()) : e;
+      }
       if (options.containsKey(name)) {
-        throw new InputException("--allocator: '" + name + "' given twice");
+        throw allocatorsFromYaml
+            ? yaml.origin().error("allocators", "'" + name + "' given twice")
+            : new InputException("--allocator: '" + name + "' given twice");
       }
       options.put(name, new LinkedHashMap<>(yaml == null ? Map.of() : yaml.optionStrings(name)));
     }
     if (yaml != null && yaml.options() != null) {
       for (String name : yaml.options().keySet()) {
         if (!options.containsKey(name)) {
-          throw new InputException("options: '" + name + "' is not among the allocators run " + options.keySet());
+          throw yaml.origin().error("options." + name, "'" + name + "' is not among the allocators run " + options.keySet());
         }
       }
     }
@@ -140,15 +151,71 @@ final class RunSetup {
       m.put("torch-alloc-conf", conf);
     }
 
-    WorkloadRegistry.Workload workload = resolveWorkload(workloadArg, yaml, yamlDir);
-    RunSetup setup = new RunSetup(workload, device, model, plan, List.copyOf(options.keySet()), options, o.check, o.sampleEvery);
     if (o.sampleEvery < 0) {
       throw new InputException("--sample-every must not be negative");
     }
+    RunSetup setup = new RunSetup(workload, device, model, plan, List.copyOf(options.keySet()), options, o.check, o.sampleEvery);
     for (String name : setup.allocators) {
-      setup.newAllocator(name); // fail on bad options before anything runs
+      try {
+        setup.newAllocator(name); // fail on bad options before anything runs
+      } catch (OptionMap.OptionException e) {
+        boolean fromYaml = yaml != null && yaml.optionStrings(name).containsKey(e.key()) && !o.sets(name, e.key());
+        throw fromYaml ? yaml.origin().error("options." + name + "." + e.key(), e.getMessage()) : e;
+      }
     }
     return setup;
+  }
+
+  /**
+   * Picks a device or model: the command line, else the spec file, else the trace header, else
+   * null. A command-line or spec value that differs from what the trace header names is used, and
+   * reported on {@code err}, since the trace's sizes were computed for the header's choice.
+   */
+  private static <T> T choose(
+      String option,
+      String cliText,
+      WorkloadSpec yaml,
+      String yamlField,
+      String yamlText,
+      WorkloadRegistry.Workload workload,
+      Map<String, Object> header,
+      java.util.function.Function<String, T> parse,
+      PrintWriter err) {
+    Object headerValue = header.get(yamlField);
+    String headerText = headerValue == null ? null : headerValue.toString();
+    T chosen;
+    String from;
+    if (cliText != null) {
+      chosen = parseOr(parse, cliText, e -> new InputException(option + ": " + e.getMessage()));
+      from = option + " " + cliText;
+    } else if (yamlText != null) {
+      chosen = parseOr(parse, yamlText, e -> yaml.origin().error(yamlField, e.getMessage()));
+      from = yaml.origin().source() + " (" + yamlField + ": " + yamlText + ")";
+    } else if (headerText != null) {
+      return parseOr(parse, headerText, e -> InputException.at(workload.spec(), 1, yamlField, "in the trace header: " + e.getMessage()));
+    } else {
+      return null;
+    }
+    if (headerText != null) {
+      T fromHeader = parseOr(parse, headerText, e -> InputException.at(workload.spec(), 1, yamlField, "in the trace header: " + e.getMessage()));
+      if (!fromHeader.equals(chosen) && err != null) {
+        err.println("kvsim: warning: " + from + " differs from the " + yamlField + " the trace was written for ("
+            + headerText + ", in its header); using " + from);
+        err.flush();
+      }
+    }
+    return chosen;
+  }
+
+  private static <T> T parseOr(
+      java.util.function.Function<String, T> parse, String text, java.util.function.Function<IllegalArgumentException, InputException> error) {
+    try {
+      return parse.apply(text);
+    } catch (InputException e) {
+      throw e;
+    } catch (IllegalArgumentException e) {
+      throw error.apply(e);
+    }
   }
 
   private static WorkloadRegistry.Workload resolveWorkload(String arg, WorkloadSpec yaml, Path yamlDir) {
@@ -156,27 +223,39 @@ final class RunSetup {
       return WorkloadRegistry.resolve(arg, Map.of());
     }
     if (yaml.workload() == null) {
-      throw new InputException(arg + ": the workload spec names no workload (field 'workload')");
+      throw InputException.at(yaml.origin().source(), 0, "workload", "the workload spec names no workload");
     }
     Map<String, String> params = new LinkedHashMap<>(yaml.paramStrings());
     if (yaml.seed() != null) {
       params.putIfAbsent("seed", Long.toString(yaml.seed()));
     }
     String w = yaml.workload();
-    if (!WorkloadRegistry.generators().containsKey(w.split(":", 2)[0]) && yamlDir != null) {
+    boolean generator = WorkloadRegistry.generators().containsKey(w.split(":", 2)[0]);
+    if (!generator && yamlDir != null) {
       w = yamlDir.resolve(w).toString();
     }
-    return WorkloadRegistry.resolve(w, params);
+    try {
+      return WorkloadRegistry.resolve(w, params);
+    } catch (OptionMap.OptionException e) {
+      String field =
+          yaml.paramStrings().containsKey(e.key())
+              ? "params." + e.key()
+              : e.key().equals("seed") && yaml.seed() != null ? "seed" : "workload";
+      throw yaml.origin().error(field, e.getMessage());
+    } catch (InputException e) {
+      throw yaml.origin().error("workload", e.getMessage());
+    }
   }
 
-  private static long size(String option, String text) {
+  private static long size(String option, String cliText, WorkloadSpec yaml, String yamlField, String yamlText) {
+    String text = cliText != null ? cliText : yamlText;
     if (text == null) {
       return 0;
     }
     try {
       return Bytes.parse(text);
     } catch (IllegalArgumentException e) {
-      throw new InputException(option + ": " + e.getMessage());
+      throw cliText != null ? new InputException(option + ": " + e.getMessage()) : yaml.origin().error(yamlField, e.getMessage());
     }
   }
 

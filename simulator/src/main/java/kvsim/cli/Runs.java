@@ -4,9 +4,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.LocalDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +15,7 @@ import kvsim.core.InputException;
 import kvsim.metrics.AllocatorResult;
 import kvsim.metrics.SeedSweep;
 import kvsim.registry.WorkloadRegistry;
+import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
 import kvsim.report.TextTable;
 
@@ -58,15 +58,16 @@ final class Runs {
       RunOptions o,
       Map<String, AllocatorListener> listeners)
       throws IOException {
-    RunSetup setup = RunSetup.resolve(label, yaml, yamlDir, o);
-    Path dir = o.output != null ? o.output : defaultOutput(setup.workload);
+    RunSetup setup = RunSetup.resolve(label, yaml, yamlDir, o, err);
+    ResultFolder.Target target = outputTarget(o, setup.workload).check();
     PrintWriter progress = o.quiet ? null : err;
     if (o.seeds != null) {
-      return sweep(out, progress, setup, parseSeeds(o.seeds), dir);
+      return sweep(out, progress, setup, parseSeeds(o.seeds), o.seeds.trim(), target);
     }
     List<AllocatorResult.Timing> timings = new ArrayList<>();
     List<AllocatorResult> results = setup.runAll(setup.workload, listeners, timings, progress);
-    ResultsWriter.write(dir, setup.configEcho(setup.workload), results, timings);
+    requireEvents(setup.workload, timings);
+    Path dir = ResultsWriter.write(target, setup.configEcho(setup.workload), results, timings);
     out.println("workload: " + setup.workload.spec() + " on " + setup.device.name() + " (" + kvsim.core.Bytes.format(setup.plan.testedRegion().sizeBytes()) + " under test)");
     TextTable.comparison(out, results);
     out.println();
@@ -75,7 +76,8 @@ final class Runs {
     return KvSim.EXIT_OK;
   }
 
-  private static int sweep(PrintWriter out, PrintWriter progress, RunSetup setup, long[] seeds, Path dir) throws IOException {
+  private static int sweep(PrintWriter out, PrintWriter progress, RunSetup setup, long[] seeds, String seedsText, ResultFolder.Target target)
+      throws IOException {
     if (!setup.workload.isGenerator()) {
       throw new InputException("--seeds: the workload " + setup.workload.spec() + " is a trace file; seeds apply to generators");
     }
@@ -90,6 +92,7 @@ final class Runs {
     for (int i = 0; i < seeds.length; i++) {
       WorkloadRegistry.Workload w = setup.workload.withSeed(seeds[i]);
       List<AllocatorResult> results = setup.runAll(w, Map.of(), timings, null);
+      requireEvents(w, timings);
       for (AllocatorResult r : results) {
         sweeps.get(r.allocator()).add(r);
         Map<String, Object> one = new LinkedHashMap<>();
@@ -105,7 +108,7 @@ final class Runs {
       }
     }
     Map<String, Object> summary = new LinkedHashMap<>(setup.configEcho(setup.workload.withSeed(seeds[0])));
-    summary.put("seeds", List.of(seeds[0], seeds[seeds.length - 1], seeds.length));
+    summary.put("seeds", Arrays.stream(seeds).boxed().toList());
     List<Object> allocs = new ArrayList<>();
     for (Map.Entry<String, SeedSweep> e : sweeps.entrySet()) {
       Map<String, Object> a = new LinkedHashMap<>();
@@ -115,8 +118,8 @@ final class Runs {
       allocs.add(a);
     }
     summary.put("allocators", allocs);
-    ResultsWriter.writeSummaryOnly(dir, summary);
-    out.println("workload: " + setup.workload.spec() + ", seeds " + seeds[0] + ".." + seeds[seeds.length - 1] + " (" + seeds.length + " runs per allocator)");
+    Path dir = ResultsWriter.writeSummaryOnly(target, summary);
+    out.println("workload: " + setup.workload.spec() + ", seeds " + seedsText + " (" + seeds.length + " runs per allocator)");
     TextTable.sweep(out, sweeps);
     out.println();
     out.println("results: " + dir);
@@ -151,14 +154,19 @@ final class Runs {
     }
   }
 
-  private static Path defaultOutput(WorkloadRegistry.Workload w) {
-    String name = w.isGenerator() ? w.generator() : w.file().getFileName().toString().replaceAll("\\.[^.]*$", "");
-    String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
-    Path base = Path.of("results", "runs");
-    Path p = base.resolve(stamp + "-" + name);
-    for (int i = 2; java.nio.file.Files.exists(p); i++) {
-      p = base.resolve(stamp + "-" + name + "-" + i);
+  /** {@code -o DIR}, or a fresh run id {@code results/runs/<time>-<workload>[-N]}. */
+  private static ResultFolder.Target outputTarget(RunOptions o, WorkloadRegistry.Workload w) {
+    if (o.output != null) {
+      return ResultFolder.Target.at(o.output, o.force);
     }
-    return p;
+    String name = w.isGenerator() ? w.generator() : w.file().getFileName().toString().replaceAll("\\.[^.]*$", "");
+    return ResultFolder.Target.fresh(Path.of("results", "runs"), name);
+  }
+
+  /** An empty workload is bad input, not a successful run of nothing. */
+  private static void requireEvents(WorkloadRegistry.Workload w, List<AllocatorResult.Timing> timings) {
+    if (!timings.isEmpty() && timings.get(timings.size() - 1).events() == 0) {
+      throw new InputException(w.spec() + ": no events (the workload is empty; nothing to simulate)");
+    }
   }
 }

@@ -41,6 +41,7 @@ import kvsim.core.InputException;
  * @param allocators allocators to run
  * @param options per-allocator options
  * @param torchAllocConf options of the PyTorch caching model in PYTORCH_CUDA_ALLOC_CONF syntax
+ * @param origin where the spec was read from, to name its file and line in errors
  */
 public record WorkloadSpec(
     String workload,
@@ -51,10 +52,41 @@ public record WorkloadSpec(
     Map<String, Object> plan,
     List<String> allocators,
     Map<String, Map<String, Object>> options,
-    @JsonProperty("torch-alloc-conf") String torchAllocConf) {
+    String torchAllocConf,
+    Origin origin) {
 
   private static final ObjectMapper YAML =
       new ObjectMapper(new YAMLFactory()).enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+
+  /** The fields as they stand in the file. */
+  private record Fields(
+      String workload,
+      Map<String, Object> params,
+      Long seed,
+      String device,
+      String model,
+      Map<String, Object> plan,
+      List<String> allocators,
+      Map<String, Map<String, Object>> options,
+      @JsonProperty("torch-alloc-conf") String torchAllocConf) {}
+
+  /**
+   * The spec file's name and text, so that a problem found after parsing (an unknown generator
+   * parameter, an unknown device, a missing trace) can still name the file and the line.
+   *
+   * @param source the file as the user named it
+   * @param text the file's content
+   */
+  public record Origin(String source, String text) {
+    /**
+     * Returns an error at the line of {@code field} (a key of the file, e.g. {@code device}, or a
+     * key under another, e.g. {@code params.opps}); the line is left out when it cannot be found.
+     */
+    public InputException error(String field, String problem) {
+      String key = field.substring(field.lastIndexOf('.') + 1);
+      return InputException.at(source, lineOfKey(text, key, 0), field, problem);
+    }
+  }
 
   /** Reads a spec file; any problem is an InputException naming the file, line and field. */
   public static WorkloadSpec read(Path file) {
@@ -71,11 +103,13 @@ public record WorkloadSpec(
   public static WorkloadSpec read(String source, InputStream in) throws IOException {
     String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     try {
-      WorkloadSpec spec = YAML.readValue(text, WorkloadSpec.class);
-      if (spec == null) {
+      Fields f = YAML.readValue(text, Fields.class);
+      if (f == null) {
         throw InputException.at(source, 1, null, "empty workload spec");
       }
-      return spec;
+      return new WorkloadSpec(
+          f.workload(), f.params(), f.seed(), f.device(), f.model(), f.plan(), f.allocators(), f.options(), f.torchAllocConf(),
+          new Origin(source, text));
     } catch (JsonProcessingException e) {
       long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
       if (e instanceof com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException u) {
@@ -94,9 +128,7 @@ public record WorkloadSpec(
         }
         field = sb.toString();
       }
-      String msg = e.getOriginalMessage();
-      int nl = msg.indexOf('\n');
-      msg = nl >= 0 ? msg.substring(0, nl) : msg;
+      String msg = plainMessage(e.getOriginalMessage());
       if (msg.startsWith("Unrecognized field")) {
         msg = "unknown field (known: workload, params, seed, device, model, plan, allocators, options, torch-alloc-conf)";
       }
@@ -104,8 +136,23 @@ public record WorkloadSpec(
     }
   }
 
+  /**
+   * The YAML parser's message without its quoted source lines and carets: "while parsing a flow
+   * mapping; expected ',' or '}', but got <stream end>" rather than only its first line.
+   */
+  private static String plainMessage(String message) {
+    StringBuilder sb = new StringBuilder();
+    for (String line : message.split("\n")) {
+      if (line.isBlank() || Character.isWhitespace(line.charAt(0)) || line.startsWith(" at [Source")) {
+        continue;
+      }
+      sb.append(sb.length() == 0 ? "" : "; ").append(line.trim());
+    }
+    return sb.length() == 0 ? message.trim() : sb.toString();
+  }
+
   private static long lineOfKey(String text, String key, long fallback) {
-    java.util.regex.Pattern p = java.util.regex.Pattern.compile("^\\s*(-\\s*)?\"?" + java.util.regex.Pattern.quote(key) + "\"?\\s*:");
+    java.util.regex.Pattern p = java.util.regex.Pattern.compile("(^|[\\s{,-])[\"']?" + java.util.regex.Pattern.quote(key) + "[\"']?\\s*:");
     String[] lines = text.split("\n", -1);
     for (int i = 0; i < lines.length; i++) {
       if (p.matcher(lines[i]).find()) {

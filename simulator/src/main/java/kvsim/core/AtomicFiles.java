@@ -10,6 +10,7 @@ import java.nio.file.StandardCopyOption;
 /**
  * Writes files so that a reader never sees a partial one: the content goes to a temporary file in
  * the same folder, which is then moved over the target. On failure the temporary file is removed.
+ * Result folders are written whole by {@code kvsim.report.ResultFolder}, which uses the pieces here.
  */
 public final class AtomicFiles {
   private AtomicFiles() {}
@@ -28,27 +29,11 @@ public final class AtomicFiles {
     void write(Path dir) throws IOException;
   }
 
-  /**
-   * Writes the folder {@code target} as a whole: the files go into a hidden temporary folder beside
-   * it, which replaces {@code target} only when the writer succeeded; on failure nothing is left.
-   */
-  public static void writeFolder(Path target, FolderWriter writer) throws IOException {
-    Path dir = target.toAbsolutePath().normalize();
-    Files.createDirectories(dir.getParent());
-    Path tmp = Files.createTempDirectory(dir.getParent(), "." + dir.getFileName() + ".tmp-");
-    try {
-      readableByAll(tmp);
-      writer.write(tmp);
-      deleteTree(dir);
-      move(tmp, dir);
-    } catch (IOException | RuntimeException e) {
-      deleteTree(tmp);
-      throw e;
-    }
-  }
-
   /** Writes {@code target} atomically with the given writer. */
   public static void write(Path target, Writer writer) throws IOException {
+    if (Files.isDirectory(target)) {
+      throw new InputException(target + ": is a folder; give the name of a file to write");
+    }
     Path dir = target.toAbsolutePath().getParent();
     Files.createDirectories(dir);
     Path tmp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
@@ -81,18 +66,6 @@ public final class AtomicFiles {
       Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (AtomicMoveNotSupportedException e) {
       Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
-    }
-  }
-
-  /** Deletes a folder and everything below it, if it exists. */
-  public static void deleteTree(Path dir) throws IOException {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (var walk = Files.walk(dir)) {
-      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
     }
   }
 }

@@ -142,15 +142,31 @@ public final class OptionMap {
   }
 
   /** Returns an error naming the owner, the option and the bad value. */
-  public InputException bad(String key, String value, String problem) {
-    return new InputException(owner + ": option " + key + "='" + value + "': " + problem);
+  public OptionException bad(String key, String value, String problem) {
+    return new OptionException(key, owner + ": option " + key + "='" + value + "': " + problem);
+  }
+
+  /** Bad input about one option; {@link #key()} lets a caller say where the option was written. */
+  public static final class OptionException extends InputException {
+    private static final long serialVersionUID = 1L;
+    private final String key;
+
+    public OptionException(String key, String message) {
+      super(message);
+      this.key = key;
+    }
+
+    /** Returns the option's key. */
+    public String key() {
+      return key;
+    }
   }
 
   /** Throws if an option was given that no getter asked for. */
   public void requireAllUsed() {
     for (String key : given.keySet()) {
       if (!known.contains(key)) {
-        throw new InputException(owner + ": unknown option '" + key + "' (known: " + String.join(", ", known) + ")");
+        throw new OptionException(key, owner + ": unknown option '" + key + "' (known: " + String.join(", ", known) + ")");
       }
     }
   }

@@ -5,6 +5,7 @@ import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorListener;
+import kvsim.core.HeapExhaustedException;
 import kvsim.core.InputException;
 import kvsim.core.LongLongMap;
 import kvsim.metrics.RunMetrics;
@@ -25,6 +26,9 @@ import kvsim.trace.TraceEvent;
  *       refusals are counted apart.
  *   <li>With {@code check}, the model's invariant checker runs after every event.
  *   <li>Annotations are passed over.
+ *   <li>Memory grows with the live set (one map entry per live id, plus the model's own state), never
+ *       with the trace's length; when the heap runs out the run stops with {@link
+ *       HeapExhaustedException}, which says how many allocations were live.
  * </ul>
  */
 public final class ReplayEngine {
@@ -83,86 +87,94 @@ public final class ReplayEngine {
     LongLongMap requestedById = listener == null ? null : new LongLongMap(1 << 12);
     long activationOoms = 0;
     long events = 0;
-    TraceEvent e;
-    while ((e = source.next()) != null) {
-      if (listener != null) {
-        listener.time(e.timeNanos());
-      }
-      switch (e.op()) {
-        case ALLOC -> {
-          AllocRequest request = new AllocRequest(e.sizeBytes(), e.tag(), e.splittable(), e.stream());
-          boolean toActivations = activations != null && !e.splittable();
-          Allocator target = toActivations ? activations : tested;
-          AllocOutcome outcome = target.allocate(request);
-          if (outcome instanceof AllocOutcome.Allocated a) {
-            long handle = toActivations ? a.handle() | ACTIVATIONS_BIT : a.handle();
-            if (!handles.putIfAbsent(e.id(), handle)) {
-              throw duplicate(source, e);
-            }
-            if (!toActivations) {
-              metrics.countAlloc();
-            }
-            if (listener != null && !toActivations) {
-              requestedById.putIfAbsent(e.id(), e.sizeBytes());
-              listener.allocated(e.id(), request, a.extents(), a.allocatedBytes());
-            }
-            source.acknowledge(e, true);
-          } else {
-            AllocOutcome.OutOfMemory oom = (AllocOutcome.OutOfMemory) outcome;
-            if (!handles.putIfAbsent(e.id(), REFUSED)) {
-              throw duplicate(source, e);
-            }
-            if (toActivations) {
-              activationOoms++;
+    TraceEvent e = null;
+    try {
+      while ((e = source.next()) != null) {
+        if (listener != null) {
+          listener.time(e.timeNanos());
+        }
+        switch (e.op()) {
+          case ALLOC -> {
+            AllocRequest request = new AllocRequest(e.sizeBytes(), e.tag(), e.splittable(), e.stream());
+            boolean toActivations = activations != null && !e.splittable();
+            Allocator target = toActivations ? activations : tested;
+            AllocOutcome outcome = target.allocate(request);
+            if (outcome instanceof AllocOutcome.Allocated a) {
+              long handle = toActivations ? a.handle() | ACTIVATIONS_BIT : a.handle();
+              if (!handles.putIfAbsent(e.id(), handle)) {
+                throw duplicate(source, e);
+              }
+              if (!toActivations) {
+                metrics.countAlloc();
+              }
+              if (listener != null && !toActivations) {
+                requestedById.putIfAbsent(e.id(), e.sizeBytes());
+                listener.allocated(e.id(), request, a.extents(), a.allocatedBytes());
+              }
+              source.acknowledge(e, true);
             } else {
-              metrics.countOom(oom.reason().label());
-            }
-            if (listener != null && !toActivations) {
-              listener.refused(e.id(), request, oom);
-            }
-            source.acknowledge(e, false);
-          }
-        }
-        case FREE -> {
-          long handle = handles.remove(e.id(), ABSENT);
-          if (handle == ABSENT) {
-            throw at(source, e, "free of id " + e.id() + ", which is not live (never allocated, or already freed: double free)");
-          }
-          if (handle == REFUSED) {
-            metrics.countFreeOfRefused();
-          } else {
-            boolean inActivations = (handle & ACTIVATIONS_BIT) != 0;
-            Allocator target = inActivations ? activations : tested;
-            long h = handle & ~ACTIVATIONS_BIT;
-            if (listener != null && !inActivations) {
-              listener.freed(e.id(), requestedById.remove(e.id(), 0), e.stream(), target.extentsOf(h));
-            }
-            target.free(h);
-            if (!inActivations) {
-              metrics.countFree();
+              AllocOutcome.OutOfMemory oom = (AllocOutcome.OutOfMemory) outcome;
+              if (!handles.putIfAbsent(e.id(), REFUSED)) {
+                throw duplicate(source, e);
+              }
+              if (toActivations) {
+                activationOoms++;
+              } else {
+                metrics.countOom(oom.reason().label());
+              }
+              if (listener != null && !toActivations) {
+                listener.refused(e.id(), request, oom);
+              }
+              source.acknowledge(e, false);
             }
           }
+          case FREE -> {
+            long handle = handles.remove(e.id(), ABSENT);
+            if (handle == ABSENT) {
+              throw at(source, e, "free of id " + e.id() + ", which is not live (never allocated, or already freed: double free)");
+            }
+            if (handle == REFUSED) {
+              metrics.countFreeOfRefused();
+            } else {
+              boolean inActivations = (handle & ACTIVATIONS_BIT) != 0;
+              Allocator target = inActivations ? activations : tested;
+              long h = handle & ~ACTIVATIONS_BIT;
+              if (listener != null && !inActivations) {
+                listener.freed(e.id(), requestedById.remove(e.id(), 0), e.stream(), target.extentsOf(h));
+              }
+              target.free(h);
+              if (!inActivations) {
+                metrics.countFree();
+              }
+            }
+          }
+          case ANNOTATE -> {}
         }
-        case ANNOTATE -> {}
-      }
-      if (options.check()) {
-        tested.checkInvariants();
-        if (activations != null) {
-          activations.checkInvariants();
+        if (options.check()) {
+          tested.checkInvariants();
+          if (activations != null) {
+            activations.checkInvariants();
+          }
+        }
+        metrics.record(
+            e.timeNanos(),
+            tested.reservedBytes(),
+            tested.allocatedBytes(),
+            tested.requestedBytes(),
+            tested.freeBytes(),
+            tested.largestFreeBytes(),
+            tested.liveAllocations());
+        events++;
+        if (options.progress() != null && events % PROGRESS_EVERY == 0) {
+          options.progress().eventsApplied(events);
         }
       }
-      metrics.record(
-          e.timeNanos(),
-          tested.reservedBytes(),
-          tested.allocatedBytes(),
-          tested.requestedBytes(),
-          tested.freeBytes(),
-          tested.largestFreeBytes(),
-          tested.liveAllocations());
-      events++;
-      if (options.progress() != null && events % PROGRESS_EVERY == 0) {
-        options.progress().eventsApplied(events);
-      }
+    } catch (OutOfMemoryError oom) {
+      long live = handles.size();
+      String where = source.name() + (e == null ? "" : ":" + e.line());
+      handles = null; // let the heap breathe before anything else is allocated
+      requestedById = null;
+      throw new HeapExhaustedException(where, tested.name(), live, Runtime.getRuntime().maxMemory());
     }
     return new Result(metrics, activationOoms, System.nanoTime() - start);
   }

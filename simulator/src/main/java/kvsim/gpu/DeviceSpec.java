@@ -48,6 +48,11 @@ public record DeviceSpec(
     return PRESETS.get("h100-80");
   }
 
+  /** Returns the text that {@link #parse} turns back into this device: the preset name, or the capacity in bytes. */
+  public String text() {
+    return this.equals(PRESETS.get(name)) ? name : Long.toString(capacityBytes);
+  }
+
   /** Returns the presets in a stable order. */
   public static Map<String, DeviceSpec> presets() {
     return java.util.Collections.unmodifiableMap(PRESETS);
@@ -65,10 +70,13 @@ public record DeviceSpec(
     }
     long bytes;
     try {
-      bytes = Bytes.parse(text);
+      bytes = Bytes.parse(text.trim().startsWith("-") ? text.trim().substring(1) : text);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "unknown device '" + text + "': use a size such as 80GiB or one of " + PRESETS.keySet());
+    }
+    if (text.trim().startsWith("-")) {
+      bytes = -bytes;
     }
     if (bytes <= 0) {
       throw new IllegalArgumentException("device size must be positive: '" + text + "'");

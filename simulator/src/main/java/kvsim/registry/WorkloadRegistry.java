@@ -45,8 +45,9 @@ public final class WorkloadRegistry {
    * @param generator the generator name, or null for a trace file
    * @param params generator parameters (seed included), empty for a file
    * @param file the trace file, or null
+   * @param header the trace file's header fields, empty for a generator
    */
-  public record Workload(String spec, String generator, Map<String, String> params, Path file) {
+  public record Workload(String spec, String generator, Map<String, String> params, Path file, Map<String, Object> header) {
     /** Returns whether this workload is a generator (and so takes seeds). */
     public boolean isGenerator() {
       return generator != null;
@@ -59,7 +60,7 @@ public final class WorkloadRegistry {
       }
       Map<String, String> p = new LinkedHashMap<>(params);
       p.put("seed", Long.toString(seed));
-      return new Workload(spec, generator, p, null);
+      return new Workload(spec, generator, p, null, Map.of());
     }
 
     /** Opens a fresh source. */
@@ -85,7 +86,7 @@ public final class WorkloadRegistry {
       for (Map.Entry<String, String> e : extraParams.entrySet()) {
         params.putIfAbsent(e.getKey(), e.getValue());
       }
-      Workload w = new Workload(spec, head, params, null);
+      Workload w = new Workload(spec, head, params, null, Map.of());
       // Validate the parameters now, so a typo fails before any run starts.
       try (EventSource probe = w.open(ModelPreset.defaultModel(), DeviceSpec.defaultDevice())) {
         return w;
@@ -94,11 +95,20 @@ public final class WorkloadRegistry {
       }
     }
     Path file = Path.of(spec);
+    if (Files.isDirectory(file)) {
+      throw new InputException(spec + ": is a folder, not a trace file (expected an L1 trace .jsonl, a .yaml spec or a generator spec)");
+    }
     if (Files.isRegularFile(file)) {
       if (!extraParams.isEmpty()) {
         throw new InputException(spec + ": generator parameters " + extraParams.keySet() + " do not apply to a trace file");
       }
-      return new Workload(spec, null, Map.of(), file);
+      // Read the header now: a file that is no trace fails before anything runs, and the run can
+      // use the model and device the trace was written for.
+      try (L1TraceReader reader = L1TraceReader.open(file)) {
+        return new Workload(spec, null, Map.of(), file, reader.header());
+      } catch (IOException e) {
+        throw new InputException(spec + ": cannot read: " + e.getMessage());
+      }
     }
     throw new InputException(
         spec + ": no such trace file, and not a generator (generators: " + String.join(", ", GENERATORS.keySet()) + ")");

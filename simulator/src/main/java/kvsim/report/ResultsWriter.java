@@ -23,8 +23,9 @@ import kvsim.metrics.RunMetrics;
  * per-allocator metrics; byte-identical for the same inputs), {@code timeseries.csv}, {@code
  * timing.json} (wall time, events per second) and the {@code fragmentation.png}/{@code .svg} chart.
  *
- * <p>All files are written into a hidden temporary folder beside the target, which is moved into
- * place at the end; a failure removes it, so no partial result folder is ever left behind.
+ * <p>Where the folder goes, and why that never harms other files, is {@link ResultFolder}'s
+ * business: the files are written into a hidden temporary folder that is moved into place at the
+ * end, so no partial result folder is ever left behind.
  */
 public final class ResultsWriter {
   private static final ObjectMapper JSON =
@@ -40,15 +41,16 @@ public final class ResultsWriter {
   }
 
   /**
-   * Writes the result folder {@code dir} (replacing an existing one, only once everything is written).
+   * Writes a result folder at {@code target} (see {@link ResultFolder}) and returns where it went.
    *
    * @param config the run's configuration echo (inputs only, nothing time-dependent)
    * @param results one result per allocator, in the order run
    * @param timings wall-clock figures, same order
    */
-  public static void write(Path dir, Map<String, Object> config, List<AllocatorResult> results, List<AllocatorResult.Timing> timings)
+  public static Path write(
+      ResultFolder.Target target, Map<String, Object> config, List<AllocatorResult> results, List<AllocatorResult.Timing> timings)
       throws IOException {
-    AtomicFiles.writeFolder(dir, tmp -> {
+    return ResultFolder.write(target, tmp -> {
       writeJson(tmp.resolve("summary.json"), summary(config, results));
       writeJson(tmp.resolve("timing.json"), timing(timings));
       writeTimeseries(tmp.resolve("timeseries.csv"), results);
@@ -57,8 +59,8 @@ public final class ResultsWriter {
   }
 
   /** Writes a result folder holding only {@code summary.json} (seed sweeps have no time series). */
-  public static void writeSummaryOnly(Path dir, Map<String, Object> summary) throws IOException {
-    AtomicFiles.writeFolder(dir, tmp -> writeJson(tmp.resolve("summary.json"), summary));
+  public static Path writeSummaryOnly(ResultFolder.Target target, Map<String, Object> summary) throws IOException {
+    return ResultFolder.write(target, tmp -> writeJson(tmp.resolve("summary.json"), summary));
   }
 
   /** Builds the summary tree: config, then one entry per allocator. */

@@ -14,12 +14,16 @@ import kvsim.metrics.SeedSweep;
 public final class TextTable {
   private TextTable() {}
 
-  /** Prints one row per allocator with the headline metrics. */
+  /**
+   * Prints one row per allocator with the headline metrics. Refusals are split by reason ({@code
+   * OOMs} = {@code frag} + {@code no mem} + {@code too large}, all in the region under test), and
+   * refusals in the activations region of a memory plan have a column of their own.
+   */
   public static void comparison(PrintWriter out, List<AllocatorResult> results) {
     List<String[]> rows = new ArrayList<>();
     rows.add(new String[] {
       "allocator", "peak ext frag", "mean ext frag", "mean int frag", "peak allocated", "peak reserved",
-      "OOMs", "frag OOMs", "allocs", "alloc time"
+      "allocs", "OOMs", "frag", "no mem", "too large", "act. OOMs", "alloc time"
     });
     for (AllocatorResult r : results) {
       Map<String, Gauge.Summary> s = r.summaries();
@@ -30,9 +34,12 @@ public final class TextTable {
         ratio(s.get("internal_fragmentation").mean()),
         bytes(s.get("allocated_bytes").peak()),
         bytes(s.get("reserved_bytes").peak()),
+        Long.toString(r.counters().get("alloc_count")),
         Long.toString(r.counters().get("oom_count")),
         Long.toString(r.counters().get("fragmentation_oom_count")),
-        Long.toString(r.counters().get("alloc_count")),
+        Long.toString(r.counters().get("no_memory_oom_count")),
+        Long.toString(r.counters().get("too_large_oom_count")),
+        Long.toString(r.activationOomCount()),
         String.format(Locale.ROOT, "%.3f ms", r.modelledAllocatorNanos() / 1e6)
       });
     }

@@ -404,7 +404,7 @@ public final class ReplayVerifier {
             .append(" (requested ").append(suspect.requestedBytes()).append(" B) was allocated before recording began and is freed only at event ")
             .append(suspect.freedAtEvent()).append(". Free entries carry only the requested size, so the rebuild gave it ").append(suspect.sizeBytes())
             .append(" B (its rounded request").append(suspect.absorbedBytes() > 0 ? " plus a " + suspect.absorbedBytes() + " B gap too small to split off" : "")
-            .append(") and counted everything after it as the free block of ").append(blk[4]).append(" B. The real block may have kept an unsplit remainder of up to 1 MiB (spec §4.6), which the file cannot reveal");
+            .append(") and counted everything after it as the free block of ").append(blk[4]).append(" B. The real block may have kept an unsplit remainder of up to 1 MiB (PyTorch splits a large-pool block only when more than 1 MiB remains: should_split in c10/cuda/CUDACachingAllocator.cpp), which the file cannot reveal");
         if (impliedRemainder > 0) {
           sb.append(": with a remainder of ").append(impliedRemainder).append(" B the free block would start exactly at the recorded address and be ")
               .append(blk[4] - impliedRemainder).append(" B, and best fit would choose it as the recording shows");

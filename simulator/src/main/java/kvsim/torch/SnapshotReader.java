@@ -42,6 +42,9 @@ public final class SnapshotReader {
   public static TorchSnapshot read(Path file) throws IOException {
     String source = file.toString();
     byte[] data;
+    if (Files.isDirectory(file)) {
+      throw new InputException(source + ": is a folder, not a snapshot file (a .pickle written by torch.cuda.memory._dump_snapshot)");
+    }
     try {
       long size = Files.size(file);
       if (size > MAX_FILE_BYTES) {

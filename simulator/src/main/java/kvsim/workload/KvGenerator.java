@@ -98,6 +98,7 @@ public final class KvGenerator implements EventSource {
     d.put("params", options.effective());
     d.put("model", model.name());
     d.put("kv_bytes_per_token", model.kvBytesPerToken());
+    d.put("device", device.text());
     this.description = d;
   }
 

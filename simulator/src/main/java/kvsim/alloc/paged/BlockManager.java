@@ -336,7 +336,7 @@ public final class BlockManager {
     notSwapped(r, "lookup");
     if (r.status == PagedRequest.Status.RUNNING) {
       throw new BlockOpException(
-          "req", "lookup: " + r + " is running (" + r.numComputedTokens + " tokens computed); the scheduler looks up only waiting requests (spec §1.6)");
+          "req", "lookup: " + r + " is running (" + r.numComputedTokens + " tokens computed); vLLM's scheduler looks up only waiting requests (KVCacheManager.get_computed_blocks, vllm/v1/core/kv_cache_manager.py)");
     }
     r.pendingHits.clear();
     r.pendingEpoch = epoch;
@@ -370,7 +370,7 @@ public final class BlockManager {
     live(r, "req");
     notSwapped(r, "allocate");
     if (numNewTokens <= 0) {
-      throw new BlockOpException("num_new_tokens", "must be positive: allocate_slots rejects zero new tokens (spec §1.7)");
+      throw new BlockOpException("num_new_tokens", "must be positive: allocate_slots rejects zero new tokens (KVCacheManager.allocate_slots, vllm/v1/core/kv_cache_manager.py)");
     }
     if (numLookaheadTokens < 0) {
       throw new BlockOpException("lookahead", "must not be negative");
