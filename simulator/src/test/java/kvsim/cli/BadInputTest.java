@@ -99,6 +99,64 @@ class BadInputTest {
     assertTrue(run.err().contains("option ops='ten'"), run.err());
   }
 
+  /** Runs {@code kvsim args} and returns its single error line, after checking exit status 2. */
+  private static String oneErrorLine(String... args) {
+    CliRun run = CliRun.of(args);
+    assertEquals(2, run.exitCode(), run.out() + run.err());
+    String err = run.err().strip();
+    assertFalse(err.contains("\n"), "one line: " + err);
+    return err;
+  }
+
+  @Test
+  void aFolderGivenAsATraceIsCalledAFolder() throws IOException {
+    Path dir = Files.createDirectory(tmp.resolve("traces"));
+    assertEquals(
+        "kvsim: error: " + dir + ": is a folder, not a trace file (expected an L1 trace .jsonl, a .yaml spec or a generator spec)",
+        oneErrorLine("replay", dir.toString(), "-o", tmp.resolve("out").toString()));
+    assertTrue(oneErrorLine("torch-inspect", dir.toString()).startsWith("kvsim: error: " + dir + ": is a folder, not a snapshot file"));
+    assertTrue(oneErrorLine("blocks", dir.toString()).startsWith("kvsim: error: " + dir + ": is a folder"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      quoteCharacter = '"',
+      value = {
+        "unknown generator parameter | workload: churn\\nparams: {opps: 100} | :2: params.opps: generator churn: unknown option 'opps'",
+        "bad generator value | workload: churn\\nparams:\\n  ops: ten | :3: params.ops: generator churn: option ops='ten'",
+        "unknown device | workload: churn\\ndevice: h100-8 | :2: device: unknown device 'h100-8'",
+        "unknown model | workload: churn\\nmodel: llama-9 | :2: model: ",
+        "missing trace | workload: missing.jsonl | :1: workload: ",
+        "bad plan size | workload: churn\\nplan: {weights: 5XB} | :2: plan.weights: not a size",
+        "unknown allocator option | workload: churn\\nallocators: [slab]\\noptions:\\n  slab: {blok-size: 4MiB} | :4: options.slab.blok-size: allocator slab: unknown option 'blok-size'",
+        "unknown allocator | workload: churn\\nallocators: [first-fit, best-fitt] | :2: allocators: unknown allocator 'best-fitt'",
+        "malformed YAML | workload: churn\\nparams: {ops: 100 | :2: params: bad YAML: while parsing a flow mapping; expected ',' or '}'",
+      })
+  void errorsInAWorkloadSpecNameTheSpecFileLineAndField(String label, String yaml, String expected) throws IOException {
+    Path spec = tmp.resolve("w.yaml");
+    Files.writeString(spec, yaml.replace("\\n", "\n") + "\n");
+    String err = oneErrorLine("replay", spec.toString(), "-o", tmp.resolve("out").toString());
+    assertTrue(err.startsWith("kvsim: error: " + spec + expected), err);
+    assertNoResults(tmp.resolve("out"));
+  }
+
+  @Test
+  void aNegativeDeviceSizeIsCalledNegativeNotUnknown() {
+    assertEquals("kvsim: error: --device: device size must be positive: '-5GB'", oneErrorLine("replay", "churn:ops=10", "--device", "-5GB"));
+  }
+
+  @Test
+  void malformedJsonIsExplainedInPlainWords() throws IOException {
+    Path trace = tmp.resolve("t.jsonl");
+    Files.writeString(trace, HEADER + "\n{\"t\":1,\"op\":\"al\n");
+    String err = oneErrorLine("replay", trace.toString(), "-o", tmp.resolve("out").toString());
+    assertEquals("kvsim: error: " + trace + ":2: malformed JSON: a string is not closed before the end of the line (missing '\"')", err);
+    Files.writeString(trace, HEADER + "\n{\"t\":1,\"op\":\"alloc\",\"id\":1,\"size\":5,}\n");
+    err = oneErrorLine("replay", trace.toString(), "-o", tmp.resolve("out").toString());
+    assertEquals("kvsim: error: " + trace + ":2: malformed JSON: unexpected character '}': expected a field name in double quotes (a trailing comma?)", err);
+  }
+
   private void assertNoResults(Path out) throws IOException {
     assertFalse(Files.exists(out), "result folder left behind");
     try (Stream<Path> s = Files.list(tmp)) {
