@@ -78,7 +78,7 @@ public class ReplayBenchmark {
     MemoryPlan plan = MemoryPlan.whole(DeviceSpec.defaultDevice());
     Allocator a = AllocatorRegistry.create(new AllocatorContext(allocator, plan.testedRegion(), plan.device(), ModelPreset.defaultModel(), Map.of()));
     try (L1TraceReader r = L1TraceReader.open(trace)) {
-      return ReplayEngine.run(a, null, r, ReplayEngine.Options.defaults()).metrics().events();
+      return ReplayEngine.run(a, r, ReplayEngine.Options.defaults()).metrics().events();
     }
   }
 }

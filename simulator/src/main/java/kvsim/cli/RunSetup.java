@@ -20,6 +20,7 @@ import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
+import kvsim.engine.RegionRouter;
 import kvsim.engine.ReplayEngine;
 import kvsim.gpu.DeviceSpec;
 import kvsim.gpu.MemoryPlan;
@@ -376,8 +377,12 @@ final class RunSetup {
       }
     };
     ReplayEngine.Result r;
+    RegionRouter regions =
+        activations == null
+            ? new RegionRouter(tested)
+            : new RegionRouter(tested, List.of(new RegionRouter.Route("activations", activations, request -> !request.splittable())));
     try (EventSource source = w.open(model, device)) {
-      r = ReplayEngine.run(tested, activations, source, new ReplayEngine.Options(check, sampleEvery, listener, progress));
+      r = ReplayEngine.run(regions, source, new ReplayEngine.Options(check, sampleEvery, listener, progress));
     }
     AllocatorResult result =
         new AllocatorResult(
@@ -386,7 +391,7 @@ final class RunSetup {
             r.metrics().counters(),
             r.metrics().summaries(),
             tested.modelledNanos(),
-            r.activationOomCount(),
+            r.otherRegionOomCount(),
             new java.util.TreeMap<>(tested.extraMetrics()),
             r.metrics().samples());
     return new Object[] {result, new AllocatorResult.Timing(name, r.metrics().events(), r.wallNanos())};

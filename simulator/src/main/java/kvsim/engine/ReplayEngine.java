@@ -1,6 +1,7 @@
 package kvsim.engine;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
@@ -13,27 +14,27 @@ import kvsim.trace.EventSource;
 import kvsim.trace.TraceEvent;
 
 /**
- * Applies an L1 event stream to one allocator model, in order, and records its metrics after every
- * event (DESIGN §3, L1). The engine owns the mapping from trace ids to the model's handles, so the
- * models never see trace ids.
+ * The L1 replay: applies an event stream to the models of a memory plan, in order, on the event
+ * core ({@link Simulator}), and records the region under test's metrics after every event. One
+ * {@link TraceStep} event is the replayed stream: it applies the current trace event, reads the
+ * next one and schedules itself at that event's time. The engine owns the mapping from trace ids
+ * to the models' handles, so the models never see trace ids.
  *
  * <ul>
+ *   <li>A request goes to the region the {@link RegionRouter} picks (with vLLM's two-pool layout,
+ *       unsplittable requests to the activations region); metrics describe the region under test,
+ *       and other regions' refusals are counted apart.
  *   <li>An allocation the model refuses is counted by reason and the run goes on; the source is told
  *       (closed-loop generators then never free it), and a later free of that id is a no-op,
  *       counted as {@code frees_of_refused_count}.
- *   <li>With an activations region in the memory plan, requests that may not be split go to that
- *       region's model; metrics describe the region under test, and the activations region's
- *       refusals are counted apart.
- *   <li>With {@code check}, the model's invariant checker runs after every event.
+ *   <li>With {@code check}, every region's invariant checker runs after every event.
  *   <li>Annotations are passed over.
- *   <li>Memory grows with the live set (one map entry per live id, plus the model's own state), never
+ *   <li>Memory grows with the live set (one map entry per live id, plus the models' own state), never
  *       with the trace's length; when the heap runs out the run stops with {@link
  *       HeapExhaustedException}, which says how many allocations were live.
  * </ul>
  */
 public final class ReplayEngine {
-  /** Handles of the activations model carry this bit in the id map. */
-  private static final long ACTIVATIONS_BIT = 1L << 62;
   private static final long REFUSED = -2;
   private static final long ABSENT = -1;
   /** Events between two progress callbacks. */
@@ -49,7 +50,7 @@ public final class ReplayEngine {
   /**
    * How to run.
    *
-   * @param check run the invariant checker after every event
+   * @param check run the invariant checkers after every event
    * @param sampleEvery time-series stride in events, 0 for automatic
    * @param listener receives the allocations, frees and refusals of the region under test (null for none)
    * @param progress progress callback (null for none)
@@ -65,125 +66,191 @@ public final class ReplayEngine {
    * What one run produced.
    *
    * @param metrics the region under test's gauges, summaries, samples and counters
-   * @param activationOomCount refusals in the activations region
+   * @param otherRegionOomCounts refusals in each region other than the one under test, in router order
    * @param wallNanos wall-clock time of the run
    */
-  public record Result(RunMetrics metrics, long activationOomCount, long wallNanos) {}
+  public record Result(RunMetrics metrics, long[] otherRegionOomCounts, long wallNanos) {
+    /** Returns the refusals in all regions other than the one under test. */
+    public long otherRegionOomCount() {
+      long sum = 0;
+      for (long c : otherRegionOomCounts) {
+        sum += c;
+      }
+      return sum;
+    }
+  }
 
   private ReplayEngine() {}
 
+  /** Runs {@code source} through one model managing the whole plan. */
+  public static Result run(Allocator tested, EventSource source, Options options) throws IOException {
+    return run(new RegionRouter(tested), source, options);
+  }
+
   /**
-   * Runs {@code source} through {@code tested} (and {@code activations}, which may be null).
+   * Runs {@code source} through the regions of a plan.
    *
    * @throws InputException when the stream frees an id that is not live or reuses a live id
    */
-  public static Result run(Allocator tested, Allocator activations, EventSource source, Options options)
-      throws IOException {
+  public static Result run(RegionRouter regions, EventSource source, Options options) throws IOException {
     long start = System.nanoTime();
-    RunMetrics metrics = new RunMetrics(options.sampleEvery());
-    AllocatorListener listener = options.listener();
-    LongLongMap handles = new LongLongMap(1 << 12);
-    // Requested sizes of live allocations, kept only when a listener needs them for frees.
-    LongLongMap requestedById = listener == null ? null : new LongLongMap(1 << 12);
-    long activationOoms = 0;
-    long events = 0;
-    TraceEvent e = null;
+    Simulator sim = new Simulator();
+    TraceStep step = new TraceStep(sim, regions, source, options);
     try {
-      while ((e = source.next()) != null) {
-        if (listener != null) {
-          listener.time(e.timeNanos());
-        }
-        switch (e.op()) {
-          case ALLOC -> {
-            AllocRequest request = new AllocRequest(e.sizeBytes(), e.tag(), e.splittable(), e.stream());
-            boolean toActivations = activations != null && !e.splittable();
-            Allocator target = toActivations ? activations : tested;
-            AllocOutcome outcome = target.allocate(request);
-            if (outcome instanceof AllocOutcome.Allocated a) {
-              long handle = toActivations ? a.handle() | ACTIVATIONS_BIT : a.handle();
-              if (!handles.putIfAbsent(e.id(), handle)) {
-                throw duplicate(source, e);
-              }
-              if (!toActivations) {
-                metrics.countAlloc();
-              }
-              if (listener != null && !toActivations) {
-                requestedById.putIfAbsent(e.id(), e.sizeBytes());
-                listener.allocated(e.id(), request, a.extents(), a.allocatedBytes());
-              }
-              source.acknowledge(e, true);
-            } else {
-              AllocOutcome.OutOfMemory oom = (AllocOutcome.OutOfMemory) outcome;
-              if (!handles.putIfAbsent(e.id(), REFUSED)) {
-                throw duplicate(source, e);
-              }
-              if (toActivations) {
-                activationOoms++;
-              } else {
-                metrics.countOom(oom.reason().label());
-              }
-              if (listener != null && !toActivations) {
-                listener.refused(e.id(), request, oom);
-              }
-              source.acknowledge(e, false);
-            }
-          }
-          case FREE -> {
-            long handle = handles.remove(e.id(), ABSENT);
-            if (handle == ABSENT) {
-              throw at(source, e, "free of id " + e.id() + ", which is not live (never allocated, or already freed: double free)");
-            }
-            if (handle == REFUSED) {
-              metrics.countFreeOfRefused();
-            } else {
-              boolean inActivations = (handle & ACTIVATIONS_BIT) != 0;
-              Allocator target = inActivations ? activations : tested;
-              long h = handle & ~ACTIVATIONS_BIT;
-              if (listener != null && !inActivations) {
-                listener.freed(e.id(), requestedById.remove(e.id(), 0), e.stream(), target.extentsOf(h));
-              }
-              target.free(h);
-              if (!inActivations) {
-                metrics.countFree();
-              }
-            }
-          }
-          case ANNOTATE -> {}
-        }
-        if (options.check()) {
-          tested.checkInvariants();
-          if (activations != null) {
-            activations.checkInvariants();
-          }
-        }
-        metrics.record(
-            e.timeNanos(),
-            tested.reservedBytes(),
-            tested.allocatedBytes(),
-            tested.requestedBytes(),
-            tested.freeBytes(),
-            tested.largestFreeBytes(),
-            tested.liveAllocations());
-        events++;
-        if (options.progress() != null && events % PROGRESS_EVERY == 0) {
-          options.progress().eventsApplied(events);
-        }
+      if (step.advance()) {
+        sim.run();
       }
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
     } catch (OutOfMemoryError oom) {
-      long live = handles.size();
-      String where = source.name() + (e == null ? "" : ":" + e.line());
-      handles = null; // let the heap breathe before anything else is allocated
-      requestedById = null;
-      throw new HeapExhaustedException(where, tested.name(), live, Runtime.getRuntime().maxMemory());
+      long live = step.handles.size();
+      String where = source.name() + (step.current == null ? "" : ":" + step.current.line());
+      step.releaseMemory(); // let the heap breathe before anything else is allocated
+      throw new HeapExhaustedException(where, regions.allocator(0).name(), live, Runtime.getRuntime().maxMemory());
     }
-    return new Result(metrics, activationOoms, System.nanoTime() - start);
+    return new Result(step.metrics, step.otherOoms(), System.nanoTime() - start);
   }
 
-  private static InputException duplicate(EventSource source, TraceEvent e) {
-    return at(source, e, "id " + e.id() + " is already live");
-  }
+  /** The replayed stream as one event that reschedules itself at each trace event's time. */
+  private static final class TraceStep extends Event {
+    private final Simulator sim;
+    private final RegionRouter regions;
+    private final Allocator tested;
+    private final EventSource source;
+    private final Options options;
+    private final AllocatorListener listener;
+    private final RunMetrics metrics;
+    private final long[] oomsByRegion;
+    private LongLongMap handles = new LongLongMap(1 << 12);
+    /** Requested sizes of live allocations, kept only when a listener needs them for frees. */
+    private LongLongMap requestedById;
+    private TraceEvent current;
+    private long events;
 
-  private static InputException at(EventSource source, TraceEvent e, String problem) {
-    return InputException.at(source.name(), e.line(), "id", problem);
+    TraceStep(Simulator sim, RegionRouter regions, EventSource source, Options options) {
+      this.sim = sim;
+      this.regions = regions;
+      this.tested = regions.allocator(0);
+      this.source = source;
+      this.options = options;
+      this.listener = options.listener();
+      this.metrics = new RunMetrics(options.sampleEvery());
+      this.oomsByRegion = new long[regions.size()];
+      this.requestedById = listener == null ? null : new LongLongMap(1 << 12);
+    }
+
+    /** Reads the next trace event and schedules this step at its time; false at the end. */
+    boolean advance() {
+      try {
+        current = source.next();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      if (current == null) {
+        return false;
+      }
+      sim.scheduleAt(this, current.timeNanos());
+      return true;
+    }
+
+    @Override
+    protected void actions() {
+      TraceEvent e = current;
+      if (listener != null) {
+        listener.time(e.timeNanos());
+      }
+      switch (e.op()) {
+        case ALLOC -> alloc(e);
+        case FREE -> free(e);
+        case ANNOTATE -> {}
+      }
+      if (options.check()) {
+        regions.checkInvariants();
+      }
+      metrics.record(
+          e.timeNanos(),
+          tested.reservedBytes(),
+          tested.allocatedBytes(),
+          tested.requestedBytes(),
+          tested.freeBytes(),
+          tested.largestFreeBytes(),
+          tested.liveAllocations());
+      events++;
+      if (options.progress() != null && events % PROGRESS_EVERY == 0) {
+        options.progress().eventsApplied(events);
+      }
+      advance();
+    }
+
+    private void alloc(TraceEvent e) {
+      AllocRequest request = new AllocRequest(e.sizeBytes(), e.tag(), e.splittable(), e.stream());
+      int region = regions.route(request);
+      AllocOutcome outcome = regions.allocator(region).allocate(request);
+      if (outcome instanceof AllocOutcome.Allocated a) {
+        if (!handles.putIfAbsent(e.id(), RegionRouter.encode(region, a.handle()))) {
+          throw duplicate(e);
+        }
+        if (region == 0) {
+          metrics.countAlloc();
+          if (listener != null) {
+            requestedById.putIfAbsent(e.id(), e.sizeBytes());
+            listener.allocated(e.id(), request, a.extents(), a.allocatedBytes());
+          }
+        }
+        source.acknowledge(e, true);
+      } else {
+        AllocOutcome.OutOfMemory oom = (AllocOutcome.OutOfMemory) outcome;
+        if (!handles.putIfAbsent(e.id(), REFUSED)) {
+          throw duplicate(e);
+        }
+        if (region == 0) {
+          metrics.countOom(oom.reason().label());
+          if (listener != null) {
+            listener.refused(e.id(), request, oom);
+          }
+        } else {
+          oomsByRegion[region]++;
+        }
+        source.acknowledge(e, false);
+      }
+    }
+
+    private void free(TraceEvent e) {
+      long code = handles.remove(e.id(), ABSENT);
+      if (code == ABSENT) {
+        throw at(e, "free of id " + e.id() + ", which is not live (never allocated, or already freed: double free)");
+      }
+      if (code == REFUSED) {
+        metrics.countFreeOfRefused();
+        return;
+      }
+      int region = RegionRouter.regionOf(code);
+      Allocator target = regions.allocator(region);
+      long handle = RegionRouter.handleOf(code);
+      if (region == 0 && listener != null) {
+        listener.freed(e.id(), requestedById.remove(e.id(), 0), e.stream(), target.extentsOf(handle));
+      }
+      target.free(handle);
+      if (region == 0) {
+        metrics.countFree();
+      }
+    }
+
+    long[] otherOoms() {
+      return java.util.Arrays.copyOfRange(oomsByRegion, 1, oomsByRegion.length);
+    }
+
+    void releaseMemory() {
+      handles = null;
+      requestedById = null;
+    }
+
+    private InputException duplicate(TraceEvent e) {
+      return at(e, "id " + e.id() + " is already live");
+    }
+
+    private InputException at(TraceEvent e, String problem) {
+      return InputException.at(source.name(), e.line(), "id", problem);
+    }
   }
 }
