@@ -53,6 +53,8 @@ class PackageDependencyTest {
           Map.entry("alloc.support", Set.of("alloc", "gpu", "metrics", "core")),
           Map.entry("engine", Set.of("alloc", "trace", "gpu", "metrics", "config", "core")),
           Map.entry("report", Set.of("metrics", "config", "core")),
+          // The run library: resolves run specifications and runs them on the engine.
+          Map.entry("run", Set.of("engine", "registry", "alloc", "trace", "workload", "gpu", "metrics", "config", "core")),
           Map.entry("torch", Set.of("alloc", "alloc.caching", "trace", "gpu", "metrics", "core")),
           // Script mode of the vLLM block manager: drives one family directly, as torch does.
           Map.entry("blocks", Set.of("alloc.paged", "core")));

@@ -9,6 +9,9 @@ package kvsim.alloc;
  * recorder treats their region as one segment. All methods default to doing nothing.
  */
 public interface AllocatorListener {
+  /** The listener was registered with {@code allocator}, before the first event. */
+  default void attach(Allocator allocator) {}
+
   /** The engine is about to apply an event at this simulated time. */
   default void time(long timeNanos) {}
 

@@ -3,6 +3,8 @@ package kvsim.cli;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import kvsim.config.WorkloadSpec;
+import kvsim.run.RunRequest;
 import picocli.CommandLine.Option;
 
 /** Options shared by {@code replay} and {@code compare}: what to run the workload on, and where results go. */
@@ -59,8 +61,10 @@ final class RunOptions {
   @Option(names = "--quiet", description = "Print no progress on stderr.")
   boolean quiet;
 
-  /** Returns whether a {@code --set} gives this allocator option. */
-  boolean sets(String allocator, String key) {
-    return settings.stream().anyMatch(s -> s.startsWith(allocator + "." + key + "="));
+  /** Returns the run request these options and the workload argument make. */
+  RunRequest request(String workload, WorkloadSpec spec, Path specDir) {
+    return new RunRequest(
+        workload, spec, specDir, List.copyOf(allocators), device, model, weights, activations, List.copyOf(settings), torchAllocConf, check,
+        sampleEvery);
   }
 }

@@ -4,22 +4,23 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import kvsim.alloc.AllocatorListener;
 import kvsim.config.WorkloadSpec;
+import kvsim.core.Bytes;
 import kvsim.core.InputException;
-import kvsim.metrics.AllocatorResult;
-import kvsim.metrics.SeedSweep;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
+import kvsim.report.SweepSummary;
 import kvsim.report.TextTable;
+import kvsim.run.RunResult;
+import kvsim.run.RunSpec;
+import kvsim.run.Runner;
+import kvsim.run.SweepResult;
 
-/** The shared body of {@code replay} and {@code compare}: resolve, run, write results, print the table. */
+/** The shared body of {@code replay} and {@code compare}: parse, call the run library, write results, print the table. */
 final class Runs {
   /** The workload {@code compare} runs when given none. */
   static final String DEFAULT_WORKLOAD_RESOURCE = "/kvsim/default-workload.yaml";
@@ -42,7 +43,8 @@ final class Runs {
   }
 
   /**
-   * Runs and reports.
+   * Runs and reports: resolves the request, checks the output folder, runs, writes the result
+   * folder and prints the table.
    *
    * @param label the workload as the user wrote it (or the default's name)
    * @param yaml the workload spec file's content, or null
@@ -56,75 +58,62 @@ final class Runs {
       WorkloadSpec yaml,
       Path yamlDir,
       RunOptions o,
-      Map<String, AllocatorListener> listeners)
+      Map<String, ? extends AllocatorListener> listeners)
       throws IOException {
-    RunSetup setup = RunSetup.resolve(label, yaml, yamlDir, o, err);
-    ResultFolder.Target target = outputTarget(o, setup.workload).check();
-    PrintWriter progress = o.quiet ? null : err;
+    RunSpec spec = RunSpec.resolve(o.request(label, yaml, yamlDir), err);
+    ResultFolder.Target target = outputTarget(o, spec.workload()).check();
+    Runner runner = new Runner(KvSim.Version.version());
+    Runner.Progress progress = o.quiet ? null : new StderrProgress(err);
     if (o.seeds != null) {
-      return sweep(out, progress, setup, parseSeeds(o.seeds), o.seeds.trim(), target);
+      long[] seeds = parseSeeds(o.seeds);
+      SweepResult sweep = runner.sweep(spec, seeds, progress);
+      Path dir = ResultsWriter.writeSummaryOnly(target, SweepSummary.of(sweep.config(), sweep.seeds(), sweep.sweeps()));
+      out.println("workload: " + spec.workload().spec() + ", seeds " + o.seeds.trim() + " (" + seeds.length + " runs per allocator)");
+      TextTable.sweep(out, sweep.sweeps());
+      out.println();
+      out.println("results: " + dir);
+      out.flush();
+      return KvSim.EXIT_OK;
     }
-    List<AllocatorResult.Timing> timings = new ArrayList<>();
-    List<AllocatorResult> results = setup.runAll(setup.workload, listeners, timings, progress);
-    requireEvents(setup.workload, timings);
-    Path dir = ResultsWriter.write(target, setup.configEcho(setup.workload), results, timings);
-    out.println("workload: " + setup.workload.spec() + " on " + setup.device.name() + " (" + kvsim.core.Bytes.format(setup.plan.testedRegion().sizeBytes()) + " under test)");
-    TextTable.comparison(out, results);
+    RunResult result = runner.run(spec, listeners::get, progress);
+    Path dir = ResultsWriter.write(target, result.config(), result.results(), result.timings());
+    out.println("workload: " + spec.workload().spec() + " on " + spec.device().name() + " (" + Bytes.format(spec.plan().testedRegion().sizeBytes()) + " under test)");
+    TextTable.comparison(out, result.results());
     out.println();
     out.println("results: " + dir);
     out.flush();
     return KvSim.EXIT_OK;
   }
 
-  private static int sweep(PrintWriter out, PrintWriter progress, RunSetup setup, long[] seeds, String seedsText, ResultFolder.Target target)
-      throws IOException {
-    if (!setup.workload.isGenerator()) {
-      throw new InputException("--seeds: the workload " + setup.workload.spec() + " is a trace file; seeds apply to generators");
+  /** Progress lines on stderr, once a run has taken more than three seconds. */
+  private static final class StderrProgress implements Runner.Progress {
+    private static final long QUIET_NANOS = 3_000_000_000L;
+    private final PrintWriter err;
+    private final long started = System.nanoTime();
+
+    StderrProgress(PrintWriter err) {
+      this.err = err;
     }
-    Map<String, SeedSweep> sweeps = new LinkedHashMap<>();
-    Map<String, List<Object>> perSeed = new LinkedHashMap<>();
-    for (String name : setup.allocators) {
-      sweeps.put(name, new SeedSweep());
-      perSeed.put(name, new ArrayList<>());
-    }
-    List<AllocatorResult.Timing> timings = new ArrayList<>();
-    long started = System.nanoTime();
-    for (int i = 0; i < seeds.length; i++) {
-      WorkloadRegistry.Workload w = setup.workload.withSeed(seeds[i]);
-      List<AllocatorResult> results = setup.runAll(w, Map.of(), timings, null);
-      requireEvents(w, timings);
-      for (AllocatorResult r : results) {
-        sweeps.get(r.allocator()).add(r);
-        Map<String, Object> one = new LinkedHashMap<>();
-        one.put("seed", seeds[i]);
-        for (String h : SeedSweep.HEADLINES) {
-          one.put(h, r.headline(h));
+
+    @Override
+    public void events(String allocator, long events, long wallNanos) {
+      if (wallNanos >= QUIET_NANOS) {
+        synchronized (err) {
+          err.printf(Locale.ROOT, "kvsim: %s: %.1f M events, %.2f M events/s%n", allocator, events / 1e6, events / 1e3 / wallNanos * 1e3);
+          err.flush();
         }
-        perSeed.get(r.allocator()).add(one);
-      }
-      if (progress != null && (System.nanoTime() - started) > 3_000_000_000L && (i + 1) % 10 == 0) {
-        progress.printf("kvsim: %d/%d seeds%n", i + 1, seeds.length);
-        progress.flush();
       }
     }
-    Map<String, Object> summary = new LinkedHashMap<>(setup.configEcho(setup.workload.withSeed(seeds[0])));
-    summary.put("seeds", Arrays.stream(seeds).boxed().toList());
-    List<Object> allocs = new ArrayList<>();
-    for (Map.Entry<String, SeedSweep> e : sweeps.entrySet()) {
-      Map<String, Object> a = new LinkedHashMap<>();
-      a.put("allocator", e.getKey());
-      a.put("sweep", e.getValue().stats());
-      a.put("per_seed", perSeed.get(e.getKey()));
-      allocs.add(a);
+
+    @Override
+    public void cells(int done, int total) {
+      if (System.nanoTime() - started >= QUIET_NANOS && (done % 10 == 0 || done == total)) {
+        synchronized (err) {
+          err.printf(Locale.ROOT, "kvsim: %d/%d runs of the sweep%n", done, total);
+          err.flush();
+        }
+      }
     }
-    summary.put("allocators", allocs);
-    Path dir = ResultsWriter.writeSummaryOnly(target, summary);
-    out.println("workload: " + setup.workload.spec() + ", seeds " + seedsText + " (" + seeds.length + " runs per allocator)");
-    TextTable.sweep(out, sweeps);
-    out.println();
-    out.println("results: " + dir);
-    out.flush();
-    return KvSim.EXIT_OK;
   }
 
   /** Parses {@code A..B} or {@code a,b,c}. */
@@ -161,12 +150,5 @@ final class Runs {
     }
     String name = w.isGenerator() ? w.generator() : w.file().getFileName().toString().replaceAll("\\.[^.]*$", "");
     return ResultFolder.Target.fresh(Path.of("results", "runs"), name);
-  }
-
-  /** An empty workload is bad input, not a successful run of nothing. */
-  private static void requireEvents(WorkloadRegistry.Workload w, List<AllocatorResult.Timing> timings) {
-    if (!timings.isEmpty() && timings.get(timings.size() - 1).events() == 0) {
-      throw new InputException(w.spec() + ": no events (the workload is empty; nothing to simulate)");
-    }
   }
 }

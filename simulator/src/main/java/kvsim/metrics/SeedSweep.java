@@ -24,6 +24,7 @@ public final class SeedSweep {
           "fragmentation_oom_count");
 
   private final Map<String, List<Double>> values = new LinkedHashMap<>();
+  private final List<Map<String, Object>> perSeed = new ArrayList<>();
   private int runs;
 
   public SeedSweep() {
@@ -32,15 +33,24 @@ public final class SeedSweep {
     }
   }
 
-  /** Adds one seed's result. */
-  public void add(AllocatorResult r) {
+  /** Adds one seed's result; seeds are reported in the order added. */
+  public void add(long seed, AllocatorResult r) {
     runs++;
+    Map<String, Object> row = new LinkedHashMap<>();
+    row.put("seed", seed);
     for (String h : HEADLINES) {
       Double v = r.headline(h);
+      row.put(h, v);
       if (v != null) {
         values.get(h).add(v);
       }
     }
+    perSeed.add(row);
+  }
+
+  /** Returns each seed's headline values ({@code seed}, then {@link #HEADLINES}; null where undefined). */
+  public List<Map<String, Object>> perSeed() {
+    return java.util.Collections.unmodifiableList(perSeed);
   }
 
   /**

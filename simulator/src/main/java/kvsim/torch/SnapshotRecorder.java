@@ -63,19 +63,20 @@ public final class SnapshotRecorder implements AllocatorListener {
   private int count;
   private long timeMicros;
 
-  /** A recorder not yet bound to a model; {@link #bind} it before the model's first event. */
+  /** A recorder not yet bound to a model; {@link #attach} it before the model's first event. */
   public SnapshotRecorder() {}
 
   /** Starts recording a model before its first event and installs the recorder as its listener. */
-  public static SnapshotRecorder attach(Allocator allocator) {
+  public static SnapshotRecorder recording(Allocator allocator) {
     SnapshotRecorder r = new SnapshotRecorder();
-    r.bind(allocator);
+    r.attach(allocator);
     allocator.setListener(r);
     return r;
   }
 
   /** Tells the recorder which model it records (for the final segments and settings). */
-  public void bind(Allocator allocator) {
+  @Override
+  public void attach(Allocator allocator) {
     this.allocator = allocator;
   }
 

@@ -39,7 +39,7 @@ class TorchCommandsTest {
   /** Records a short pytorch-caching run as a snapshot file. */
   private Path recorded(String name) throws Exception {
     CachingAllocator m = new CachingAllocator(TorchAllocConf.defaults(), TieBreak.ADDRESS, new Region("all", 0, 1L << 30));
-    SnapshotRecorder rec = SnapshotRecorder.attach(m);
+    SnapshotRecorder rec = SnapshotRecorder.recording(m);
     List<long[]> live = new ArrayList<>();
     long[] sizes = {1000, 5 * MiB, 12 * MiB, 300_000, 3 * MiB, 25 * MiB};
     for (int round = 0; round < 3; round++) {

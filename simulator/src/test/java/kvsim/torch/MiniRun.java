@@ -27,7 +27,7 @@ final class MiniRun {
 
   MiniRun(Allocator model) {
     this.model = model;
-    this.recorder = SnapshotRecorder.attach(model);
+    this.recorder = SnapshotRecorder.recording(model);
   }
 
   /** A churn-like workload: random sizes (small and large), random frees, two streams. */

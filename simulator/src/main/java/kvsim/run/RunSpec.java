@@ -1,4 +1,4 @@
-package kvsim.cli;
+package kvsim.run;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -6,49 +6,41 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
-import kvsim.alloc.AllocatorListener;
 import kvsim.config.WorkloadSpec;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
 import kvsim.engine.RegionRouter;
-import kvsim.engine.ReplayEngine;
 import kvsim.gpu.DeviceSpec;
 import kvsim.gpu.MemoryPlan;
-import kvsim.metrics.AllocatorResult;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.trace.EventSource;
 
 /**
  * A resolved run: the workload, device, model, memory plan and allocators with their options,
- * merged from a workload spec file (if any) and the command line, which wins. Runs every allocator
- * on its own fresh source, in parallel on up to as many threads as there are cores; results keep
- * the order of the allocator list, so they do not depend on scheduling.
+ * merged once from a workload spec file (if any) and the command line, which wins, and from the
+ * trace header's model and device. Every command that runs workloads (replay, compare, seed
+ * sweeps) builds one and hands it to a {@link Runner}.
  */
-final class RunSetup {
+public final class RunSpec {
   /** The model that manages the activations region of a memory plan. */
-  static final String ACTIVATIONS_ALLOCATOR = "first-fit";
+  public static final String ACTIVATIONS_ALLOCATOR = "first-fit";
 
-  final WorkloadRegistry.Workload workload;
-  final DeviceSpec device;
-  final ModelPreset model;
-  final MemoryPlan plan;
-  final List<String> allocators;
-  final Map<String, Map<String, String>> allocatorOptions;
-  final boolean check;
-  final long sampleEvery;
+  private final WorkloadRegistry.Workload workload;
+  private final DeviceSpec device;
+  private final ModelPreset model;
+  private final MemoryPlan plan;
+  private final List<String> allocators;
+  private final Map<String, Map<String, String>> allocatorOptions;
+  private final boolean check;
+  private final long sampleEvery;
 
-  private RunSetup(
+  private RunSpec(
       WorkloadRegistry.Workload workload,
       DeviceSpec device,
       ModelPreset model,
@@ -67,22 +59,58 @@ final class RunSetup {
     this.sampleEvery = sampleEvery;
   }
 
+  /** Returns the workload. */
+  public WorkloadRegistry.Workload workload() {
+    return workload;
+  }
+
+  /** Returns the simulated device. */
+  public DeviceSpec device() {
+    return device;
+  }
+
+  /** Returns the model preset (KV bytes per token). */
+  public ModelPreset model() {
+    return model;
+  }
+
+  /** Returns the memory plan. */
+  public MemoryPlan plan() {
+    return plan;
+  }
+
+  /** Returns the allocators to run, in the order given. */
+  public List<String> allocators() {
+    return allocators;
+  }
+
+  /** Returns whether the invariant checkers run after every event. */
+  public boolean check() {
+    return check;
+  }
+
+  /** Returns the time-series stride in events (0: automatic). */
+  public long sampleEvery() {
+    return sampleEvery;
+  }
+
   /**
-   * Resolves a workload argument (trace, generator spec or YAML spec file) with the command-line
-   * options. Errors name where the bad value came from: the option, or the spec file and its line,
+   * Resolves a request: a workload argument (trace, generator spec or YAML spec file) with the
+   * command-line options. Errors name where the bad value came from: the option, or the spec file and its line,
    * or the trace header. Warnings (a command-line value overriding the trace header's) go to {@code
    * err}.
    */
-  static RunSetup resolve(String workloadArg, WorkloadSpec yaml, Path yamlDir, RunOptions o, PrintWriter err) {
-    WorkloadRegistry.Workload workload = resolveWorkload(workloadArg, yaml, yamlDir);
+  public static RunSpec resolve(RunRequest o, PrintWriter err) {
+    WorkloadSpec yaml = o.spec();
+    WorkloadRegistry.Workload workload = resolveWorkload(o.workload(), yaml, o.specDir());
     Map<String, Object> header = workload.header();
     DeviceSpec device =
-        choose("--device", o.device, yaml, "device", yaml == null ? null : yaml.device(), workload, header, DeviceSpec::parse, err);
+        choose("--device", o.device(), yaml, "device", yaml == null ? null : yaml.device(), workload, header, DeviceSpec::parse, err);
     if (device == null) {
       device = DeviceSpec.defaultDevice();
     }
     ModelPreset model =
-        choose("--model", o.model, yaml, "model", yaml == null ? null : yaml.model(), workload, header, ModelPreset::parse, err);
+        choose("--model", o.model(), yaml, "model", yaml == null ? null : yaml.model(), workload, header, ModelPreset::parse, err);
     if (model == null) {
       model = ModelPreset.defaultModel();
     }
@@ -92,8 +120,8 @@ final class RunSetup {
         throw yaml.origin().error("plan." + key, "unknown field (known: weights, activations)");
       }
     }
-    long weights = size("--weights", o.weights, yaml, "plan.weights", yamlPlan.get("weights"));
-    long activations = size("--activations", o.activations, yaml, "plan.activations", yamlPlan.get("activations"));
+    long weights = size("--weights", o.weights(), yaml, "plan.weights", yamlPlan.get("weights"));
+    long activations = size("--activations", o.activations(), yaml, "plan.activations", yamlPlan.get("activations"));
     MemoryPlan plan;
     try {
       plan = new MemoryPlan(device, weights, activations);
@@ -101,7 +129,7 @@ final class RunSetup {
       throw new InputException("memory plan: " + e.getMessage());
     }
 
-    List<String> allocators = new ArrayList<>(o.allocators);
+    List<String> allocators = new ArrayList<>(o.allocators());
     boolean allocatorsFromYaml = allocators.isEmpty() && yaml != null && yaml.allocators() != null;
     if (allocatorsFromYaml) {
       allocators.addAll(yaml.allocators());
@@ -130,7 +158,7 @@ final class RunSetup {
         }
       }
     }
-    for (String setting : o.settings) {
+    for (String setting : o.settings()) {
       int dot = setting.indexOf('.');
       int eq = setting.indexOf('=');
       if (dot <= 0 || eq < dot) {
@@ -143,7 +171,7 @@ final class RunSetup {
       }
       m.put(setting.substring(dot + 1, eq), setting.substring(eq + 1));
     }
-    String conf = o.torchAllocConf != null ? o.torchAllocConf : yaml == null ? null : yaml.torchAllocConf();
+    String conf = o.torchAllocConf() != null ? o.torchAllocConf() : yaml == null ? null : yaml.torchAllocConf();
     if (conf != null) {
       Map<String, String> m = options.get("pytorch-caching");
       if (m == null) {
@@ -152,10 +180,10 @@ final class RunSetup {
       m.put("torch-alloc-conf", conf);
     }
 
-    if (o.sampleEvery < 0) {
+    if (o.sampleEvery() < 0) {
       throw new InputException("--sample-every must not be negative");
     }
-    RunSetup setup = new RunSetup(workload, device, model, plan, List.copyOf(options.keySet()), options, o.check, o.sampleEvery);
+    RunSpec setup = new RunSpec(workload, device, model, plan, List.copyOf(options.keySet()), options, o.check(), o.sampleEvery());
     for (String name : setup.allocators) {
       try {
         setup.newAllocator(name); // fail on bad options before anything runs
@@ -260,9 +288,24 @@ final class RunSetup {
     }
   }
 
+  /** Returns what a model of this name over the plan's region under test is built from. */
+  public AllocatorContext contextFor(String name) {
+    return new AllocatorContext(name, plan.testedRegion(), device, model, allocatorOptions.get(name));
+  }
+
   /** Returns a fresh model of this name over the plan's region under test. */
-  Allocator newAllocator(String name) {
-    return AllocatorRegistry.create(new AllocatorContext(name, plan.testedRegion(), device, model, allocatorOptions.get(name)));
+  public Allocator newAllocator(String name) {
+    return AllocatorRegistry.create(contextFor(name));
+  }
+
+  /** Returns the memory plan's regions for one run of {@code tested}: the region under test and, if planned, the activations region. */
+  RegionRouter regionsFor(Allocator tested) {
+    Allocator activations = newActivationsAllocator();
+    if (activations == null) {
+      return new RegionRouter(tested);
+    }
+    // vLLM's two-pool layout: whatever may not be split into pages goes to the activations region.
+    return new RegionRouter(tested, List.of(new RegionRouter.Route("activations", activations, request -> !request.splittable())));
   }
 
   private Allocator newActivationsAllocator() {
@@ -272,9 +315,9 @@ final class RunSetup {
   }
 
   /** Returns the configuration echo for summary.json (inputs only, nothing time-dependent). */
-  Map<String, Object> configEcho(WorkloadRegistry.Workload w) throws IOException {
+  public Map<String, Object> configEcho(WorkloadRegistry.Workload w, String kvsimVersion) throws IOException {
     Map<String, Object> c = new LinkedHashMap<>();
-    c.put("kvsim_version", KvSim.Version.version());
+    c.put("kvsim_version", kvsimVersion);
     Map<String, Object> wl = new LinkedHashMap<>();
     wl.put("spec", w.spec());
     try (EventSource s = w.open(model, device)) {
@@ -299,101 +342,5 @@ final class RunSetup {
     c.put("plan", p);
     c.put("check", check);
     return c;
-  }
-
-  /**
-   * Runs the workload on every allocator and returns the results in allocator order.
-   *
-   * @param listeners per allocator name, an optional listener (e.g. a snapshot recorder)
-   * @param timings receives the wall-clock figures
-   * @param err where progress goes (null for none)
-   */
-  List<AllocatorResult> runAll(
-      WorkloadRegistry.Workload w, Map<String, AllocatorListener> listeners, List<AllocatorResult.Timing> timings, PrintWriter err)
-      throws IOException {
-    int threads = Math.max(1, Math.min(allocators.size(), Runtime.getRuntime().availableProcessors()));
-    ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
-      Thread t = new Thread(r, "kvsim-run");
-      t.setDaemon(true);
-      return t;
-    });
-    try {
-      List<Future<Object[]>> futures = new ArrayList<>();
-      for (String name : allocators) {
-        futures.add(pool.submit(() -> runOne(w, name, listeners.get(name), err)));
-      }
-      List<AllocatorResult> results = new ArrayList<>();
-      for (Future<Object[]> f : futures) {
-        Object[] pair = get(f);
-        results.add((AllocatorResult) pair[0]);
-        timings.add((AllocatorResult.Timing) pair[1]);
-      }
-      return results;
-    } finally {
-      pool.shutdownNow();
-    }
-  }
-
-  private static Object[] get(Future<Object[]> f) throws IOException {
-    try {
-      return f.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted");
-    } catch (ExecutionException e) {
-      Throwable c = e.getCause();
-      if (c instanceof RuntimeException r) {
-        throw r;
-      }
-      if (c instanceof IOException io) {
-        throw io;
-      }
-      if (c instanceof Error err) {
-        throw err;
-      }
-      throw new IllegalStateException(c);
-    }
-  }
-
-  private Object[] runOne(WorkloadRegistry.Workload w, String name, AllocatorListener listener, PrintWriter err)
-      throws IOException {
-    AllocatorContext ctx = new AllocatorContext(name, plan.testedRegion(), device, model, allocatorOptions.get(name));
-    Allocator tested = AllocatorRegistry.create(ctx);
-    Allocator activations = newActivationsAllocator();
-    if (listener != null) {
-      tested.setListener(listener);
-      if (listener instanceof kvsim.torch.SnapshotRecorder recorder) {
-        recorder.bind(tested);
-      }
-    }
-    long start = System.nanoTime();
-    ReplayEngine.Progress progress = err == null ? null : events -> {
-      double seconds = (System.nanoTime() - start) / 1e9;
-      if (seconds >= 3) {
-        synchronized (err) {
-          err.printf(Locale.ROOT, "kvsim: %s: %.1f M events, %.2f M events/s%n", name, events / 1e6, events / 1e6 / seconds);
-          err.flush();
-        }
-      }
-    };
-    ReplayEngine.Result r;
-    RegionRouter regions =
-        activations == null
-            ? new RegionRouter(tested)
-            : new RegionRouter(tested, List.of(new RegionRouter.Route("activations", activations, request -> !request.splittable())));
-    try (EventSource source = w.open(model, device)) {
-      r = ReplayEngine.run(regions, source, new ReplayEngine.Options(check, sampleEvery, listener, progress));
-    }
-    AllocatorResult result =
-        new AllocatorResult(
-            name,
-            ctx.effectiveOptions(),
-            r.metrics().counters(),
-            r.metrics().summaries(),
-            tested.modelledNanos(),
-            r.otherRegionOomCount(),
-            new java.util.TreeMap<>(tested.extraMetrics()),
-            r.metrics().samples());
-    return new Object[] {result, new AllocatorResult.Timing(name, r.metrics().events(), r.wallNanos())};
   }
 }

@@ -1,0 +1,214 @@
+package kvsim.run;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Function;
+import kvsim.alloc.Allocator;
+import kvsim.alloc.AllocatorContext;
+import kvsim.alloc.AllocatorListener;
+import kvsim.core.InputException;
+import kvsim.engine.ReplayEngine;
+import kvsim.metrics.AllocatorResult;
+import kvsim.metrics.SeedSweep;
+import kvsim.registry.AllocatorRegistry;
+import kvsim.registry.WorkloadRegistry;
+import kvsim.trace.EventSource;
+
+/**
+ * Runs resolved {@link RunSpec}s: one workload on every allocator, or a generator over many seeds.
+ * Every (seed, allocator) cell is an independent run with its own models and its own fresh event
+ * source, so the cells run in parallel on all cores; results are gathered in the order of the
+ * allocators and seeds given, so they never depend on scheduling or on the number of threads.
+ */
+public final class Runner {
+  /** Receives progress of long runs; called from the runs' threads. */
+  public interface Progress {
+    /** An allocator's run has applied {@code events} events in {@code wallNanos} so far. */
+    default void events(String allocator, long events, long wallNanos) {}
+
+    /** A seed sweep has finished {@code done} of {@code total} cells. */
+    default void cells(int done, int total) {}
+  }
+
+  private static final Progress SILENT = new Progress() {};
+
+  private final String kvsimVersion;
+  private final int threads;
+
+  /**
+   * A runner on all cores.
+   *
+   * @param kvsimVersion the version written into each configuration echo
+   */
+  public Runner(String kvsimVersion) {
+    this(kvsimVersion, Runtime.getRuntime().availableProcessors());
+  }
+
+  /** A runner on at most {@code threads} threads. */
+  public Runner(String kvsimVersion, int threads) {
+    this.kvsimVersion = kvsimVersion;
+    this.threads = Math.max(1, threads);
+  }
+
+  /**
+   * Runs the spec's workload on each of its allocators.
+   *
+   * @param listeners per allocator name, an optional listener (e.g. a snapshot recorder)
+   * @param progress where progress goes (null for none)
+   * @throws InputException when the workload has no events
+   */
+  public RunResult run(RunSpec spec, Function<String, AllocatorListener> listeners, Progress progress) throws IOException {
+    Progress p = progress == null ? SILENT : progress;
+    WorkloadRegistry.Workload w = spec.workload();
+    List<String> names = spec.allocators();
+    List<Cell> cells = parallel(names.size(), i -> runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p));
+    List<AllocatorResult> results = new ArrayList<>();
+    List<AllocatorResult.Timing> timings = new ArrayList<>();
+    for (Cell c : cells) {
+      results.add(c.result());
+      timings.add(c.timing());
+    }
+    RunResult r = new RunResult(spec.configEcho(w, kvsimVersion), results, timings);
+    requireEvents(w, r.events());
+    return r;
+  }
+
+  /**
+   * Runs the spec's generator once per seed on each of its allocators and returns the headline
+   * metrics' distributions.
+   *
+   * @throws InputException when the workload is a trace file, or has no events
+   */
+  public SweepResult sweep(RunSpec spec, long[] seeds, Progress progress) throws IOException {
+    Progress p = progress == null ? SILENT : progress;
+    if (!spec.workload().isGenerator()) {
+      throw new InputException("--seeds: the workload " + spec.workload().spec() + " is a trace file; seeds apply to generators");
+    }
+    List<String> names = spec.allocators();
+    int total = seeds.length * names.size();
+    int[] done = {0};
+    List<Cell> cells = parallel(total, i -> {
+      Cell c = runOne(spec, spec.workload().withSeed(seeds[i / names.size()]), names.get(i % names.size()), null, SILENT);
+      synchronized (done) {
+        p.cells(++done[0], total);
+      }
+      // A sweep keeps each cell's headline values only, not its time series.
+      return new Cell(c.result().withoutSamples(), c.timing());
+    });
+    Map<String, SeedSweep> sweeps = new LinkedHashMap<>();
+    for (String name : names) {
+      sweeps.put(name, new SeedSweep());
+    }
+    for (int i = 0; i < total; i++) {
+      Cell c = cells.get(i);
+      requireEvents(spec.workload().withSeed(seeds[i / names.size()]), c.timing().events());
+      sweeps.get(c.result().allocator()).add(seeds[i / names.size()], c.result());
+    }
+    return new SweepResult(spec.configEcho(spec.workload().withSeed(seeds[0]), kvsimVersion), seeds.clone(), sweeps);
+  }
+
+  /** An empty workload is bad input, not a successful run of nothing. */
+  private static void requireEvents(WorkloadRegistry.Workload w, long events) {
+    if (events == 0) {
+      throw new InputException(w.spec() + ": no events (the workload is empty; nothing to simulate)");
+    }
+  }
+
+  /** One allocator's run of one workload. */
+  private record Cell(AllocatorResult result, AllocatorResult.Timing timing) {}
+
+  /** A cell's work, which may fail with an I/O error. */
+  @FunctionalInterface
+  private interface CellWork {
+    Cell run(int index) throws IOException;
+  }
+
+  /** Runs cells 0..n-1 on the pool and returns their results by index. */
+  private List<Cell> parallel(int n, CellWork work) throws IOException {
+    if (n == 1 || threads == 1) {
+      List<Cell> out = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        out.add(work.run(i));
+      }
+      return out;
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(Math.min(n, threads), r -> {
+      Thread t = new Thread(r, "kvsim-run");
+      t.setDaemon(true);
+      return t;
+    });
+    try {
+      List<Future<Cell>> futures = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        int index = i;
+        futures.add(pool.submit(() -> work.run(index)));
+      }
+      List<Cell> out = new ArrayList<>();
+      for (Future<Cell> f : futures) {
+        out.add(get(f));
+      }
+      return out;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static Cell get(Future<Cell> f) throws IOException {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted");
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof RuntimeException r) {
+        throw r;
+      }
+      if (c instanceof IOException io) {
+        throw io;
+      }
+      if (c instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(c);
+    }
+  }
+
+  private static Cell runOne(RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress)
+      throws IOException {
+    AllocatorContext context = spec.contextFor(name);
+    Allocator tested = AllocatorRegistry.create(context);
+    if (listener != null) {
+      tested.setListener(listener);
+      listener.attach(tested);
+    }
+    long start = System.nanoTime();
+    ReplayEngine.Progress engineProgress = events -> progress.events(name, events, System.nanoTime() - start);
+    ReplayEngine.Result r;
+    try (EventSource source = w.open(spec.model(), spec.device())) {
+      r = ReplayEngine.run(spec.regionsFor(tested), source, new ReplayEngine.Options(spec.check(), spec.sampleEvery(), listener, engineProgress));
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
+    AllocatorResult result =
+        new AllocatorResult(
+            name,
+            context.effectiveOptions(),
+            r.metrics().counters(),
+            r.metrics().summaries(),
+            tested.modelledNanos(),
+            r.otherRegionOomCount(),
+            new TreeMap<>(tested.extraMetrics()),
+            r.metrics().samples());
+    return new Cell(result, new AllocatorResult.Timing(name, r.metrics().events(), r.wallNanos()));
+  }
+}
