@@ -13,6 +13,12 @@ import java.util.Map;
  *   <li>{@link #allocate} never throws for lack of memory; it returns {@link AllocOutcome.OutOfMemory}
  *       and leaves the model's state as it was, apart from cache releases the modelled system
  *       itself performs before giving up (PyTorch's retry ladder).
+ *   <li>Every positive size up to {@code Long.MAX_VALUE} is a valid request: a size whose rounding,
+ *       page or block count the model cannot represent is refused, never served wrongly and never
+ *       met with an exception. Size arithmetic is overflow-checked ({@code Math.addExact}, or a bound
+ *       tested before the arithmetic).
+ *   <li>Handles are in [0, 2^62): the replay engine tags handles of its activations model with bit
+ *       62.
  *   <li>{@link #free} of a handle that is not live (never returned, or already freed) throws {@link
  *       AllocatorMisuseException}.
  *   <li>The byte gauges are exact at every moment and cost O(1) (or O(number of size classes)).

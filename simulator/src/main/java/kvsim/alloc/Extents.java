@@ -38,11 +38,15 @@ public final class Extents {
     return packed[2 * i + 1];
   }
 
-  /** Returns the sum of the extents' lengths. */
+  /**
+   * Returns the sum of the extents' lengths; throws ArithmeticException where it passes {@code
+   * Long.MAX_VALUE}, which no extents inside one region can, so that a wrong allocation is not
+   * hidden by a wrapped sum.
+   */
   public long totalBytes() {
     long sum = 0;
     for (int i = 0; i < count; i++) {
-      sum += packed[2 * i + 1];
+      sum = Math.addExact(sum, packed[2 * i + 1]);
     }
     return sum;
   }

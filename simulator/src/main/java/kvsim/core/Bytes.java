@@ -64,14 +64,22 @@ public final class Bytes {
     return i == 0 ? bytes + " B" : String.format(Locale.ROOT, "%.2f %s", v, units[i]);
   }
 
-  /** Returns {@code value} rounded up to a multiple of {@code alignment} (alignment > 0). */
+  /**
+   * Returns {@code value} (>= 0) rounded up to a multiple of {@code alignment} (> 0); throws
+   * ArithmeticException when that multiple exceeds {@code Long.MAX_VALUE}.
+   */
   public static long roundUp(long value, long alignment) {
     long r = value % alignment;
     return r == 0 ? value : Math.addExact(value, alignment - r);
   }
 
-  /** Returns ceil(a / b) for a >= 0, b > 0. */
+  /**
+   * Returns ceil(a / b) for a >= 0, b > 0, for every such pair: the quotient is rounded up from the
+   * remainder instead of computed as {@code (a + b - 1) / b}, which overflows for a near {@code
+   * Long.MAX_VALUE}.
+   */
   public static long ceilDiv(long a, long b) {
-    return (a + b - 1) / b;
+    long q = a / b;
+    return a % b == 0 ? q : q + 1;
   }
 }

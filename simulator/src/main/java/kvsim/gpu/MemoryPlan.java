@@ -21,7 +21,8 @@ public record MemoryPlan(DeviceSpec device, long weightsBytes, long activationsB
     if (weightsBytes < 0 || activationsBytes < 0) {
       throw new IllegalArgumentException("region sizes must not be negative");
     }
-    if (weightsBytes + activationsBytes >= device.capacityBytes()) {
+    // weights + activations >= capacity, written so that the sum of two huge sizes cannot wrap.
+    if (weightsBytes >= device.capacityBytes() || activationsBytes >= device.capacityBytes() - weightsBytes) {
       throw new IllegalArgumentException(
           "weights ("
               + weightsBytes

@@ -13,6 +13,10 @@ public record Region(String name, long baseBytes, long sizeBytes) {
     if (baseBytes < 0 || sizeBytes < 0) {
       throw new IllegalArgumentException("region " + name + " has a negative base or size");
     }
+    // The end address must be a long: every model computes offsets up to it.
+    if (sizeBytes > Long.MAX_VALUE - baseBytes) {
+      throw new IllegalArgumentException("region " + name + " ends past the largest address " + Long.MAX_VALUE);
+    }
   }
 
   /** Returns the first address past the region. */
@@ -22,6 +26,10 @@ public record Region(String name, long baseBytes, long sizeBytes) {
 
   /** Returns whether [offset, offset + size) lies inside the region. */
   public boolean contains(long offsetBytes, long lengthBytes) {
-    return offsetBytes >= baseBytes && lengthBytes >= 0 && offsetBytes + lengthBytes <= endBytes();
+    // Compared as a length left before the end, so that a huge length cannot wrap the sum around.
+    return offsetBytes >= baseBytes
+        && offsetBytes <= endBytes()
+        && lengthBytes >= 0
+        && lengthBytes <= endBytes() - offsetBytes;
   }
 }

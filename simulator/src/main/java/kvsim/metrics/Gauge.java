@@ -7,6 +7,13 @@ package kvsim.metrics;
  * idea), or the plain mean over events when the trace carries no time. A ratio gauge may be
  * undefined at some events (NaN is passed); it then counts neither in the peak nor in the mean,
  * and a gauge that was never defined reports null.
+ *
+ * <p>Note [Overflow]: the time-weighted integral is a sum of value × nanoseconds, up to 2^126 for a
+ * gauge and a span near 2^63, which no long holds; it is therefore accumulated in a double (as is
+ * the plain sum over events), where it cannot overflow and a normal run's result is unchanged. Byte
+ * values reach the double exactly up to 2^53 B (8 PiB), beyond any simulated device. The span is a
+ * long: times are non-negative and non-decreasing (the L1 reader and the generators ensure it), so
+ * each difference and their sum, at most the last time, stay below 2^63.
  */
 public final class Gauge {
   private final String name;
@@ -31,9 +38,9 @@ public final class Gauge {
   /** Records the gauge's value after an event at {@code timeNanos} (non-decreasing). */
   public void record(long timeNanos, double value) {
     if (started) {
-      long dt = timeNanos - lastTimeNanos;
+      long dt = timeNanos - lastTimeNanos; // no overflow for non-negative times (Note [Overflow])
       if (dt > 0 && !Double.isNaN(lastValue)) {
-        integral += lastValue * dt;
+        integral += lastValue * dt; // in double: value × ns exceeds a long (Note [Overflow])
         definedSpanNanos += dt;
       }
     } else {

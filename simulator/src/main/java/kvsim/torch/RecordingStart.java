@@ -141,6 +141,10 @@ final class RecordingStart {
       Live prev = null;
       for (Live b : live.subMap(segAddr, true, end, false).values()) {
         if (b.size < 0) {
+          // PyTorch serves no request of 1 EiB or more, and round_size could not represent some.
+          if (b.requested >= CachingAllocator.MAX_REQUEST_BYTES) {
+            throw new InputException(source + ": event " + b.freedAt + ": a block of " + b.requested + " B is beyond the 1 EiB PyTorch serves");
+          }
           b.size = model.roundSize(b.requested);
           if ((b.size <= CachingAllocator.SMALL_SIZE_BYTES) != seg.small) {
             throw new InputException(source + ": event " + b.freedAt + ": a block of " + b.requested + " B cannot live in the " + (seg.small ? "small" : "large") + " segment at 0x" + Long.toHexString(segAddr));

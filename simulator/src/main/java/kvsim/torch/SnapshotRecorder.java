@@ -140,7 +140,9 @@ public final class SnapshotRecorder implements AllocatorListener {
 
   @Override
   public void refused(long id, AllocRequest request, AllocOutcome.OutOfMemory outcome) {
-    long bytes = allocator instanceof CachingAllocator c ? c.roundSize(request.sizeBytes()) : request.sizeBytes();
+    long size = request.sizeBytes();
+    // A request of 1 EiB or more is refused before rounding (and may not be roundable at all).
+    long bytes = allocator instanceof CachingAllocator c && size < CachingAllocator.MAX_REQUEST_BYTES ? c.roundSize(size) : size;
     entry(OOM, outcome.freeBytes(), bytes, request.stream());
   }
 

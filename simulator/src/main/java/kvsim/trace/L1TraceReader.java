@@ -185,7 +185,8 @@ public final class L1TraceReader implements EventSource {
     String op = null;
     long t = -1;
     long id = -1;
-    long size = -1;
+    long size = 0;
+    boolean sizeGiven = false; // a flag, not a sentinel: every long, -1 included, is a size to judge
     String tag = null;
     Boolean splittable = null;
     long stream = 0;
@@ -199,7 +200,10 @@ public final class L1TraceReader implements EventSource {
           case "t" -> t = nonNegative(v, line, field);
           case "op" -> op = string(v, line, field);
           case "id" -> id = nonNegative(v, line, field);
-          case "size" -> size = integer(v, line, field);
+          case "size" -> {
+            size = integer(v, line, field);
+            sizeGiven = true;
+          }
           case "tag" -> tag = string(v, line, field);
           case "splittable" -> {
             if (v != JsonToken.VALUE_TRUE && v != JsonToken.VALUE_FALSE) {
@@ -231,7 +235,7 @@ public final class L1TraceReader implements EventSource {
     switch (op) {
       case "alloc" -> {
         require(id >= 0, line, "id", "missing");
-        require(size != -1, line, "size", "missing");
+        require(sizeGiven, line, "size", "missing");
         require(size > 0, line, "size", "must be positive, got " + size);
         require(action == null, line, "action", "applies to annotate events only");
         Tag tg;
@@ -248,7 +252,7 @@ public final class L1TraceReader implements EventSource {
       }
       case "free" -> {
         require(id >= 0, line, "id", "missing");
-        require(size == -1, line, "size", "does not apply to free events");
+        require(!sizeGiven, line, "size", "does not apply to free events");
         require(tag == null && splittable == null && action == null, line, tag != null ? "tag" : splittable != null ? "splittable" : "action", "does not apply to free events");
         if (liveLineById.remove(id, -1) == -1) {
           throw InputException.at(source, line, "id", "free of id " + id + ", which is not live (never allocated, or already freed: double free)");

@@ -115,4 +115,56 @@ class ReplayCommandTest {
     JsonNode b = new ObjectMapper().readTree(without.resolve("summary.json").toFile()).get("allocators").get(0);
     assertEquals(300, b.get("too_large_oom_count").asLong(), "without the region, activations are too large for pages");
   }
+
+  /**
+   * The bug report's trace: a request just below 2^63 B used to be served by paged as one 8 MiB
+   * page (mean internal fragmentation −1.1·10^12), and 2^63 − 2^23 + 1 B ended the run with an
+   * ArrayIndexOutOfBoundsException. Both are refusals now, counted as too_large.
+   */
+  @Test
+  void sizesNearTwoToTheSixtyThirdAreTooLargeForPagedNotAnOverflow() throws IOException {
+    Path trace = tmp.resolve("huge.jsonl");
+    Files.writeString(
+        trace,
+        "{\"format\":\"kvsim-l1\",\"version\":1}\n"
+            + "{\"t\":0,\"op\":\"alloc\",\"id\":0,\"size\":9223372036854775000,\"tag\":\"kv\"}\n");
+    Path out = tmp.resolve("huge");
+    CliRun.of("replay", trace.toString(), "-a", "paged", "-o", out.toString(), "--quiet").ok();
+    JsonNode a = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("allocators").get(0);
+    assertEquals(1, a.get("too_large_oom_count").asLong());
+    assertEquals(0, a.get("alloc_count").asLong());
+    assertFractionOrNull(a, "internal_fragmentation");
+
+    // Both reported sizes and Long.MAX_VALUE among normal requests, on every model, with the
+    // invariant checker after each event: every model refuses them and its ratios stay in [0, 1].
+    Files.writeString(
+        trace,
+        "{\"format\":\"kvsim-l1\",\"version\":1}\n"
+            + "{\"t\":0,\"op\":\"alloc\",\"id\":0,\"size\":1000000,\"tag\":\"kv\"}\n"
+            + "{\"t\":10,\"op\":\"alloc\",\"id\":1,\"size\":9223372036854775000,\"tag\":\"kv\"}\n"
+            + "{\"t\":20,\"op\":\"alloc\",\"id\":2,\"size\":9223372036846387201,\"tag\":\"kv\"}\n"
+            + "{\"t\":30,\"op\":\"alloc\",\"id\":3,\"size\":9223372036854775807,\"tag\":\"activation\"}\n"
+            + "{\"t\":40,\"op\":\"free\",\"id\":1}\n"
+            + "{\"t\":9223372036854775807,\"op\":\"alloc\",\"id\":4,\"size\":3000000,\"tag\":\"kv\"}\n");
+    Path all = tmp.resolve("huge-all");
+    CliRun.of("replay", trace.toString(), "-a", String.join(",", AllocatorRegistry.names()), "--check", "-o", all.toString(), "--quiet").ok();
+    for (JsonNode r : new ObjectMapper().readTree(all.resolve("summary.json").toFile()).get("allocators")) {
+      String name = r.get("allocator").asText();
+      assertEquals(2, r.get("alloc_count").asLong(), name);
+      assertEquals(3, r.get("oom_count").asLong(), name);
+      assertEquals(1, r.get("frees_of_refused_count").asLong(), name);
+      assertFractionOrNull(r, "internal_fragmentation");
+      assertFractionOrNull(r, "external_fragmentation");
+    }
+  }
+
+  private static void assertFractionOrNull(JsonNode allocator, String metric) {
+    JsonNode m = allocator.get("metrics").get(metric);
+    for (String stat : List.of("peak", "mean", "final")) {
+      JsonNode v = m.get(stat);
+      assertTrue(
+          v.isNull() || (v.asDouble() >= 0 && v.asDouble() <= 1),
+          allocator.get("allocator").asText() + " " + metric + "." + stat + " = " + v);
+    }
+  }
 }

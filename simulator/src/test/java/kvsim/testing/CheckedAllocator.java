@@ -17,7 +17,9 @@ import kvsim.gpu.Region;
  *
  * <p>The gauge relations: {@code 0 ≤ requested ≤ allocated ≤ reserved ≤ region}, {@code 0 ≤
  * largestFree ≤ free}, {@code allocated + free ≤ region}, the allocated and requested bytes and the
- * live count equal to the ledger's sums, and modelled time never decreasing.
+ * live count equal to the ledger's sums, and modelled time never decreasing. Handles lie in [0,
+ * 2^62). Every check is written so that it cannot overflow itself, since requests may be as large
+ * as {@code Long.MAX_VALUE}: a wrapped sum would let a wrong allocation pass.
  */
 public final class CheckedAllocator {
   private final Allocator allocator;
@@ -67,7 +69,8 @@ public final class CheckedAllocator {
     if (outcome instanceof AllocOutcome.Allocated a) {
       allocations++;
       Extents extents = a.extents();
-      long total = extents.totalBytes();
+      require(a.handle() >= 0 && a.handle() < 1L << 62, what + ": handle " + a.handle() + " is outside [0, 2^62)");
+      long total = extents.totalBytes(); // exact: throws rather than wraps
       require(a.allocatedBytes() >= request.sizeBytes(), what + ": allocated " + a.allocatedBytes() + " B");
       require(
           total >= request.sizeBytes() && total <= a.allocatedBytes(),
@@ -134,7 +137,7 @@ public final class CheckedAllocator {
     require(0 <= requested && requested <= allocated, gauges);
     require(allocated <= reserved && reserved <= region.sizeBytes(), gauges);
     require(0 <= largest && largest <= free, gauges);
-    require(allocated + free <= region.sizeBytes(), gauges);
+    require(free <= region.sizeBytes() - allocated, gauges); // allocated + free ≤ region, without the sum
     require(allocator.liveAllocations() == ledger.liveCount(), what + ": live count " + allocator.liveAllocations()
         + ", ledger " + ledger.liveCount());
     require(requested == ledger.requestedBytes(), what + ": requested " + requested + ", ledger " + ledger.requestedBytes());

@@ -54,8 +54,9 @@ public final class ExtentLedger {
       byOffset.put(offset, new long[] {offset + size, handle});
     }
     byHandle.put(handle, new Live(extents, requestedBytes, allocatedBytes));
-    this.requestedBytes += requestedBytes;
-    this.allocatedBytes += allocatedBytes;
+    // Exact: a wrapped total could hide an allocation of a size near Long.MAX_VALUE.
+    this.requestedBytes = Math.addExact(this.requestedBytes, requestedBytes);
+    this.allocatedBytes = Math.addExact(this.allocatedBytes, allocatedBytes);
   }
 
   private static String overlap(long handle, long offset, long size, Map.Entry<Long, long[]> other) {

@@ -81,6 +81,9 @@ class L1TraceReaderTest {
         "missing op | {\"t\":1,\"id\":1} | 2 | op | missing",
         "unknown field | {\"t\":1,\"op\":\"alloc\",\"id\":1,\"size\":8,\"szie\":3} | 2 | szie | unknown field",
         "negative size | {\"t\":1,\"op\":\"alloc\",\"id\":1,\"size\":-8} | 2 | size | must be positive",
+        "size -1 | {\"t\":1,\"op\":\"alloc\",\"id\":1,\"size\":-1} | 2 | size | must be positive, got -1",
+        "size on a free | {\"t\":1,\"op\":\"free\",\"id\":1,\"size\":-1} | 2 | size | does not apply",
+        "size just past 2^63 | {\"t\":1,\"op\":\"alloc\",\"id\":1,\"size\":9223372036854775808} | 2 | size | out of range",
         "zero size | {\"t\":1,\"op\":\"alloc\",\"id\":1,\"size\":0} | 2 | size | must be positive",
         "size as a string | {\"t\":1,\"op\":\"alloc\",\"id\":1,\"size\":\"8\"} | 2 | size | must be an integer",
         "size out of range | {\"t\":1,\"op\":\"alloc\",\"id\":1,\"size\":99999999999999999999999} | 2 | size | out of range",
@@ -99,6 +102,21 @@ class L1TraceReaderTest {
     }
     assertTrue(msg.contains(problem), msg);
     assertTrue(!msg.contains("\n"), "one line: " + msg);
+  }
+
+  @Test
+  void sizesAndTimesUpToTwoToTheSixtyThirdMinusOneReadExactly() throws IOException {
+    String text =
+        HEADER
+            + "{\"t\":0,\"op\":\"alloc\",\"id\":0,\"size\":9223372036854775000,\"tag\":\"kv\"}\n"
+            + "{\"t\":9223372036854775806,\"op\":\"alloc\",\"id\":9223372036854775807,\"size\":9223372036854775807}\n"
+            + "{\"t\":9223372036854775807,\"op\":\"free\",\"id\":9223372036854775807}\n";
+    List<TraceEvent> events = readAll(text);
+    assertEquals(9_223_372_036_854_775_000L, events.get(0).sizeBytes());
+    assertEquals(Long.MAX_VALUE, events.get(1).sizeBytes());
+    assertEquals(Long.MAX_VALUE, events.get(1).id());
+    assertEquals(Long.MAX_VALUE - 1, events.get(1).timeNanos());
+    assertEquals(Long.MAX_VALUE, events.get(2).timeNanos());
   }
 
   @Test

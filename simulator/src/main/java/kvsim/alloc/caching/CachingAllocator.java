@@ -78,7 +78,11 @@ public final class CachingAllocator implements Allocator {
   public static final long MIN_LARGE_ALLOC_BYTES = 10L << 20;
   /** kRoundLarge: large segments are multiples of 2 MiB (spec §2). */
   public static final long ROUND_LARGE_BYTES = 2L << 20;
-  /** Requests of 1 EiB and more fail at once (spec §4). */
+  /**
+   * Requests of 1 EiB and more fail at once (spec §4). The bound also keeps every size this model
+   * computes (rounded sizes, segment sizes, 1.125 × device reservations) far from {@code
+   * Long.MAX_VALUE}, which is why the device may not exceed it either.
+   */
   public static final long MAX_REQUEST_BYTES = 1L << 60;
 
   private static final AllocatorListener NO_LISTENER = new AllocatorListener() {};
@@ -127,6 +131,12 @@ public final class CachingAllocator implements Allocator {
    * fraction and expandable reservations.
    */
   public CachingAllocator(TorchAllocConf conf, TieBreak tieBreak, DeviceDriver driver, long deviceTotalBytes) {
+    // A device above 1 EiB would let sizes derived from it (reservations, the gauges' rounded sizes)
+    // leave the range of a long.
+    if (deviceTotalBytes > MAX_REQUEST_BYTES) {
+      throw new IllegalArgumentException(
+          "a device of " + deviceTotalBytes + " B is larger than the " + MAX_REQUEST_BYTES + " B (1 EiB) this model computes with");
+    }
     this.conf = conf;
     this.tieBreak = tieBreak;
     this.driver = driver;
@@ -197,7 +207,11 @@ public final class CachingAllocator implements Allocator {
 
   // ---------------------------------------------------------------- policy (pure functions)
 
-  /** round_size (spec §4.1). */
+  /**
+   * round_size (spec §4.1). Exact for every size; throws ArithmeticException where the rounded size
+   * exceeds {@code Long.MAX_VALUE} (sizes within 511 B of it, or from 2^62 with divisions), sizes
+   * {@link #allocate} refuses first.
+   */
   public long roundSize(long sizeBytes) {
     if (sizeBytes < MIN_BLOCK_BYTES) {
       return MIN_BLOCK_BYTES;
@@ -209,6 +223,11 @@ public final class CachingAllocator implements Allocator {
     return ceilTo(sizeBytes, MIN_BLOCK_BYTES);
   }
 
+  /**
+   * roundup_power2_next_division (spec §4.1). Exact: for sizes from 2^62 the next power of two or
+   * division is past {@code Long.MAX_VALUE} and this throws ArithmeticException; {@link #allocate}
+   * refuses such sizes before rounding.
+   */
   private static long roundupPower2NextDivision(long size, int divisions) {
     if (Long.bitCount(size) == 1) {
       return size;
@@ -216,10 +235,10 @@ public final class CachingAllocator implements Allocator {
     long floor = Long.highestOneBit(size);
     long step = floor >>> (31 - Integer.numberOfLeadingZeros(divisions));
     if (step == 0) {
-      return floor << 1;
+      return Math.multiplyExact(floor, 2);
     }
     long down = size & ~(step - 1);
-    return down == size ? size : down + step;
+    return down == size ? size : Math.addExact(down, step);
   }
 
   /** get_allocation_size (spec §4.2): the size of a new classic segment for a rounded size. */
@@ -241,8 +260,14 @@ public final class CachingAllocator implements Allocator {
     return size < maxSplitSize && remaining > SMALL_SIZE_BYTES;
   }
 
+  /**
+   * Rounds {@code x} (>= 0) up to a multiple of {@code multiple} (> 0) without forming {@code x +
+   * multiple - 1}, which overflows for a large x or a large multiple (a {@code large_segment_size_mb}
+   * near 2^43); throws ArithmeticException if the multiple itself is past {@code Long.MAX_VALUE}.
+   */
   private static long ceilTo(long x, long multiple) {
-    return (x + multiple - 1) / multiple * multiple;
+    long r = x % multiple;
+    return r == 0 ? x : Math.addExact(x, multiple - r);
   }
 
   // ---------------------------------------------------------------- malloc (spec §4)
@@ -253,6 +278,7 @@ public final class CachingAllocator implements Allocator {
     long stream = request.stream();
     modelledNanos += latency.allocBaseNanos();
     if (orig >= MAX_REQUEST_BYTES) {
+      // Before any rounding: this bound keeps round_size and get_allocation_size below 2^61.
       stats.numOoms++;
       return new AllocOutcome.OutOfMemory(OomReason.TOO_LARGE, orig, freeBytes(), largestFreeBytes());
     }
@@ -317,7 +343,9 @@ public final class CachingAllocator implements Allocator {
     if (size < maxSplitSize && b.size >= maxSplitSize) {
       return null;
     }
-    if (size >= maxSplitSize && b.size >= size + conf.maxNonSplitRoundingBytes()) {
+    // b.size >= size + max_non_split_rounding, as a difference: the sum overflows for a rounding
+    // near Long.MAX_VALUE (max_non_split_rounding_mb up to 2^43), where PyTorch's unsigned sum does not.
+    if (size >= maxSplitSize && b.size - size >= conf.maxNonSplitRoundingBytes()) {
       return null;
     }
     pool.blocks.remove(b);
@@ -333,7 +361,8 @@ public final class CachingAllocator implements Allocator {
     if (isRetry) {
       stats.numAllocRetries++;
     }
-    if (setFraction && totalAllocatedMemory + allocSize > allowedMemoryMaximum) {
+    // total + allocSize > allowed, as a difference: a large segment size can make the sum wrap.
+    if (setFraction && allocSize > allowedMemoryMaximum - totalAllocatedMemory) {
       if (conf.throwOnCudamallocOom()) {
         stats.numOomRejections++;
         hardReject = true;
@@ -619,7 +648,9 @@ public final class CachingAllocator implements Allocator {
       }
     }
     long page = pool.small ? SMALL_BUFFER_BYTES : conf.largeSegmentSizeBytes();
-    long reservation = ceilTo(deviceTotalBytes + deviceTotalBytes / 8, page);
+    // Cannot overflow: the device is at most 1 EiB (checked at construction), and rounding up to a
+    // page gives the page itself or less than twice the reservation.
+    long reservation = ceilTo(Math.addExact(deviceTotalBytes, deviceTotalBytes / 8), page);
     long base = driver.reserve(reservation, page, stream);
     Segment seg = new Segment(base, reservation, stream, pool, true, page, nextSerial++);
     segments.put(base, seg);

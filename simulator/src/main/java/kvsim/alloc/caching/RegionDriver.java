@@ -51,8 +51,10 @@ public final class RegionDriver implements DeviceDriver {
     this.nextReservation = base;
   }
 
+  /** Rounds up to 2 MiB without forming {@code bytes + 2 MiB - 1}, which wraps near 2^63. */
   private static long ceil(long bytes) {
-    return (bytes + GRANULE_BYTES - 1) / GRANULE_BYTES * GRANULE_BYTES;
+    long r = bytes % GRANULE_BYTES;
+    return r == 0 ? bytes : Math.addExact(bytes, GRANULE_BYTES - r);
   }
 
   /** Returns the device memory this driver manages. */
@@ -73,7 +75,8 @@ public final class RegionDriver implements DeviceDriver {
   @Override
   public long malloc(long sizeBytes, long stream) {
     long need = ceil(sizeBytes);
-    if (usedBytes + need > capacityBytes) {
+    // used + need > capacity, as a difference: used never exceeds capacity, so it cannot wrap.
+    if (need > capacityBytes - usedBytes) {
       return -1;
     }
     for (Map.Entry<Long, Long> r : freeRanges.entrySet()) {
@@ -116,9 +119,14 @@ public final class RegionDriver implements DeviceDriver {
 
   @Override
   public void adopt(long addressBytes, long sizeBytes) {
+    // Larger than the device: refused before the rounding, which could overflow.
+    if (sizeBytes > capacityBytes) {
+      throw new IllegalArgumentException("segment at 0x" + Long.toHexString(addressBytes) + " is larger than the region");
+    }
     long need = ceil(sizeBytes);
     Map.Entry<Long, Long> r = freeRanges.floorEntry(addressBytes);
-    if (r == null || r.getValue() < addressBytes + need || usedBytes + need > capacityBytes) {
+    // Differences instead of sums, which a recorded size near 2^63 could wrap.
+    if (r == null || r.getValue() - addressBytes < need || need > capacityBytes - usedBytes) {
       throw new IllegalArgumentException("segment at 0x" + Long.toHexString(addressBytes) + " is not free in the region");
     }
     freeRanges.remove(r.getKey());
@@ -135,7 +143,9 @@ public final class RegionDriver implements DeviceDriver {
   @Override
   public long reserve(long sizeBytes, long pageBytes, long stream) {
     long base = nextReservation;
-    nextReservation += ceil(sizeBytes);
+    // Reservations are never reused; exact, so that address space running out past 2^63 (after
+    // some 10^8 reservations of a large device) fails loudly instead of aliasing addresses.
+    nextReservation = Math.addExact(nextReservation, ceil(sizeBytes));
     return base;
   }
 
@@ -144,7 +154,8 @@ public final class RegionDriver implements DeviceDriver {
 
   @Override
   public boolean map(long addressBytes, long sizeBytes, long stream) {
-    if (usedBytes + sizeBytes > capacityBytes) {
+    // used + size > capacity, as a difference that cannot wrap.
+    if (sizeBytes > capacityBytes - usedBytes) {
       return false;
     }
     usedBytes += sizeBytes;

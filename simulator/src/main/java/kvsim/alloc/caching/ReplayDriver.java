@@ -100,7 +100,11 @@ public final class ReplayDriver implements DeviceDriver {
 
   private long synthetic(long sizeBytes) {
     long a = nextSynthetic;
-    nextSynthetic += (sizeBytes + (2L << 20) - 1) / (2L << 20) * (2L << 20) + (2L << 20);
+    // The segment rounded up to 2 MiB plus a 2 MiB gap, exact: the synthetic range above
+    // SYNTHETIC_BASE holds about 1 EiB, and running past 2^63 must fail instead of wrapping around.
+    long granule = 2L << 20;
+    long rounded = sizeBytes % granule == 0 ? sizeBytes : Math.addExact(sizeBytes, granule - sizeBytes % granule);
+    nextSynthetic = Math.addExact(nextSynthetic, Math.addExact(rounded, granule));
     return a;
   }
 

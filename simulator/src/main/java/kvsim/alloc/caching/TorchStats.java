@@ -89,12 +89,24 @@ public final class TorchStats {
     if (c > a[base + 1]) {
       a[base + 1] = c;
     }
-    a[base + 2] += amount;
+    a[base + 2] = cumulative(a[base + 2], amount);
   }
 
   private void drop(int base, long amount) {
     array[base] -= amount;
-    array[base + 3] += amount;
+    array[base + 3] = cumulative(array[base + 3], amount);
+  }
+
+  /**
+   * Adds to a cumulative field ({@code allocated}, {@code freed}), saturating at {@code
+   * Long.MAX_VALUE}: a current value is bounded by the device, but the bytes ever allocated grow with
+   * the trace and pass 2^63 after about 10^8 allocations of a whole 80 GiB device. PyTorch's int64
+   * would wrap to a negative total there; saturation keeps the stat monotone.
+   */
+  private static long cumulative(long total, long amount) {
+    long sum = total + amount;
+    // Both are non-negative, so the sum overflowed exactly when it came out negative.
+    return sum < 0 ? Long.MAX_VALUE : sum;
   }
 
   void oversizeAllocation(boolean increase) {

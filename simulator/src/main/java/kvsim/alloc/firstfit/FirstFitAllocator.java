@@ -56,14 +56,17 @@ import kvsim.gpu.Region;
  *
  * <p>Note [Handles]: a handle is {@code generation << 32 | slot}. A slot is four longs of one
  * primitive array (offset, allocated bytes, requested bytes, generation); slots are reused from a
- * stack, and each reuse bumps the slot's generation, so the handles of freed allocations never
- * become live again.
+ * stack, and each reuse bumps the slot's generation, so the handles of freed allocations do not
+ * become live again (until a slot has been reused 2^30 times). The generation keeps 30 bits so that
+ * a handle stays below 2^62, as the {@link Allocator} contract asks: the replay engine marks the
+ * handles of its activations model with bit 62, and a 31-bit generation reached it after 2^30
+ * reuses of one slot.
  */
 public final class FirstFitAllocator implements Allocator {
   /** Default alignment: 512 B, the granularity of PyTorch's and CUDA's sub-allocations. */
   public static final long DEFAULT_ALIGNMENT_BYTES = 512;
 
-  private static final long GENERATION_MASK = 0x7FFF_FFFFL;
+  private static final long GENERATION_MASK = 0x3FFF_FFFFL; // handles below 2^62 (Note [Handles])
   private static final int SLOT_STRIDE = 4;
   private static final int ALLOCATED = 1;
   private static final int REQUESTED = 2;
@@ -96,6 +99,12 @@ public final class FirstFitAllocator implements Allocator {
     if (alignmentBytes <= 0) {
       throw new IllegalArgumentException("alignment must be positive, got " + alignmentBytes);
     }
+    // allocate() refuses sizes above the region before rounding; this bound makes the rounding of
+    // every size up to the region (and the mask's size + alignment - 1) fit in a long.
+    if (Bytes.ceilDiv(region.sizeBytes(), alignmentBytes) > Long.MAX_VALUE / alignmentBytes) {
+      throw new IllegalArgumentException(
+          "a region of " + region.sizeBytes() + " B cannot be rounded to an alignment of " + alignmentBytes + " B");
+    }
     this.region = region;
     this.alignmentBytes = alignmentBytes;
     this.latency = new LatencyModel(50, 10, 50, 10, 0, 0);
@@ -122,6 +131,7 @@ public final class FirstFitAllocator implements Allocator {
   public AllocOutcome allocate(AllocRequest request) {
     long size = request.sizeBytes();
     if (size > region.sizeBytes()) {
+      // Refused before rounding, which could overflow for sizes near Long.MAX_VALUE.
       modelledNanos += latency.allocNanos(0);
       return refuse(size, size);
     }

@@ -98,7 +98,7 @@ public final class MultiSlabAllocator implements Allocator {
     long base = region.baseBytes();
     for (int c = 0; c < n; c++) {
       SizeClass sc = classes.get(c);
-      long shareBytes = Math.multiplyExact(region.sizeBytes(), (long) sc.percent()) / 100;
+      long shareBytes = percentOf(region.sizeBytes(), sc.percent());
       pools[c] = new FixedBlockPool(base, sc.blockBytes(), FixedBlockPool.blockCountFor(shareBytes, sc.blockBytes()));
       labels[c] = label(sc.blockBytes());
       base = pools[c].endBytes();
@@ -110,6 +110,15 @@ public final class MultiSlabAllocator implements Allocator {
             .mapToInt(Integer::intValue)
             .toArray();
     this.largest = bySize[n - 1];
+  }
+
+  /**
+   * Returns floor(bytes × percent / 100) for 0 ≤ percent ≤ 100 without forming the product, which
+   * overflows for regions above {@code Long.MAX_VALUE / 100} (about 92 PB): with bytes = 100q + r,
+   * the share is q × percent + floor(r × percent / 100), and neither term can exceed bytes.
+   */
+  static long percentOf(long bytes, int percent) {
+    return bytes / 100 * percent + bytes % 100 * percent / 100;
   }
 
   private static List<SizeClass> classesOption(AllocatorContext context) {
@@ -216,6 +225,7 @@ public final class MultiSlabAllocator implements Allocator {
         modelledNanos += latency.allocNanos(probes);
         return new AllocOutcome.OutOfMemory(OomReason.TOO_LARGE, size, freeBytes(), largestFreeBytes());
       }
+      // size ≤ the free bytes of the class bounds the block count by its int free count.
       if (size <= (long) big.freeBlocks() * big.blockBytes()) {
         return take(largest, (int) Bytes.ceilDiv(size, big.blockBytes()), size, probes);
       }

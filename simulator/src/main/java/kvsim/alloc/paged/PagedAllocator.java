@@ -30,7 +30,8 @@ import kvsim.gpu.Region;
  *       is never handed out (spec §1.1), and a tail shorter than a page is never used.
  *   <li>A splittable request takes {@code ceil(size / page)} pages popped from the head of the free
  *       queue; the pages need not be adjacent. An unsplittable request is {@code too_large}: the
- *       pool holds only KV, and the engine routes such requests to the activations region.
+ *       pool holds only KV, and the engine routes such requests to the activations region. So is a
+ *       request larger than the whole region, whatever its size up to {@code Long.MAX_VALUE}.
  *   <li>A free returns the table's pages to the tail of the free queue tail page first (spec
  *       §1.2), so the least recently released pages are reused first.
  *   <li>{@link #largestFreeBytes()} is every free page: a splittable request can use any of them.
@@ -123,6 +124,12 @@ public final class PagedAllocator implements Allocator {
   public AllocOutcome allocate(AllocRequest request) {
     long size = request.sizeBytes();
     if (!request.splittable()) {
+      modelledNanos += latency.allocNanos(0);
+      return new AllocOutcome.OutOfMemory(OomReason.TOO_LARGE, size, freeBytes(), largestFreeBytes());
+    }
+    if (size > region.sizeBytes()) {
+      // More than the whole region can never be served. Checked before the page count so that the
+      // count stays within the pool's int range (sizes near 2^63 used to wrap it around).
       modelledNanos += latency.allocNanos(0);
       return new AllocOutcome.OutOfMemory(OomReason.TOO_LARGE, size, freeBytes(), largestFreeBytes());
     }

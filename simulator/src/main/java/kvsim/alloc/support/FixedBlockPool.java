@@ -61,6 +61,12 @@ public final class FixedBlockPool {
       throw new IllegalArgumentException(
           "bad pool: base " + baseBytes + ", block " + blockBytes + " B, " + blockCount + " blocks");
     }
+    // Every block address, up to endBytes(), must be a long; checked once here so that the
+    // address arithmetic of take, extentsOf and layout cannot wrap.
+    if (blockCount > 0 && blockBytes > (Long.MAX_VALUE - baseBytes) / blockCount) {
+      throw new IllegalArgumentException(
+          "bad pool: " + blockCount + " blocks of " + blockBytes + " B from " + baseBytes + " end past the largest address");
+    }
     this.baseBytes = baseBytes;
     this.blockBytes = blockBytes;
     this.blockCount = blockCount;

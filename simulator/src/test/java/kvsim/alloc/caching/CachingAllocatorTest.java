@@ -159,6 +159,15 @@ class CachingAllocatorTest {
   }
 
   @Test
+  void aMaxNonSplitRoundingNearTwoToTheSixtyThirdStillMeansAHit() {
+    // 8796093022207 MiB is just below 2^63 B: size + rounding used to wrap negative and miss.
+    Harness h = new Harness("max_split_size_mb:200,max_non_split_rounding_mb:8796093022207", GiB);
+    h.free(h.alloc(900 * MiB));
+    assertEquals(0, addr(h.alloc(250 * MiB)), "900 < 250 + 2^63 - 1 MiB: hit, as PyTorch's unsigned sum says");
+    assertEquals(List.of("segment_alloc 0 900"), h.events);
+  }
+
+  @Test
   void blocksOfOneStreamAreNeverReusedByAnother() {
     Harness h = new Harness("", GiB);
     h.free(h.alloc(5 * MiB, 7));
@@ -478,6 +487,67 @@ class CachingAllocatorTest {
     Harness h = new Harness("", GiB);
     AllocOutcome o = h.tryAlloc(1L << 60);
     assertEquals(OomReason.TOO_LARGE, ((AllocOutcome.OutOfMemory) o).reason());
+  }
+
+  @ParameterizedTest(name = "{0} B with {1}")
+  @CsvSource({
+    "9223372036854775807, ''", "9223372036854775000, ''", "1152921504606846975, ''", "1152921504606846976, ''",
+    "9223372036854775807, roundup_power2_divisions:8", "4611686018427387905, roundup_power2_divisions:8",
+    "1152921504606846975, roundup_power2_divisions:8", "1152921504606846975, large_segment_size_mb:8796093022206"
+  })
+  void anyHugeRequestIsRefusedAndTheExbibyteOnesAreTooLarge(long size, String conf) {
+    Harness h = new Harness(conf, GiB);
+    h.alloc(12 * MiB);
+    AllocOutcome.OutOfMemory oom = (AllocOutcome.OutOfMemory) h.tryAlloc(size);
+    assertEquals(size >= CachingAllocator.MAX_REQUEST_BYTES ? OomReason.TOO_LARGE : OomReason.NO_MEMORY, oom.reason());
+    assertEquals(size, oom.requestedBytes());
+  }
+
+  @Test
+  void roundSizeIsExactOrThrowsNeverWraps() {
+    CachingAllocator plain = model("");
+    CachingAllocator divided = model("roundup_power2_divisions:8");
+    assertEquals(Long.MAX_VALUE - 511, plain.roundSize(Long.MAX_VALUE - 511));
+    assertThrows(ArithmeticException.class, () -> plain.roundSize(Long.MAX_VALUE - 510));
+    assertThrows(ArithmeticException.class, () -> plain.roundSize(Long.MAX_VALUE));
+    assertEquals((1L << 62) + (1L << 59), divided.roundSize((1L << 62) + 1));
+    assertThrows(ArithmeticException.class, () -> divided.roundSize(Long.MAX_VALUE - (1L << 58)));
+    assertEquals(1L << 61, divided.roundSize((1L << 60) + (7L << 57) + 1), "the last division rounds to the next power of two");
+  }
+
+  @Test
+  void aHugeSegmentSizeIsRefusedByTheDriverNotWrapped() {
+    // large_segment_size_mb just below 2^43: a 2 MiB request needs a segment of nearly 2^63 B.
+    Harness h = new Harness("large_segment_size_mb:8796093022206,per_process_memory_fraction:0.5", GiB);
+    assertEquals(Long.MAX_VALUE - (2L << 20) + 1, h.model.allocationSize(2 * MiB));
+    h.alloc(12 * MiB); // own-size segments from 10 MiB are unaffected
+    // reserved + that segment passes 2^63: the fraction check must not wrap into a pass.
+    AllocOutcome o = h.tryAlloc(2 * MiB);
+    assertEquals(OomReason.FRAGMENTATION, ((AllocOutcome.OutOfMemory) o).reason(), "free bytes, but no segment for them");
+    assertEquals(12 * MiB, h.model.reservedBytes());
+    assertEquals(List.of("segment_alloc 0 12"), h.events);
+  }
+
+  @Test
+  void aDeviceAboveOneExbibyteIsRejectedAtConstruction() {
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> new CachingAllocator(TorchAllocConf.parse("expandable_segments:True"), TieBreak.ADDRESS, new ReplayDriver(), Long.MAX_VALUE));
+    new CachingAllocator(TorchAllocConf.parse("expandable_segments:True"), TieBreak.ADDRESS, new ReplayDriver(), CachingAllocator.MAX_REQUEST_BYTES);
+  }
+
+  @Test
+  void cumulativeStatsSaturateInsteadOfWrapping() {
+    TorchStats stats = new TorchStats();
+    stats.increase(TorchStats.Kind.ALLOCATED_BYTES, false, Long.MAX_VALUE - 10);
+    stats.decrease(TorchStats.Kind.ALLOCATED_BYTES, false, Long.MAX_VALUE - 10);
+    stats.increase(TorchStats.Kind.ALLOCATED_BYTES, false, 100);
+    stats.decrease(TorchStats.Kind.ALLOCATED_BYTES, false, 100);
+    Map<String, Long> m = stats.asMap();
+    assertEquals(Long.MAX_VALUE, m.get("allocated_bytes.all.allocated"));
+    assertEquals(Long.MAX_VALUE, m.get("allocated_bytes.large_pool.freed"));
+    assertEquals(0, m.get("allocated_bytes.all.current"));
+    assertEquals(Long.MAX_VALUE - 10, m.get("allocated_bytes.all.peak"));
   }
 
   @Test

@@ -145,6 +145,19 @@ class FirstFitAllocatorTest {
   }
 
   @Test
+  void anAlignmentTheRegionCannotBeRoundedToIsRejectedAtConstruction() {
+    // The whole region rounded up to the alignment must be a long; allocate() then never wraps.
+    Region big = new Region("kv", 0, 1L << 62);
+    assertEquals(1L << 62, new FirstFitAllocator(big, 1L << 62).alignmentBytes());
+    assertThrows(IllegalArgumentException.class, () -> new FirstFitAllocator(new Region("kv", 0, (1L << 62) + 1), 1L << 62));
+    FirstFitAllocator huge = new FirstFitAllocator(REGION, Long.MAX_VALUE);
+    assertEquals(OomReason.NO_MEMORY, refused(huge.allocate(bytes(1))).reason(), "rounds to Long.MAX_VALUE B");
+    huge.checkInvariants();
+    FirstFitAllocator odd = new FirstFitAllocator(REGION, (1L << 62) + 1);
+    assertEquals(OomReason.NO_MEMORY, refused(odd.allocate(bytes(REGION.sizeBytes()))).reason());
+  }
+
+  @Test
   void aStaleHandleIsRejectedEvenAfterItsSlotIsReused() {
     FirstFitAllocator ff = new FirstFitAllocator(REGION, 512);
     long first = served(ff.allocate(bytes(100))).handle();

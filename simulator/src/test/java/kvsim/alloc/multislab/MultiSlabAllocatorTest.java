@@ -117,6 +117,28 @@ class MultiSlabAllocatorTest {
   }
 
   @Test
+  void classSharesAreExactWithoutFormingRegionTimesPercent() {
+    for (long bytes : new long[] {0, 99, 100, 12_345, 80 * GiB, Long.MAX_VALUE / 100, Long.MAX_VALUE / 100 + 1, Long.MAX_VALUE}) {
+      for (int percent : new int[] {1, 5, 15, 33, 70, 99, 100}) {
+        long exact = java.math.BigInteger.valueOf(bytes).multiply(java.math.BigInteger.valueOf(percent)).divide(java.math.BigInteger.valueOf(100)).longValueExact();
+        assertEquals(exact, MultiSlabAllocator.percentOf(bytes, percent), bytes + " B × " + percent + " %");
+      }
+    }
+  }
+
+  @Test
+  void aRegionAboveLongMaxValueOverAHundredIsSplitWithoutOverflow() {
+    // 1 EiB: region × 70 used to overflow in the constructor (ArithmeticException).
+    Region exbibyte = new Region("kv", 0, 1L << 60);
+    MultiSlabAllocator ms = new MultiSlabAllocator(exbibyte, List.of(new MultiSlabAllocator.SizeClass(1L << 40, 70), new MultiSlabAllocator.SizeClass(1L << 41, 30)));
+    assertEquals(OomReason.NO_MEMORY, refused(ms.allocate(AllocRequest.of(Long.MAX_VALUE, Tag.KV))).reason());
+    AllocOutcome.Allocated a = served(ms.allocate(AllocRequest.of(3L << 40, Tag.KV)));
+    assertEquals(2L << 41, a.allocatedBytes(), "two blocks of the 2 TiB class");
+    assertEquals(OomReason.TOO_LARGE, refused(ms.allocate(AllocRequest.of((1L << 41) + 1, Tag.ACTIVATION))).reason());
+    ms.checkInvariants();
+  }
+
+  @Test
   void theLargestFreeRequestIsALargestBlockOrTheLargestClassTakenTogether() {
     MultiSlabAllocator ms = small();
     assertEquals(8 * MiB, ms.largestFreeBytes(), "two 4 MiB blocks for a splittable request");

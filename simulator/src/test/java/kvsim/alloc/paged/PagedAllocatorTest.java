@@ -117,6 +117,36 @@ class PagedAllocatorTest {
     assertEquals(8 * PAGE, a.freeBytes());
   }
 
+  /** The sizes of the bug report: the page count wrapped around (one 8 MiB page, or an exception). */
+  @Test
+  void sizesNearTwoToTheSixtyThirdAreTooLargeOnTheDefaultDevice() {
+    DeviceSpec device = DeviceSpec.defaultDevice();
+    Region region = MemoryPlan.whole(device).testedRegion();
+    PagedAllocator a =
+        (PagedAllocator) AllocatorRegistry.create(new AllocatorContext("paged", region, device, ModelPreset.defaultModel(), Map.of()));
+    kv(a, 3 * PAGE);
+    long freeBefore = a.freeBytes();
+    int[] queueBefore = a.freeQueue();
+    for (long size : new long[] {9_223_372_036_854_775_000L, 9_223_372_036_846_387_201L, Long.MAX_VALUE}) {
+      AllocOutcome.OutOfMemory oom = assertInstanceOf(AllocOutcome.OutOfMemory.class, a.allocate(AllocRequest.of(size, Tag.KV)), "size " + size);
+      assertEquals(OomReason.TOO_LARGE, oom.reason(), "size " + size);
+      assertEquals(size, oom.requestedBytes());
+      assertEquals(freeBefore, oom.freeBytes());
+      a.checkInvariants();
+    }
+    assertEquals(3 * PAGE, a.allocatedBytes());
+    assertEquals(1, a.liveAllocations());
+    assertArrayEquals(queueBefore, a.freeQueue());
+  }
+
+  @Test
+  void aRequestOfTheWholeRegionIsNoMemoryAndOneByteMoreIsTooLarge() {
+    PagedAllocator a = small(9);
+    assertEquals(OomReason.NO_MEMORY, assertInstanceOf(AllocOutcome.OutOfMemory.class, a.allocate(AllocRequest.of(9 * PAGE, Tag.KV))).reason());
+    assertEquals(OomReason.TOO_LARGE, assertInstanceOf(AllocOutcome.OutOfMemory.class, a.allocate(AllocRequest.of(9 * PAGE + 1, Tag.KV))).reason());
+    assertEquals(8 * PAGE, kv(a, 8 * PAGE).allocatedBytes(), "every page but the null page");
+  }
+
   @Test
   void aRequestBeyondTheFreePagesIsNoMemoryAndChangesNothing() {
     PagedAllocator a = small(9);

@@ -60,6 +60,16 @@ class FixedBlockPoolTest {
   }
 
   @Test
+  void aPoolWhoseLastBlockEndsPastLongMaxValueIsRejected() {
+    long block = 1L << 40;
+    FixedBlockPool top = new FixedBlockPool(Long.MAX_VALUE - 4 * block, block, 4);
+    assertEquals(Long.MAX_VALUE, top.endBytes());
+    assertEquals(Long.MAX_VALUE - block, top.addressOf(3));
+    assertThrows(IllegalArgumentException.class, () -> new FixedBlockPool(Long.MAX_VALUE - 4 * block + 1, block, 4));
+    assertThrows(IllegalArgumentException.class, () -> new FixedBlockPool(0, Long.MAX_VALUE / 2, 3));
+  }
+
+  @Test
   void theLayoutSpreadsRequestedBytesOverTheChainInOrder() {
     FixedBlockPool pool = new FixedBlockPool(0, 10, 4);
     pool.take(3, 25);
