@@ -17,8 +17,8 @@ import java.util.Map;
  *       page or block count the model cannot represent is refused, never served wrongly and never
  *       met with an exception. Size arithmetic is overflow-checked ({@code Math.addExact}, or a bound
  *       tested before the arithmetic).
- *   <li>Handles are in [0, 2^62): the replay engine tags handles of its activations model with bit
- *       62.
+ *   <li>Handles are in [0, 2^56): the replay engine keeps the region of a memory plan in the bits
+ *       above (Note [Handle encoding] in {@code kvsim.engine.RegionRouter}).
  *   <li>{@link #free} of a handle that is not live (never returned, or already freed) throws {@link
  *       AllocatorMisuseException}.
  *   <li>The byte gauges are exact at every moment and cost O(1) (or O(number of size classes)).

@@ -18,7 +18,7 @@ import kvsim.gpu.Region;
  * <p>The gauge relations: {@code 0 ≤ requested ≤ allocated ≤ reserved ≤ region}, {@code 0 ≤
  * largestFree ≤ free}, {@code allocated + free ≤ region}, the allocated and requested bytes and the
  * live count equal to the ledger's sums, and modelled time never decreasing. Handles lie in [0,
- * 2^62). Every check is written so that it cannot overflow itself, since requests may be as large
+ * 2^56). Every check is written so that it cannot overflow itself, since requests may be as large
  * as {@code Long.MAX_VALUE}: a wrapped sum would let a wrong allocation pass.
  */
 public final class CheckedAllocator {
@@ -69,7 +69,7 @@ public final class CheckedAllocator {
     if (outcome instanceof AllocOutcome.Allocated a) {
       allocations++;
       Extents extents = a.extents();
-      require(a.handle() >= 0 && a.handle() < 1L << 62, what + ": handle " + a.handle() + " is outside [0, 2^62)");
+      require(a.handle() >= 0 && a.handle() < 1L << 56, what + ": handle " + a.handle() + " is outside [0, 2^56)");
       long total = extents.totalBytes(); // exact: throws rather than wraps
       require(a.allocatedBytes() >= request.sizeBytes(), what + ": allocated " + a.allocatedBytes() + " B");
       require(

@@ -57,16 +57,15 @@ import kvsim.gpu.Region;
  * <p>Note [Handles]: a handle is {@code generation << 32 | slot}. A slot is four longs of one
  * primitive array (offset, allocated bytes, requested bytes, generation); slots are reused from a
  * stack, and each reuse bumps the slot's generation, so the handles of freed allocations do not
- * become live again (until a slot has been reused 2^30 times). The generation keeps 30 bits so that
- * a handle stays below 2^62, as the {@link Allocator} contract asks: the replay engine marks the
- * handles of its activations model with bit 62, and a 31-bit generation reached it after 2^30
- * reuses of one slot.
+ * become live again (until a slot has been reused 2^24 times). The generation keeps 24 bits so that
+ * a handle stays below 2^56, as the {@link Allocator} contract asks: the replay engine keeps the
+ * region of a memory plan in the bits above.
  */
 public final class FirstFitAllocator implements Allocator {
   /** Default alignment: 512 B, the granularity of PyTorch's and CUDA's sub-allocations. */
   public static final long DEFAULT_ALIGNMENT_BYTES = 512;
 
-  private static final long GENERATION_MASK = 0x3FFF_FFFFL; // handles below 2^62 (Note [Handles])
+  private static final long GENERATION_MASK = 0xFF_FFFFL; // handles below 2^56 (Note [Handles])
   private static final int SLOT_STRIDE = 4;
   private static final int ALLOCATED = 1;
   private static final int REQUESTED = 2;
