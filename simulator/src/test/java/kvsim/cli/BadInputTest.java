@@ -147,6 +147,15 @@ class BadInputTest {
   }
 
   @Test
+  void aDeviceTooSmallForPagedBlamesTheDeviceNotAnOptionTheUserNeverGave() {
+    String err = oneErrorLine("replay", "churn:ops=10", "-a", "paged", "--device", "1KiB");
+    assertEquals(
+        "kvsim: error: paged: the region under test (1.00 KiB) holds fewer than 2 pages of 8.00 MiB (16 tokens of llama-2-7b;"
+            + " vLLM keeps one page as the null page): give a larger --device, or fewer block-tokens",
+        err);
+  }
+
+  @Test
   void malformedJsonIsExplainedInPlainWords() throws IOException {
     Path trace = tmp.resolve("t.jsonl");
     Files.writeString(trace, HEADER + "\n{\"t\":1,\"op\":\"al\n");

@@ -15,6 +15,7 @@ import kvsim.alloc.LatencyModel;
 import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
 import kvsim.core.Bytes;
+import kvsim.core.InputException;
 import kvsim.gpu.Region;
 
 /**
@@ -64,6 +65,7 @@ public final class PagedAllocator implements Allocator {
   }
 
   private static long pageBytesOf(AllocatorContext context) {
+    boolean tokensGiven = context.optional("block-tokens") != null;
     long tokens = context.integer("block-tokens", DEFAULT_BLOCK_TOKENS);
     if (tokens <= 0 || tokens > Integer.MAX_VALUE) {
       throw context.bad("block-tokens", Long.toString(tokens), "must be a positive number of tokens");
@@ -71,10 +73,20 @@ public final class PagedAllocator implements Allocator {
     long page = Math.multiplyExact(tokens, context.model().kvBytesPerToken());
     long pages = context.region().sizeBytes() / page;
     if (pages < 2) {
-      throw context.bad(
-          "block-tokens",
-          Long.toString(tokens),
-          "a " + Bytes.format(page) + " page leaves fewer than 2 pages (the null page and one more) in the region");
+      String problem =
+          "the region under test ("
+              + Bytes.format(context.region().sizeBytes())
+              + ") holds fewer than 2 pages of "
+              + Bytes.format(page)
+              + " ("
+              + tokens
+              + " tokens of "
+              + context.model().name()
+              + "; vLLM keeps one page as the null page): give a larger --device, or fewer block-tokens";
+      if (tokensGiven) {
+        throw context.bad("block-tokens", Long.toString(tokens), problem);
+      }
+      throw new InputException("paged: " + problem);
     }
     return page;
   }
