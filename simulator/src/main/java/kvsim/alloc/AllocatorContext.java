@@ -12,7 +12,8 @@ import kvsim.gpu.Region;
  * options as kebab-case strings ({@code block-size=4MiB}). Typed getters record which options were
  * read; {@link #requireAllUsed()} then rejects any option the model does not know, so a misspelt
  * option is an error instead of a silent default. {@link #effectiveOptions()} echoes every option
- * with the value in force, defaults included, for the run's summary.
+ * with the value in force, defaults included, for the run's summary. {@link #latency} applies a
+ * calibration measured on a real GPU over the model's default latencies.
  */
 public final class AllocatorContext {
   private final String allocatorName;
@@ -20,14 +21,31 @@ public final class AllocatorContext {
   private final DeviceSpec device;
   private final ModelPreset model;
   private final OptionMap options;
+  private final Calibration calibration;
 
+  /** A context without calibration: the model keeps its default latencies. */
   public AllocatorContext(
       String allocatorName, Region region, DeviceSpec device, ModelPreset model, Map<String, String> options) {
+    this(allocatorName, region, device, model, options, Calibration.NONE);
+  }
+
+  /** A context whose calibration replaces the model's default latencies where it measured them. */
+  public AllocatorContext(
+      String allocatorName, Region region, DeviceSpec device, ModelPreset model, Map<String, String> options, Calibration calibration) {
     this.allocatorName = allocatorName;
     this.region = region;
     this.device = device;
     this.model = model;
     this.options = new OptionMap("allocator " + allocatorName, options);
+    this.calibration = calibration;
+  }
+
+  /**
+   * Returns the model's latency model: its {@code defaults} (written once, in the model's class),
+   * with the fields a calibration measured for this allocator in their place.
+   */
+  public LatencyModel latency(LatencyModel defaults) {
+    return calibration.apply(allocatorName, defaults);
   }
 
   public String allocatorName() {

@@ -40,6 +40,12 @@ final class RunOptions {
       description = "Options of pytorch-caching in PYTORCH_CUDA_ALLOC_CONF syntax, e.g. 'expandable_segments:True,max_split_size_mb:512'.")
   String torchAllocConf;
 
+  @Option(
+      names = "--calibration",
+      paramLabel = "FILE",
+      description = "A calibration file (results/calibration/<gpu>.json) whose measured latencies replace the models' defaults.")
+  String calibration;
+
   @Option(names = "--check", description = "Run every allocator's invariant checker after every event (slow).")
   boolean check;
 
@@ -64,7 +70,7 @@ final class RunOptions {
   /** Returns the run request these options and the workload argument make. */
   RunRequest request(String workload, WorkloadSpec spec, Path specDir) {
     return new RunRequest(
-        workload, spec, specDir, List.copyOf(allocators), device, model, weights, activations, List.copyOf(settings), torchAllocConf, check,
+        workload, spec, specDir, List.copyOf(allocators), device, model, weights, activations, List.copyOf(settings), torchAllocConf, calibration, check,
         sampleEvery);
   }
 }

@@ -30,6 +30,7 @@ import kvsim.core.InputException;
  * allocators: [first-fit, slab, multi-slab, paged]
  * options: {slab: {block-size: 2MiB}}
  * torch-alloc-conf: "expandable_segments:True"
+ * calibration: ../results/calibration/h100.json   # relative to this file
  * </pre>
  *
  * @param workload generator name or trace path
@@ -41,6 +42,7 @@ import kvsim.core.InputException;
  * @param allocators allocators to run
  * @param options per-allocator options
  * @param torchAllocConf options of the PyTorch caching model in PYTORCH_CUDA_ALLOC_CONF syntax
+ * @param calibration a calibration file, relative to the spec file
  * @param origin where the spec was read from, to name its file and line in errors
  */
 public record WorkloadSpec(
@@ -53,6 +55,7 @@ public record WorkloadSpec(
     List<String> allocators,
     Map<String, Map<String, Object>> options,
     String torchAllocConf,
+    String calibration,
     Origin origin) {
 
   private static final ObjectMapper YAML =
@@ -68,7 +71,8 @@ public record WorkloadSpec(
       Map<String, Object> plan,
       List<String> allocators,
       Map<String, Map<String, Object>> options,
-      @JsonProperty("torch-alloc-conf") String torchAllocConf) {}
+      @JsonProperty("torch-alloc-conf") String torchAllocConf,
+      String calibration) {}
 
   /**
    * The spec file's name and text, so that a problem found after parsing (an unknown generator
@@ -108,7 +112,7 @@ public record WorkloadSpec(
         throw InputException.at(source, 1, null, "empty workload spec");
       }
       return new WorkloadSpec(
-          f.workload(), f.params(), f.seed(), f.device(), f.model(), f.plan(), f.allocators(), f.options(), f.torchAllocConf(),
+          f.workload(), f.params(), f.seed(), f.device(), f.model(), f.plan(), f.allocators(), f.options(), f.torchAllocConf(), f.calibration(),
           new Origin(source, text));
     } catch (JsonProcessingException e) {
       long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
@@ -130,7 +134,7 @@ public record WorkloadSpec(
       }
       String msg = plainMessage(e.getOriginalMessage());
       if (msg.startsWith("Unrecognized field")) {
-        msg = "unknown field (known: workload, params, seed, device, model, plan, allocators, options, torch-alloc-conf)";
+        msg = "unknown field (known: workload, params, seed, device, model, plan, allocators, options, torch-alloc-conf, calibration)";
       }
       throw InputException.at(source, line, field, "bad YAML: " + msg);
     }

@@ -19,6 +19,7 @@ import kvsim.config.WorkloadSpec;
  * @param activations activations region size ({@code --activations})
  * @param settings allocator options as {@code ALLOCATOR.KEY=VALUE} ({@code --set})
  * @param torchAllocConf options of pytorch-caching in PYTORCH_CUDA_ALLOC_CONF syntax
+ * @param calibration a calibration file ({@code --calibration}), or null
  * @param check run the invariant checkers after every event
  * @param sampleEvery time-series stride in events, 0 for automatic
  */
@@ -33,6 +34,7 @@ public record RunRequest(
     String activations,
     List<String> settings,
     String torchAllocConf,
+    String calibration,
     boolean check,
     long sampleEvery) {
 

@@ -2,6 +2,7 @@ package kvsim.run;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -9,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
+import kvsim.alloc.Calibration;
 import kvsim.config.WorkloadSpec;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
@@ -37,6 +39,7 @@ public final class RunSpec {
   private final MemoryPlan plan;
   private final List<String> allocators;
   private final Map<String, Map<String, String>> allocatorOptions;
+  private final Calibration calibration;
   private final boolean check;
   private final long sampleEvery;
 
@@ -47,8 +50,10 @@ public final class RunSpec {
       MemoryPlan plan,
       List<String> allocators,
       Map<String, Map<String, String>> allocatorOptions,
+      Calibration calibration,
       boolean check,
       long sampleEvery) {
+    this.calibration = calibration;
     this.workload = workload;
     this.device = device;
     this.model = model;
@@ -82,6 +87,11 @@ public final class RunSpec {
   /** Returns the allocators to run, in the order given. */
   public List<String> allocators() {
     return allocators;
+  }
+
+  /** Returns the calibration applied over the models' default latencies ({@link Calibration#NONE} for none). */
+  public Calibration calibration() {
+    return calibration;
   }
 
   /** Returns whether the invariant checkers run after every event. */
@@ -183,7 +193,19 @@ public final class RunSpec {
     if (o.sampleEvery() < 0) {
       throw new InputException("--sample-every must not be negative");
     }
-    RunSpec setup = new RunSpec(workload, device, model, plan, List.copyOf(options.keySet()), options, o.check(), o.sampleEvery());
+    Calibration calibration = Calibration.NONE;
+    if (o.calibration() != null) {
+      calibration = CalibrationFile.read(Path.of(o.calibration()));
+    } else if (yaml != null && yaml.calibration() != null) {
+      Path file = o.specDir() == null ? Path.of(yaml.calibration()) : o.specDir().resolve(yaml.calibration());
+      try {
+        calibration = CalibrationFile.read(file);
+      } catch (InputException e) {
+        throw Files.exists(file) ? e : yaml.origin().error("calibration", e.getMessage());
+      }
+    }
+    RunSpec setup =
+        new RunSpec(workload, device, model, plan, List.copyOf(options.keySet()), options, calibration, o.check(), o.sampleEvery());
     for (String name : setup.allocators) {
       try {
         setup.newAllocator(name); // fail on bad options before anything runs
@@ -290,7 +312,7 @@ public final class RunSpec {
 
   /** Returns what a model of this name over the plan's region under test is built from. */
   public AllocatorContext contextFor(String name) {
-    return new AllocatorContext(name, plan.testedRegion(), device, model, allocatorOptions.get(name));
+    return new AllocatorContext(name, plan.testedRegion(), device, model, allocatorOptions.get(name), calibration);
   }
 
   /** Returns a fresh model of this name over the plan's region under test. */
@@ -310,7 +332,7 @@ public final class RunSpec {
 
   private Allocator newActivationsAllocator() {
     return plan.activationsRegion()
-        .map(r -> AllocatorRegistry.create(new AllocatorContext(ACTIVATIONS_ALLOCATOR, r, device, model, Map.of())))
+        .map(r -> AllocatorRegistry.create(new AllocatorContext(ACTIVATIONS_ALLOCATOR, r, device, model, Map.of(), calibration)))
         .orElse(null);
   }
 
@@ -340,6 +362,15 @@ public final class RunSpec {
       p.put("activations_allocator", ACTIVATIONS_ALLOCATOR);
     }
     c.put("plan", p);
+    if (!calibration.isNone()) {
+      Map<String, Object> cal = new LinkedHashMap<>();
+      cal.put("file", calibration.source());
+      cal.put("device", calibration.device());
+      cal.put("driver", calibration.driver());
+      cal.put("date", calibration.date());
+      cal.put("latency", calibration.latency());
+      c.put("calibration", cal);
+    }
     c.put("check", check);
     return c;
   }

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class RunnerTest {
 
   private static RunSpec spec(String workload, List<String> allocators) {
-    RunRequest request = new RunRequest(workload, null, null, allocators, null, null, null, null, List.of(), null, false, 0);
+    RunRequest request = new RunRequest(workload, null, null, allocators, null, null, null, null, List.of(), null, null, false, 0);
     return RunSpec.resolve(request, new PrintWriter(new StringWriter()));
   }
 

@@ -62,6 +62,9 @@ import kvsim.gpu.Region;
  * region of a memory plan in the bits above.
  */
 public final class FirstFitAllocator implements Allocator {
+  /** Default latencies: 50 ns per call plus 10 ns per tree level walked (the class comment says why). */
+  public static final LatencyModel DEFAULT_LATENCY = new LatencyModel(50, 10, 50, 10, 0, 0);
+
   /** Default alignment: 512 B, the granularity of PyTorch's and CUDA's sub-allocations. */
   public static final long DEFAULT_ALIGNMENT_BYTES = 512;
 
@@ -90,11 +93,16 @@ public final class FirstFitAllocator implements Allocator {
 
   /** Builds the model from its registry context (option {@code alignment}). */
   public FirstFitAllocator(AllocatorContext context) {
-    this(context.region(), context.bytes("alignment", DEFAULT_ALIGNMENT_BYTES));
+    this(context.region(), context.bytes("alignment", DEFAULT_ALIGNMENT_BYTES), context.latency(DEFAULT_LATENCY));
   }
 
   /** Builds first fit over {@code region} with requests rounded up to {@code alignmentBytes}. */
   public FirstFitAllocator(Region region, long alignmentBytes) {
+    this(region, alignmentBytes, DEFAULT_LATENCY);
+  }
+
+  /** As {@link #FirstFitAllocator(Region, long)}, with the latency model given (defaults or a calibration). */
+  public FirstFitAllocator(Region region, long alignmentBytes, LatencyModel latency) {
     if (alignmentBytes <= 0) {
       throw new IllegalArgumentException("alignment must be positive, got " + alignmentBytes);
     }
@@ -106,7 +114,7 @@ public final class FirstFitAllocator implements Allocator {
     }
     this.region = region;
     this.alignmentBytes = alignmentBytes;
-    this.latency = new LatencyModel(50, 10, 50, 10, 0, 0);
+    this.latency = latency;
     this.free = new FreeExtentTree(1024);
     if (region.sizeBytes() > 0) {
       free.insert(region.baseBytes(), region.sizeBytes());

@@ -55,6 +55,9 @@ import kvsim.gpu.Region;
  * the smallest one that holds them.
  */
 public final class MultiSlabAllocator implements Allocator {
+  /** Default latencies: 20 ns per call plus 10 ns per class probed or block taken (the class comment says why). */
+  public static final LatencyModel DEFAULT_LATENCY = new LatencyModel(20, 10, 20, 10, 0, 0);
+
   /** The default classes: 2 MiB 70 %, 32 MiB 15 %, 256 KiB 10 %, 256 MiB 5 %. */
   public static final String DEFAULT_CLASSES = "2MiB:70,32MiB:15,256KiB:10,256MiB:5";
 
@@ -84,14 +87,19 @@ public final class MultiSlabAllocator implements Allocator {
 
   /** Builds the model from its registry context (option {@code classes}). */
   public MultiSlabAllocator(AllocatorContext context) {
-    this(context.region(), classesOption(context));
+    this(context.region(), classesOption(context), context.latency(DEFAULT_LATENCY));
   }
 
   /** Builds the model over {@code region} with these classes, in address order. */
   public MultiSlabAllocator(Region region, List<SizeClass> classes) {
+    this(region, classes, DEFAULT_LATENCY);
+  }
+
+  /** As {@link #MultiSlabAllocator(Region, List)}, with the latency model given (defaults or a calibration). */
+  public MultiSlabAllocator(Region region, List<SizeClass> classes, LatencyModel latency) {
     validate(classes);
     this.region = region;
-    this.latency = new LatencyModel(20, 10, 20, 10, 0, 0);
+    this.latency = latency;
     int n = classes.size();
     this.pools = new FixedBlockPool[n];
     this.labels = new String[n];

@@ -43,6 +43,9 @@ import kvsim.gpu.Region;
  * cache-resident linked-list operation (as for the slab model).
  */
 public final class PagedAllocator implements Allocator {
+  /** Default latencies: 20 ns per call plus 10 ns per page popped or appended (the class comment says why). */
+  public static final LatencyModel DEFAULT_LATENCY = new LatencyModel(20, 10, 20, 10, 0, 0);
+
   /** Default tokens per page, vLLM's default block size. */
   public static final int DEFAULT_BLOCK_TOKENS = 16;
 
@@ -61,7 +64,7 @@ public final class PagedAllocator implements Allocator {
 
   /** Builds the model from its registry context (option {@code block-tokens}). */
   public PagedAllocator(AllocatorContext context) {
-    this(context.region(), pageBytesOf(context));
+    this(context.region(), pageBytesOf(context), context.latency(DEFAULT_LATENCY));
   }
 
   private static long pageBytesOf(AllocatorContext context) {
@@ -93,6 +96,11 @@ public final class PagedAllocator implements Allocator {
 
   /** Builds a pool over {@code region} with pages of {@code pageBytes}. */
   public PagedAllocator(Region region, long pageBytes) {
+    this(region, pageBytes, DEFAULT_LATENCY);
+  }
+
+  /** As {@link #PagedAllocator(Region, long)}, with the latency model given (defaults or a calibration). */
+  public PagedAllocator(Region region, long pageBytes, LatencyModel latency) {
     if (pageBytes <= 0) {
       throw new IllegalArgumentException("page size must be positive");
     }
@@ -107,7 +115,7 @@ public final class PagedAllocator implements Allocator {
     this.pageBytes = pageBytes;
     this.numPages = (int) count;
     this.pool = new BlockPool(name(), numPages, false, BlockPool.Kind.V1);
-    this.latency = new LatencyModel(20, 10, 20, 10, 0, 0);
+    this.latency = latency;
     this.tableOfHead = new int[numPages][];
     this.requestedOfHead = new long[numPages];
   }

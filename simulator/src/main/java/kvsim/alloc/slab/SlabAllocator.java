@@ -37,6 +37,9 @@ import kvsim.gpu.Region;
  * shares; this class adds the request rules above.
  */
 public final class SlabAllocator implements Allocator {
+  /** Default latencies: 20 ns per call plus 10 ns per block (the class comment says why). */
+  public static final LatencyModel DEFAULT_LATENCY = new LatencyModel(20, 10, 20, 10, 0, 0);
+
   /** Default block size: 2 MiB, the large-page size of GPU virtual memory. */
   public static final long DEFAULT_BLOCK_BYTES = 2 * Bytes.MiB;
 
@@ -48,14 +51,19 @@ public final class SlabAllocator implements Allocator {
 
   /** Builds the model from its registry context (option {@code block-size}). */
   public SlabAllocator(AllocatorContext context) {
-    this(context.region(), context.bytes("block-size", DEFAULT_BLOCK_BYTES));
+    this(context.region(), context.bytes("block-size", DEFAULT_BLOCK_BYTES), context.latency(DEFAULT_LATENCY));
   }
 
   /** Builds a slab over {@code region} with blocks of {@code blockBytes}. */
   public SlabAllocator(Region region, long blockBytes) {
+    this(region, blockBytes, DEFAULT_LATENCY);
+  }
+
+  /** As {@link #SlabAllocator(Region, long)}, with the latency model given (defaults or a calibration). */
+  public SlabAllocator(Region region, long blockBytes, LatencyModel latency) {
     this.region = region;
     this.blockBytes = blockBytes;
-    this.latency = new LatencyModel(20, 10, 20, 10, 0, 0);
+    this.latency = latency;
     this.blocks =
         new FixedBlockPool(region.baseBytes(), blockBytes, FixedBlockPool.blockCountFor(region.sizeBytes(), blockBytes));
   }

@@ -1,0 +1,79 @@
+package kvsim.run;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import kvsim.alloc.Calibration;
+import kvsim.alloc.LatencyModel;
+import kvsim.alloc.slab.SlabAllocator;
+import kvsim.core.InputException;
+import kvsim.testing.CliRun;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A calibration file replaces exactly the latencies it measured, for the allocators it names. */
+class CalibrationTest {
+  @TempDir Path tmp;
+
+  private Path file(String json) throws IOException {
+    return Files.writeString(tmp.resolve("h100.json"), json);
+  }
+
+  @Test
+  void measuredFieldsReplaceDefaultsAndTheRestStay() throws IOException {
+    Calibration c = CalibrationFile.read(file("""
+        {"format": "kvsim-calibration", "version": 1, "device": "NVIDIA H100 80GB HBM3", "driver": "580.65", "date": "2026-11-23",
+         "latency": {"slab": {"alloc_base_ns": 25, "free_per_step_ns": 3}}}
+        """));
+    assertEquals("NVIDIA H100 80GB HBM3", c.device());
+    LatencyModel slab = c.apply("slab", SlabAllocator.DEFAULT_LATENCY);
+    assertEquals(new LatencyModel(25, 10, 20, 3, 0, 0), slab);
+    assertEquals(SlabAllocator.DEFAULT_LATENCY, c.apply("first-fit", SlabAllocator.DEFAULT_LATENCY));
+  }
+
+  @Test
+  void aCalibratedRunChargesTheMeasuredLatenciesAndEchoesTheFile() throws IOException {
+    Path cal = file("""
+        {"format": "kvsim-calibration", "version": 1, "device": "test",
+         "latency": {"slab": {"alloc_base_ns": 1000, "alloc_per_step_ns": 0, "free_base_ns": 7, "free_per_step_ns": 0}}}
+        """);
+    Path plain = tmp.resolve("plain");
+    Path calibrated = tmp.resolve("calibrated");
+    CliRun.of("replay", "churn:ops=200", "-a", "slab", "-o", plain.toString(), "--quiet").ok();
+    CliRun.of("replay", "churn:ops=200", "-a", "slab", "--calibration", cal.toString(), "-o", calibrated.toString(), "--quiet").ok();
+    JsonNode a = new ObjectMapper().readTree(plain.resolve("summary.json").toFile()).get("allocators").get(0);
+    JsonNode root = new ObjectMapper().readTree(calibrated.resolve("summary.json").toFile());
+    JsonNode b = root.get("allocators").get(0);
+    long allocs = b.get("alloc_count").asLong();
+    long frees = b.get("free_count").asLong();
+    assertTrue(allocs > 0 && frees > 0 && b.get("oom_count").asLong() == 0);
+    assertEquals(1000 * allocs + 7 * frees, b.get("modelled_allocator_nanos").asLong());
+    assertTrue(a.get("modelled_allocator_nanos").asLong() > 20 * (allocs + frees), "the plain run kept slab's defaults");
+    assertEquals(a.get("metrics"), b.get("metrics"), "a calibration changes modelled time, not placement");
+    assertEquals("h100.json", root.get("calibration").get("file").asText());
+    assertEquals(1000, root.get("calibration").get("latency").get("slab").get("alloc_base_ns").asLong());
+    assertTrue(new ObjectMapper().readTree(plain.resolve("summary.json").toFile()).path("calibration").isMissingNode());
+  }
+
+  @Test
+  void badCalibrationFilesNameFileLineAndField() throws IOException {
+    Path f = file("{\"format\": \"kvsim-calibration\", \"version\": 1,\n \"latency\": {\"slab\": {\"alloc_base_nz\": 5}}}\n");
+    InputException e = assertThrows(InputException.class, () -> CalibrationFile.read(f));
+    assertTrue(e.getMessage().startsWith(f + ":2: latency.slab.alloc_base_nz: unknown latency field"), e.getMessage());
+    Path g = file("{\"format\": \"kvsim-calibration\", \"version\": 1,\n \"latency\": {\"best-fitt\": {}}}\n");
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(g));
+    assertTrue(e.getMessage().startsWith(g + ":2: latency.best-fitt: unknown allocator 'best-fitt'"), e.getMessage());
+    Path h = file("{\"format\": \"kvsim-calibration\", \"version\": 1, \"latency\": {\"slab\": {\"free_base_ns\": -4}}}\n");
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(h));
+    assertTrue(e.getMessage().contains("latency.slab.free_base_ns: must be a non-negative whole number"), e.getMessage());
+    Path i = file("{\"format\": \"other\", \"version\": 1}\n");
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(i));
+    assertTrue(e.getMessage().contains("format: expected \"kvsim-calibration\""), e.getMessage());
+  }
+}
