@@ -17,6 +17,7 @@ import kvsim.metrics.SeedSweep;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
+import kvsim.report.SweepResults;
 import kvsim.report.TextTable;
 
 /** The shared body of {@code replay} and {@code compare}: resolve, run, write results, print the table. */
@@ -82,7 +83,7 @@ final class Runs {
       throw new InputException("--seeds: the workload " + setup.workload.spec() + " is a trace file; seeds apply to generators");
     }
     Map<String, SeedSweep> sweeps = new LinkedHashMap<>();
-    Map<String, List<Object>> perSeed = new LinkedHashMap<>();
+    Map<String, List<SweepResults.SeedRow>> perSeed = new LinkedHashMap<>();
     for (String name : setup.allocators) {
       sweeps.put(name, new SeedSweep());
       perSeed.put(name, new ArrayList<>());
@@ -95,30 +96,24 @@ final class Runs {
       requireEvents(w, timings);
       for (AllocatorResult r : results) {
         sweeps.get(r.allocator()).add(r);
-        Map<String, Object> one = new LinkedHashMap<>();
-        one.put("seed", seeds[i]);
+        Map<String, Double> headlines = new LinkedHashMap<>();
         for (String h : SeedSweep.HEADLINES) {
-          one.put(h, r.headline(h));
+          headlines.put(h, r.headline(h));
         }
-        perSeed.get(r.allocator()).add(one);
+        perSeed.get(r.allocator()).add(new SweepResults.SeedRow(seeds[i], headlines));
       }
       if (progress != null && (System.nanoTime() - started) > 3_000_000_000L && (i + 1) % 10 == 0) {
         progress.printf("kvsim: %d/%d seeds%n", i + 1, seeds.length);
         progress.flush();
       }
     }
-    Map<String, Object> summary = new LinkedHashMap<>(setup.configEcho(setup.workload.withSeed(seeds[0])));
-    summary.put("seeds", Arrays.stream(seeds).boxed().toList());
-    List<Object> allocs = new ArrayList<>();
+    List<SweepResults.Entry> entries = new ArrayList<>();
     for (Map.Entry<String, SeedSweep> e : sweeps.entrySet()) {
-      Map<String, Object> a = new LinkedHashMap<>();
-      a.put("allocator", e.getKey());
-      a.put("sweep", e.getValue().stats());
-      a.put("per_seed", perSeed.get(e.getKey()));
-      allocs.add(a);
+      entries.add(new SweepResults.Entry(e.getKey(), e.getValue().stats(), perSeed.get(e.getKey())));
     }
-    summary.put("allocators", allocs);
-    Path dir = ResultsWriter.writeSummaryOnly(target, summary);
+    SweepResults sweep =
+        new SweepResults(setup.configEcho(setup.workload.withSeed(seeds[0])), Arrays.stream(seeds).boxed().toList(), entries);
+    Path dir = ResultsWriter.writeSweep(target, sweep);
     out.println("workload: " + setup.workload.spec() + ", seeds " + seedsText + " (" + seeds.length + " runs per allocator)");
     TextTable.sweep(out, sweeps);
     out.println();

@@ -75,4 +75,12 @@ class RunMetricsTest {
       assertEquals(stride, rows.get(i)[0] - rows.get(i - 1)[0], "evenly spaced");
     }
   }
+
+  @Test
+  void theCounterAndGaugeListsNameWhatARunReportsInOrder() {
+    RunMetrics m = new RunMetrics(1);
+    m.record(0, 100, 60, 50, 40, 10, 3);
+    assertEquals(RunMetrics.COUNTERS, List.copyOf(m.counters().keySet()));
+    assertEquals(RunMetrics.GAUGES, List.copyOf(m.summaries().keySet()));
+  }
 }
