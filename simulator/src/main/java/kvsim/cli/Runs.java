@@ -13,7 +13,7 @@ import kvsim.core.InputException;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
-import kvsim.report.SweepSummary;
+import kvsim.report.SweepResults;
 import kvsim.report.TextTable;
 import kvsim.run.RunResult;
 import kvsim.run.RunSpec;
@@ -67,7 +67,7 @@ final class Runs {
     if (o.seeds != null) {
       long[] seeds = parseSeeds(o.seeds);
       SweepResult sweep = runner.sweep(spec, seeds, progress);
-      Path dir = ResultsWriter.writeSummaryOnly(target, SweepSummary.of(sweep.config(), sweep.seeds(), sweep.sweeps()));
+      Path dir = ResultsWriter.writeSweep(target, SweepResults.of(sweep.config(), sweep.seeds(), sweep.sweeps()));
       out.println("workload: " + spec.workload().spec() + ", seeds " + o.seeds.trim() + " (" + seeds.length + " runs per allocator)");
       TextTable.sweep(out, sweep.sweeps());
       out.println();

@@ -31,6 +31,30 @@ public final class RunMetrics {
           "external_fragmentation",
           "oom_count");
 
+  /** Names of the counters, in the order {@link #counters()} gives them. */
+  public static final List<String> COUNTERS =
+      List.of(
+          "events",
+          "alloc_count",
+          "free_count",
+          "oom_count",
+          "fragmentation_oom_count",
+          "no_memory_oom_count",
+          "too_large_oom_count",
+          "frees_of_refused_count");
+
+  /** Names of the gauges summarised, in the order {@link #summaries()} gives them. */
+  public static final List<String> GAUGES =
+      List.of(
+          "reserved_bytes",
+          "allocated_bytes",
+          "requested_bytes",
+          "free_bytes",
+          "largest_free_bytes",
+          "internal_fragmentation",
+          "external_fragmentation",
+          "live_allocations");
+
   private final Gauge reserved = new Gauge("reserved_bytes");
   private final Gauge allocated = new Gauge("allocated_bytes");
   private final Gauge requested = new Gauge("requested_bytes");

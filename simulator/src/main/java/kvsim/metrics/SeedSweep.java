@@ -24,7 +24,7 @@ public final class SeedSweep {
           "fragmentation_oom_count");
 
   private final Map<String, List<Double>> values = new LinkedHashMap<>();
-  private final List<Map<String, Object>> perSeed = new ArrayList<>();
+  private final List<Row> perSeed = new ArrayList<>();
   private int runs;
 
   public SeedSweep() {
@@ -36,20 +36,27 @@ public final class SeedSweep {
   /** Adds one seed's result; seeds are reported in the order added. */
   public void add(long seed, AllocatorResult r) {
     runs++;
-    Map<String, Object> row = new LinkedHashMap<>();
-    row.put("seed", seed);
+    Map<String, Double> headlines = new LinkedHashMap<>();
     for (String h : HEADLINES) {
       Double v = r.headline(h);
-      row.put(h, v);
+      headlines.put(h, v);
       if (v != null) {
         values.get(h).add(v);
       }
     }
-    perSeed.add(row);
+    perSeed.add(new Row(seed, java.util.Collections.unmodifiableMap(headlines)));
   }
 
-  /** Returns each seed's headline values ({@code seed}, then {@link #HEADLINES}; null where undefined). */
-  public List<Map<String, Object>> perSeed() {
+  /**
+   * One seed's headline metrics.
+   *
+   * @param seed the generator seed
+   * @param headlines per {@link #HEADLINES} name, its value (null where undefined)
+   */
+  public record Row(long seed, Map<String, Double> headlines) {}
+
+  /** Returns each seed's headline values, in the order added. */
+  public List<Row> perSeed() {
     return java.util.Collections.unmodifiableList(perSeed);
   }
 

@@ -25,7 +25,8 @@ import org.jfree.svg.SVGGraphics2D;
 /**
  * The fragmentation chart of a run: external fragmentation over events (top) and allocated (solid)
  * and reserved (dashed) GiB over events (bottom), one colour per allocator. Written as PNG and SVG
- * from the sampled time series alone.
+ * from the sampled time series alone, so it can be drawn again from a result folder ({@link
+ * #redraw}); the same series give byte-identical files.
  */
 public final class FragmentationChart {
   private static final int WIDTH = 1200;
@@ -37,16 +38,31 @@ public final class FragmentationChart {
     new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2), new Color(0x7f7f7f)
   };
 
+  /** The PNG chart's file name. */
+  public static final String PNG_FILE = "fragmentation.png";
+  /** The SVG chart's file name. */
+  public static final String SVG_FILE = "fragmentation.svg";
+
   private FragmentationChart() {}
 
   /** Writes {@code fragmentation.png} and {@code fragmentation.svg} into {@code dir}. */
   public static void write(Path dir, List<AllocatorResult> results) throws IOException {
     JFreeChart chart = build(results);
-    AtomicFiles.write(dir.resolve("fragmentation.png"), out -> ChartUtils.writeChartAsPNG(out, chart, WIDTH, HEIGHT));
+    AtomicFiles.write(dir.resolve(PNG_FILE), out -> ChartUtils.writeChartAsPNG(out, chart, WIDTH, HEIGHT));
     SVGGraphics2D svg = new SVGGraphics2D(WIDTH, HEIGHT);
+    // The default prefix of clip-path ids is taken from the clock; a fixed one keeps the SVG deterministic.
+    svg.setDefsKeyPrefix("kvsim-");
     chart.draw(svg, new Rectangle(0, 0, WIDTH, HEIGHT));
     byte[] bytes = svg.getSVGDocument().getBytes(StandardCharsets.UTF_8);
-    AtomicFiles.write(dir.resolve("fragmentation.svg"), out -> out.write(bytes));
+    AtomicFiles.write(dir.resolve(SVG_FILE), out -> out.write(bytes));
+  }
+
+  /**
+   * Draws {@code fragmentation.png} and {@code .svg} of an existing run's result folder again from
+   * its files ({@link ResultsReader#read}), replacing those two files only.
+   */
+  public static void redraw(Path resultFolder) throws IOException {
+    write(resultFolder, ResultsReader.read(resultFolder).results());
   }
 
   /** Builds the chart. */

@@ -14,18 +14,27 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import kvsim.core.AtomicFiles;
+import kvsim.core.InputException;
 import kvsim.metrics.AllocatorResult;
 import kvsim.metrics.Gauge;
 import kvsim.metrics.RunMetrics;
+import kvsim.metrics.SeedSweep;
 
 /**
- * Writes a run's result folder (DESIGN §7): {@code summary.json} (config echo, kvsim version,
- * per-allocator metrics; byte-identical for the same inputs), {@code timeseries.csv}, {@code
- * timing.json} (wall time, events per second) and the {@code fragmentation.png}/{@code .svg} chart.
+ * Writes a run's result folder (DESIGN §7): {@code summary.json} (format marker, config echo, kvsim
+ * version, per-allocator metrics; byte-identical for the same inputs), {@code timeseries.csv},
+ * {@code timing.json} (wall time, events per second) and the {@code fragmentation.png}/{@code .svg}
+ * chart. The schema, version {@value ResultsReader#VERSION}, is documented on {@link
+ * ResultsReader}, which reads the folder back.
  *
  * <p>Where the folder goes, and why that never harms other files, is {@link ResultFolder}'s
  * business: the files are written into a hidden temporary folder that is moved into place at the
  * end, so no partial result folder is ever left behind.
+ *
+ * <p>Note [Charts from files]: the chart is drawn from what {@link ResultsReader} reads back from
+ * the temporary folder, not from the in-memory results. A chart therefore shows only what the files
+ * hold (ratios to 6 decimals), {@link FragmentationChart#redraw} draws the same chart from the
+ * folder later, and every result folder written has passed the reader's checks.
  */
 public final class ResultsWriter {
   private static final ObjectMapper JSON =
@@ -50,27 +59,93 @@ public final class ResultsWriter {
   public static Path write(
       ResultFolder.Target target, Map<String, Object> config, List<AllocatorResult> results, List<AllocatorResult.Timing> timings)
       throws IOException {
+    Map<String, Object> summary = summary(config, results);
+    Map<String, Object> timing = timing(timings);
     return ResultFolder.write(target, tmp -> {
-      writeJson(tmp.resolve("summary.json"), summary(config, results));
-      writeJson(tmp.resolve("timing.json"), timing(timings));
-      writeTimeseries(tmp.resolve("timeseries.csv"), results);
-      FragmentationChart.write(tmp, results);
+      writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
+      writeJson(tmp.resolve(ResultsReader.TIMING_FILE), timing);
+      writeTimeseries(tmp.resolve(ResultsReader.TIMESERIES_FILE), results);
+      // Note [Charts from files]
+      RunResults read;
+      try {
+        read = ResultsReader.read(tmp);
+      } catch (InputException e) {
+        throw new IllegalStateException("the result files just written do not read back: " + e.getMessage(), e);
+      }
+      FragmentationChart.write(tmp, read.results());
     });
   }
 
-  /** Writes a result folder holding only {@code summary.json} (seed sweeps have no time series). */
-  public static Path writeSummaryOnly(ResultFolder.Target target, Map<String, Object> summary) throws IOException {
-    return ResultFolder.write(target, tmp -> writeJson(tmp.resolve("summary.json"), summary));
+  /** Writes a result folder from what {@link ResultsReader#read} gave (see there for what round-trips). */
+  public static Path write(ResultFolder.Target target, RunResults run) throws IOException {
+    return write(target, run.config(), run.results(), run.timings());
   }
 
-  /** Builds the summary tree: config, then one entry per allocator. */
+  /** Writes a seed sweep's result folder: {@code summary.json} only (a sweep keeps no time series). */
+  public static Path writeSweep(ResultFolder.Target target, SweepResults sweep) throws IOException {
+    Map<String, Object> summary = sweepSummary(sweep);
+    return ResultFolder.write(target, tmp -> writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary));
+  }
+
+  /** Builds the summary tree: format marker, config, then one entry per allocator. */
   public static Map<String, Object> summary(Map<String, Object> config, List<AllocatorResult> results) {
-    Map<String, Object> root = new LinkedHashMap<>(config);
+    Map<String, Object> root = header(ResultsReader.RUN_FORMAT, config, "allocators");
     List<Object> allocators = new ArrayList<>();
     for (AllocatorResult r : results) {
       allocators.add(allocatorSummary(r));
     }
     root.put("allocators", allocators);
+    return root;
+  }
+
+  /** Builds a seed sweep's summary tree: format marker, config, seeds, then one entry per allocator. */
+  public static Map<String, Object> sweepSummary(SweepResults sweep) {
+    Map<String, Object> root = header(ResultsReader.SWEEP_FORMAT, sweep.config(), "seeds", "allocators");
+    root.put("seeds", sweep.seeds());
+    List<Object> allocators = new ArrayList<>();
+    for (SweepResults.Entry e : sweep.entries()) {
+      Map<String, Object> a = new LinkedHashMap<>();
+      a.put("allocator", e.allocator());
+      Map<String, Object> stats = new LinkedHashMap<>();
+      for (Map.Entry<String, SeedSweep.Stats> s : e.sweep().entrySet()) {
+        SeedSweep.Stats st = s.getValue();
+        Map<String, Object> m = null;
+        if (st != null) {
+          m = new LinkedHashMap<>();
+          m.put("median", st.median());
+          m.put("p10", st.p10());
+          m.put("p90", st.p90());
+          m.put("mean", st.mean());
+          m.put("defined", st.defined());
+        }
+        stats.put(s.getKey(), m);
+      }
+      a.put("sweep", stats);
+      List<Object> perSeed = new ArrayList<>();
+      for (SeedSweep.Row row : e.perSeed()) {
+        Map<String, Object> one = new LinkedHashMap<>();
+        one.put("seed", row.seed());
+        one.putAll(row.headlines());
+        perSeed.add(one);
+      }
+      a.put("per_seed", perSeed);
+      allocators.add(a);
+    }
+    root.put("allocators", allocators);
+    return root;
+  }
+
+  /** The format marker, then the config echo, which must not use the keys the format claims. */
+  private static Map<String, Object> header(String format, Map<String, Object> config, String... claimed) {
+    Map<String, Object> root = new LinkedHashMap<>();
+    root.put("format", format);
+    root.put("version", ResultsReader.VERSION);
+    for (Map.Entry<String, Object> e : config.entrySet()) {
+      if (root.containsKey(e.getKey()) || List.of(claimed).contains(e.getKey())) {
+        throw new IllegalArgumentException("the config echo may not hold the key " + e.getKey());
+      }
+      root.put(e.getKey(), e.getValue());
+    }
     return root;
   }
 
@@ -102,14 +177,16 @@ public final class ResultsWriter {
     if (v == null) {
       return null;
     }
-    if (metric.endsWith("_bytes") || metric.equals("live_allocations")) {
-      return Math.round(v);
-    }
-    return v;
+    return isIntegral(metric) ? (Object) Math.round(v) : v;
+  }
+
+  /** Returns whether a gauge's peak and final value are whole numbers (bytes, counts). */
+  static boolean isIntegral(String metric) {
+    return metric.endsWith("_bytes") || metric.equals("live_allocations");
   }
 
   private static Map<String, Object> timing(List<AllocatorResult.Timing> timings) {
-    Map<String, Object> root = new LinkedHashMap<>();
+    Map<String, Object> root = header(ResultsReader.TIMING_FORMAT, Map.of(), "runs");
     List<Object> list = new ArrayList<>();
     for (AllocatorResult.Timing t : timings) {
       Map<String, Object> m = new LinkedHashMap<>();
@@ -134,7 +211,7 @@ public final class ResultsWriter {
   private static void writeTimeseries(Path file, List<AllocatorResult> results) throws IOException {
     AtomicFiles.write(file, out -> {
       Writer w = new OutputStreamWriter(out, StandardCharsets.UTF_8);
-      w.write("allocator,event,t_ns," + String.join(",", RunMetrics.SAMPLE_COLUMNS) + "\n");
+      w.write(ResultsReader.TIMESERIES_HEADER + "\n");
       StringBuilder sb = new StringBuilder();
       for (AllocatorResult r : results) {
         for (double[] row : r.samples()) {
@@ -143,7 +220,7 @@ public final class ResultsWriter {
           for (int i = 0; i < row.length; i++) {
             sb.append(',');
             String col = i < 2 ? null : RunMetrics.SAMPLE_COLUMNS.get(i - 2);
-            if (col != null && col.endsWith("fragmentation")) {
+            if (col != null && ResultsReader.isFraction(col)) {
               sb.append(Double.isNaN(row[i]) ? "" : String.format(Locale.ROOT, "%.6f", row[i]));
             } else {
               sb.append((long) row[i]);

@@ -107,4 +107,12 @@ class RunMetricsTest {
     }
     assertEquals((double) Long.MAX_VALUE, g.summary().mean(), Long.MAX_VALUE * 1e-15);
   }
+
+  @Test
+  void theCounterAndGaugeListsNameWhatARunReportsInOrder() {
+    RunMetrics m = new RunMetrics(1);
+    m.record(0, 100, 60, 50, 40, 10, 3);
+    assertEquals(RunMetrics.COUNTERS, List.copyOf(m.counters().keySet()));
+    assertEquals(RunMetrics.GAUGES, List.copyOf(m.summaries().keySet()));
+  }
 }

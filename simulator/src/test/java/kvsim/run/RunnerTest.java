@@ -10,7 +10,7 @@ import java.io.StringWriter;
 import java.util.List;
 import kvsim.core.InputException;
 import kvsim.report.ResultsWriter;
-import kvsim.report.SweepSummary;
+import kvsim.report.SweepResults;
 import org.junit.jupiter.api.Test;
 
 /** The run library gives the same results whatever the number of threads, in the order asked for. */
@@ -31,10 +31,10 @@ class RunnerTest {
     long[] seeds = {7, 1, 3, 5, 2, 9};
     SweepResult one = new Runner("test", 1).sweep(spec, seeds, null);
     SweepResult many = new Runner("test", 4).sweep(spec, seeds, null);
-    String a = json(SweepSummary.of(one.config(), one.seeds(), one.sweeps()));
-    assertEquals(a, json(SweepSummary.of(many.config(), many.seeds(), many.sweeps())));
+    String a = json(ResultsWriter.sweepSummary(SweepResults.of(one.config(), one.seeds(), one.sweeps())));
+    assertEquals(a, json(ResultsWriter.sweepSummary(SweepResults.of(many.config(), many.seeds(), many.sweeps()))));
     assertEquals(List.of("first-fit", "paged", "slab"), List.copyOf(one.sweeps().keySet()));
-    List<Object> seedOrder = one.sweeps().get("paged").perSeed().stream().map(r -> r.get("seed")).toList();
+    List<Long> seedOrder = one.sweeps().get("paged").perSeed().stream().map(r -> r.seed()).toList();
     assertEquals(List.of(7L, 1L, 3L, 5L, 2L, 9L), seedOrder, "seeds in the order given");
   }
 
@@ -43,7 +43,7 @@ class RunnerTest {
     RunSpec spec = spec("churn:ops=500", List.of("first-fit"));
     SweepResult sweep = new Runner("test", 2).sweep(spec, new long[] {4, 11}, null);
     RunResult single = new Runner("test", 2).run(spec("churn:ops=500,seed=11", List.of("first-fit")), name -> null, null);
-    Object peak = sweep.sweeps().get("first-fit").perSeed().get(1).get("external_fragmentation.peak");
+    Double peak = sweep.sweeps().get("first-fit").perSeed().get(1).headlines().get("external_fragmentation.peak");
     assertEquals(single.results().get(0).headline("external_fragmentation.peak"), peak);
   }
 
