@@ -44,6 +44,17 @@ final class Block {
     return segment.expandable;
   }
 
+  /**
+   * Returns whether the block, in an expandable segment, covers at least one whole page of it (spec
+   * §7.5: the pages {@code unmap_block} would unmap).
+   */
+  boolean holdsWholePage() {
+    long page = segment.pageBytes;
+    long firstPage = (address - segment.address + page - 1) / page;
+    long endPage = (end() - segment.address) / page;
+    return firstPage < endPage;
+  }
+
   /** Returns the first address past the block. */
   long end() {
     return address + size;

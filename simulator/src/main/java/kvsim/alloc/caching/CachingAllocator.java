@@ -66,6 +66,13 @@ import kvsim.gpu.Region;
  * replaces them.
  */
 public final class CachingAllocator implements Allocator {
+  /**
+   * Default latencies: 1 µs per allocation and 0.5 µs per free on the cached path, 100 µs per
+   * {@code cudaMalloc} and 200 µs per {@code cudaFree} (which synchronizes the device); a
+   * calibration file measured on a real GPU replaces them.
+   */
+  public static final LatencyModel DEFAULT_LATENCY = new LatencyModel(1_000, 0, 500, 0, 100_000, 200_000);
+
   /** Registry name. */
   public static final String NAME = "pytorch-caching";
   /** kMinBlockSize: every block is a multiple of 512 B (spec §2). */
@@ -105,6 +112,11 @@ public final class CachingAllocator implements Allocator {
 
   /** total_allocated_memory: bytes held from the driver (classic segments + mapped pages). */
   private long totalAllocatedMemory;
+  /** Bytes of the segments held as one whole free block (Note [Releasable segments]). */
+  private long releasableBytes;
+  /** The last question to {@link #maxRequestWithSegmentUpTo} (-1: none yet) and its answer. */
+  private long segmentUpToBytes = -1;
+  private long segmentUpToRequest;
   private long nextSerial;
   private boolean hardReject;
   private long modelledNanos;
@@ -118,7 +130,7 @@ public final class CachingAllocator implements Allocator {
 
   /** Builds the model from its registry context: options {@code torch-alloc-conf} and {@code tie-break}. */
   public CachingAllocator(AllocatorContext context) {
-    this(conf(context), tieBreak(context), new RegionDriver(context.region()), context.region().sizeBytes());
+    this(conf(context), tieBreak(context), new RegionDriver(context.region()), context.region().sizeBytes(), context.latency(DEFAULT_LATENCY));
   }
 
   /** Builds a model over a region with the given options. */
@@ -131,6 +143,11 @@ public final class CachingAllocator implements Allocator {
    * fraction and expandable reservations.
    */
   public CachingAllocator(TorchAllocConf conf, TieBreak tieBreak, DeviceDriver driver, long deviceTotalBytes) {
+    this(conf, tieBreak, driver, deviceTotalBytes, DEFAULT_LATENCY);
+  }
+
+  /** Builds a model on any driver with the given latency model. */
+  public CachingAllocator(TorchAllocConf conf, TieBreak tieBreak, DeviceDriver driver, long deviceTotalBytes, LatencyModel latency) {
     // A device above 1 EiB would let sizes derived from it (reservations, the gauges' rounded sizes)
     // leave the range of a long.
     if (deviceTotalBytes > MAX_REQUEST_BYTES) {
@@ -147,7 +164,7 @@ public final class CachingAllocator implements Allocator {
     this.gcActive = setFraction && conf.garbageCollectionThreshold() > 0.0;
     this.smallPool = new BlockPool(true, tieBreak);
     this.largePool = new BlockPool(false, tieBreak);
-    this.latency = new LatencyModel(1_000, 0, 500, 0, 100_000, 200_000);
+    this.latency = latency;
     stats.maxSplitSize = maxSplitSize == TorchAllocConf.UNLIMITED ? -1 : maxSplitSize;
     Arrays.fill(freeHandles, -1);
   }
@@ -348,7 +365,7 @@ public final class CachingAllocator implements Allocator {
     if (size >= maxSplitSize && b.size - size >= conf.maxNonSplitRoundingBytes()) {
       return null;
     }
-    pool.blocks.remove(b);
+    pool.remove(b);
     return b;
   }
 
@@ -379,9 +396,10 @@ public final class CachingAllocator implements Allocator {
     modelledNanos += latency.deviceAllocNanos();
     totalAllocatedMemory += allocSize;
     Segment seg = new Segment(ptr, allocSize, stream, pool, false, 0, nextSerial++);
-    segments.put(ptr, seg);
+    putSegment(seg);
     Block b = new Block(seg, ptr, allocSize);
     seg.head = b;
+    segmentChanged(seg);
     stats.increase(TorchStats.Kind.SEGMENT, pool.small, 1);
     stats.increase(TorchStats.Kind.RESERVED_BYTES, pool.small, allocSize);
     if (allocSize >= maxSplitSize) {
@@ -426,6 +444,7 @@ public final class CachingAllocator implements Allocator {
     if (block.size >= maxSplitSize) {
       stats.oversizeAllocation(true);
     }
+    segmentChanged(block.segment);
     return block;
   }
 
@@ -478,6 +497,7 @@ public final class CachingAllocator implements Allocator {
     stats.decrease(TorchStats.Kind.ACTIVE, small, 1);
     stats.decrease(TorchStats.Kind.ACTIVE_BYTES, small, originalSize);
     stats.decrease(TorchStats.Kind.REQUESTED_BYTES, small, requested);
+    segmentChanged(block.segment);
   }
 
   /** try_merge_blocks: {@code dst} absorbs {@code src} if that is free with the same mapped state. */
@@ -502,7 +522,7 @@ public final class CachingAllocator implements Allocator {
     long subsumed = src.size;
     dst.size += subsumed;
     if (src.mapped) {
-      pool.blocks.remove(src);
+      pool.remove(src);
     } else {
       pool.unmapped.remove(src);
     }
@@ -552,20 +572,47 @@ public final class CachingAllocator implements Allocator {
     releaseBlocks(smallPool);
   }
 
+  /**
+   * Walks the pool's free blocks in pool order: a classic block that is not split is released at
+   * once; every expandable block has its whole pages unmapped afterwards, in the same order, and its
+   * segment is released if nothing of it stays mapped.
+   *
+   * <p>Note [Releasing whole segments]: on a full device nearly every request runs the retry ladder
+   * to its end, and the walk visited every free block of the pool although it acts on few of them:
+   * split classic blocks are skipped, and an expandable block without a whole page has nothing to
+   * unmap (and cannot be a whole segment, whose size is whole pages). The pool therefore keeps the
+   * blocks the walk acts on: its whole free classic segments ({@link BlockPool#wholeSegments},
+   * updated with {@link Segment#releasable}) and the expandable blocks with a whole page ({@link
+   * BlockPool#unmappable}). Releasing the first in pool order and then unmapping the second in pool
+   * order does what the walk did, in the same order, since the walk released classic segments on the
+   * way and unmapped only after it, and unmapping one free block never changes another.
+   */
   private void releaseBlocks(BlockPool pool) {
-    List<Block> toUnmap = new ArrayList<>();
-    for (Block b : pool.blocks.toArray(new Block[0])) {
-      if (b.expandable()) {
-        toUnmap.add(b);
-      } else if (!b.isSplit()) {
-        releaseBlock(b);
-      }
+    releaseWholeSegments(pool);
+    if (pool.unmappable.isEmpty()) {
+      return;
     }
-    for (Block b : toUnmap) {
+    for (Block b : pool.unmappable.toArray(new Block[0])) {
       unmapBlock(b);
       if (b.prev == null && b.next == null) {
         releaseExpandableSegment(b);
       }
+    }
+  }
+
+  /** Releases the pool's whole free classic segments in pool order (Note [Releasing whole segments]). */
+  private void releaseWholeSegments(BlockPool pool) {
+    if (pool.wholeSegments.isEmpty()) {
+      return;
+    }
+    Block[] heads = new Block[pool.wholeSegments.size()];
+    int n = 0;
+    for (Segment seg : pool.wholeSegments) {
+      heads[n++] = seg.head;
+    }
+    Arrays.sort(heads, pool.blocks.comparator());
+    for (Block b : heads) {
+      releaseBlock(b);
     }
   }
 
@@ -586,8 +633,8 @@ public final class CachingAllocator implements Allocator {
     if (b.size >= maxSplitSize) {
       stats.oversizeSegment(false);
     }
-    pool.blocks.remove(b);
-    segments.remove(seg.address);
+    pool.remove(b);
+    removeSegment(seg);
   }
 
   /** garbage_collect_cached_blocks (spec §6.3). */
@@ -653,11 +700,12 @@ public final class CachingAllocator implements Allocator {
     long reservation = ceilTo(Math.addExact(deviceTotalBytes, deviceTotalBytes / 8), page);
     long base = driver.reserve(reservation, page, stream);
     Segment seg = new Segment(base, reservation, stream, pool, true, page, nextSerial++);
-    segments.put(base, seg);
+    putSegment(seg);
     Block c = new Block(seg, base, reservation);
     c.mapped = false;
     seg.head = c;
     pool.unmapped.add(c);
+    segmentChanged(seg);
     return c;
   }
 
@@ -687,6 +735,7 @@ public final class CachingAllocator implements Allocator {
     stats.increase(TorchStats.Kind.RESERVED_BYTES, pool.small, mappedBytes);
     stats.numDeviceAlloc++;
     listener.segmentMap(start, mappedBytes, toMap.stream);
+    segmentChanged(seg);
     return true;
   }
 
@@ -704,7 +753,7 @@ public final class CachingAllocator implements Allocator {
       }
       candidate = next;
     }
-    pool.blocks.remove(candidate);
+    pool.remove(candidate);
     return candidate;
   }
 
@@ -721,7 +770,7 @@ public final class CachingAllocator implements Allocator {
     long unmappedBytes = end - begin;
     driver.unmap(begin, unmappedBytes);
     modelledNanos += latency.deviceFreeNanos();
-    pool.blocks.remove(block);
+    pool.remove(block);
     long before = begin - block.address;
     if (before > 0) {
       Block beforeFree = new Block(seg, block.address, before);
@@ -744,6 +793,7 @@ public final class CachingAllocator implements Allocator {
     stats.decrease(TorchStats.Kind.RESERVED_BYTES, pool.small, unmappedBytes);
     stats.numDeviceFree++;
     listener.segmentUnmap(begin, unmappedBytes, block.stream);
+    segmentChanged(seg);
   }
 
   private void releaseExpandableSegment(Block block) {
@@ -752,8 +802,75 @@ public final class CachingAllocator implements Allocator {
       throw new InvariantViolation(NAME, "release of expandable segment at 0x" + Long.toHexString(seg.address) + " that is still mapped");
     }
     seg.pool.unmapped.remove(block);
-    segments.remove(seg.address);
+    removeSegment(seg);
     driver.releaseReservation(seg.address, seg.size);
+  }
+
+  // ---------------------------------------------------------------- releasable segments
+
+  /**
+   * Returns whether a segment is held as one whole free block, so that {@code
+   * release_cached_blocks} could give it back (spec §6.2).
+   */
+  private static boolean isReleasable(Segment seg) {
+    return !seg.head.isSplit() && !seg.head.allocated;
+  }
+
+  /** Returns whether a releasable segment starts at {@code addressBytes}, by looking at its blocks. */
+  private boolean releasableAt(long addressBytes) {
+    Segment seg = segments.get(addressBytes);
+    return seg != null && isReleasable(seg);
+  }
+
+  /** Enters a segment in the address map; one it replaces stops counting as releasable. */
+  private void putSegment(Segment seg) {
+    Segment replaced = segments.put(seg.address, seg);
+    if (replaced != null) {
+      forgetReleasable(replaced);
+    }
+  }
+
+  /** Takes a segment out of the address map. */
+  private void removeSegment(Segment seg) {
+    segments.remove(seg.address);
+    forgetReleasable(seg);
+  }
+
+  private void forgetReleasable(Segment seg) {
+    if (seg.releasable) {
+      setReleasable(seg, false);
+    }
+  }
+
+  private void setReleasable(Segment seg, boolean releasable) {
+    seg.releasable = releasable;
+    releasableBytes += releasable ? seg.size : -seg.size;
+    if (!seg.expandable) {
+      if (releasable) {
+        seg.pool.wholeSegments.add(seg);
+      } else {
+        seg.pool.wholeSegments.remove(seg);
+      }
+    }
+    driver.markReleasable(seg.address, releasable);
+  }
+
+  /**
+   * Re-reads whether a segment is releasable after its blocks changed (an allocation, a split, a
+   * merge, a page mapped or unmapped, a new segment) and tells the driver when that flips.
+   *
+   * <p>Note [Releasable segments]: {@link #largestFreeBytes()} needs the bytes of all releasable
+   * segments and the driver's largest {@code cudaMalloc} once they are freed. Both were walks over
+   * every segment, run after every event of a replay; they are now kept as each segment changes
+   * ({@link #releasableBytes}, the driver's {@link ReleasableRuns}). Every place that changes a
+   * segment's first block or whether it is allocated calls this method before the operation
+   * returns, and {@link #checkInvariants()} compares both with the walks.
+   */
+  private void segmentChanged(Segment seg) {
+    boolean releasable = isReleasable(seg);
+    if (releasable != seg.releasable) {
+      setReleasable(seg, releasable);
+    }
   }
 
   // ---------------------------------------------------------------- handles
@@ -818,7 +935,7 @@ public final class CachingAllocator implements Allocator {
     noteStream(layout.stream());
     driver.adopt(layout.addressBytes(), layout.sizeBytes());
     Segment seg = new Segment(layout.addressBytes(), layout.sizeBytes(), layout.stream(), pool, false, 0, nextSerial++);
-    segments.put(seg.address, seg);
+    putSegment(seg);
     totalAllocatedMemory += seg.size;
     stats.increase(TorchStats.Kind.SEGMENT, small, 1);
     stats.increase(TorchStats.Kind.RESERVED_BYTES, small, seg.size);
@@ -835,7 +952,9 @@ public final class CachingAllocator implements Allocator {
       prev = b;
       made[i] = b;
     }
-    return adoptBlocks(made, in, small);
+    long[] handles = adoptBlocks(made, in, small);
+    segmentChanged(seg);
+    return handles;
   }
 
   /**
@@ -849,7 +968,7 @@ public final class CachingAllocator implements Allocator {
     long page = small ? SMALL_BUFFER_BYTES : conf.largeSegmentSizeBytes();
     noteStream(stream);
     Segment seg = new Segment(addressBytes, sizeBytes, stream, pool, true, page, nextSerial++);
-    segments.put(addressBytes, seg);
+    putSegment(seg);
     List<Block> made = new ArrayList<>();
     List<SegmentLayout.Block> in = new ArrayList<>();
     Block prev = null;
@@ -887,7 +1006,9 @@ public final class CachingAllocator implements Allocator {
       u.splice(prev, null);
       pool.unmapped.add(u);
     }
-    return adoptBlocks(made.toArray(new Block[0]), in, small);
+    long[] handles = adoptBlocks(made.toArray(new Block[0]), in, small);
+    segmentChanged(seg);
+    return handles;
   }
 
   private long[] adoptBlocks(Block[] made, List<SegmentLayout.Block> in, boolean small) {
@@ -1047,9 +1168,34 @@ public final class CachingAllocator implements Allocator {
    * request that would succeed" and keeps {@code 1 − largest / free} meaningful. Oversize cached
    * blocks are not counted, and for expandable segments pages the ladder could unmap are not
    * counted either.
+   *
+   * <p>Note [Unmapped reach]: with expandable segments a request can also grow a free block into the
+   * unmapped range after it, so every unmapped range of stream 0 is visited: the free block before it
+   * plus the pages the device can still map there. Unlike the classic branch this visit is not kept
+   * incrementally, for three reasons. The set is bounded by the number of blocks, not by the length
+   * of a run (on the 2 M-event churn trace on 80 GiB: 81 ranges on average, 224 at most). Ranges
+   * other than a reservation's tail appear only when the retry ladder unmaps pages, that is on a
+   * device so full that cache misses are common, and every miss walks the same set in {@code
+   * find_expandable_block} (spec §7.3), as PyTorch does. And when the device cannot map a single
+   * page and no {@code max_split_size} is set the visit is skipped: each range then adds only the
+   * free block before it, a stream-0 block of the large pool and so no larger than the largest one,
+   * which is already counted; on that trace this holds for 93 % of the events. Profiled there, this
+   * gauge takes under a tenth of the replay's time and {@code find_expandable_block} about 40 %.
    */
   @Override
   public long largestFreeBytes() {
+    return largestFreeBytes(false);
+  }
+
+  /**
+   * Returns {@link #largestFreeBytes()} computed from walks over every segment instead of the
+   * structures kept as segments change (Note [Releasable segments]); the reference for checks.
+   */
+  long largestFreeBytesByWalk() {
+    return largestFreeBytes(true);
+  }
+
+  private long largestFreeBytes(boolean walk) {
     long smallMax = largestCached(smallPool, Long.MAX_VALUE);
     long largeMax = largestCached(largePool, maxSplitSize);
     if (conf.expandableSegments()) {
@@ -1063,24 +1209,19 @@ public final class CachingAllocator implements Allocator {
       long page = conf.largeSegmentSizeBytes();
       long growable = headroom / page * page;
       long reach = Math.max(largeMax, growable);
-      for (Block u : largePool.unmapped) {
-        if (u.stream == 0) {
-          long before = allocatable(u.prev) && u.prev.mapped ? u.prev.size : 0;
-          reach = Math.max(reach, before + Math.min(u.size, growable));
+      if (walk || growable > 0 || maxSplitSize != TorchAllocConf.UNLIMITED) {
+        // Note [Unmapped reach]
+        for (Block u : largePool.unmapped) {
+          if (u.stream == 0) {
+            long before = allocatable(u.prev) && u.prev.mapped ? u.prev.size : 0;
+            reach = Math.max(reach, before + Math.min(u.size, growable));
+          }
         }
       }
       return Math.max(SMALL_SIZE_BYTES, maxRequestRoundingTo(reach, Long.MAX_VALUE));
     }
-    long releasable = 0;
-    for (Segment s : segments.values()) {
-      if (!s.head.isSplit() && !s.head.allocated) {
-        releasable += s.size;
-      }
-    }
-    long c = driver.largestMallocBytes(a -> {
-      Segment s = segments.get(a);
-      return s != null && !s.head.isSplit() && !s.head.allocated;
-    });
+    long releasable = walk ? walkReleasableBytes() : releasableBytes;
+    long c = walk ? driver.largestMallocBytes(this::releasableAt) : driver.largestMallocBytes();
     if (setFraction) {
       c = Math.min(c, Math.max(0, allowedMemoryMaximum - totalAllocatedMemory + releasable));
     }
@@ -1101,6 +1242,17 @@ public final class CachingAllocator implements Allocator {
       return Math.max(cached, fromDriver);
     }
     return cached;
+  }
+
+  /** Returns the bytes of all releasable segments, by walking every segment. */
+  private long walkReleasableBytes() {
+    long releasable = 0;
+    for (Segment s : segments.values()) {
+      if (isReleasable(s)) {
+        releasable += s.size;
+      }
+    }
+    return releasable;
   }
 
   /** Largest free block of stream 0 in a pool with a size below {@code below}, 0 if none. */
@@ -1132,8 +1284,20 @@ public final class CachingAllocator implements Allocator {
     return lo;
   }
 
-  /** The largest request of at least 10 MiB whose own-size segment fits in {@code bytes}, 0 if none. */
+  /**
+   * The largest request of at least 10 MiB whose own-size segment fits in {@code bytes}, 0 if none.
+   * The last answer is remembered: the driver's largest {@code cudaMalloc} changes far less often
+   * than the gauge is read, and each answer is a binary search of some 35 steps.
+   */
   private long maxRequestWithSegmentUpTo(long bytes) {
+    if (bytes != segmentUpToBytes) {
+      segmentUpToRequest = searchRequestWithSegmentUpTo(bytes);
+      segmentUpToBytes = bytes;
+    }
+    return segmentUpToRequest;
+  }
+
+  private long searchRequestWithSegmentUpTo(long bytes) {
     if (allocationSize(roundSize(MIN_LARGE_ALLOC_BYTES)) > bytes) {
       return 0;
     }
@@ -1237,6 +1401,9 @@ public final class CachingAllocator implements Allocator {
     long[] inactiveSplitBytes = new long[2];
     int[] freeMapped = new int[2];
     int[] unmapped = new int[2];
+    long releasable = 0;
+    int[] wholeSegments = new int[2];
+    int[] unmappable = new int[2];
     for (Segment s : segments.values()) {
       int p = s.pool.small ? 0 : 1;
       if (!s.expandable) {
@@ -1273,6 +1440,12 @@ public final class CachingAllocator implements Allocator {
           if (!s.pool.blocks.contains(b)) {
             fail("free block " + b + " is not in its pool");
           }
+          if (s.expandable && b.holdsWholePage()) {
+            unmappable[p]++;
+            if (!s.pool.unmappable.contains(b)) {
+              fail("free block " + b + " holds a whole page but is not among its pool's unmappable blocks");
+            }
+          }
           if (!s.expandable && b.isSplit()) {
             inactiveSplit[p]++;
             inactiveSplitBytes[p] += b.size;
@@ -1292,12 +1465,25 @@ public final class CachingAllocator implements Allocator {
       if (cursor != s.end()) {
         fail("blocks cover " + (cursor - s.address) + " of segment 0x" + Long.toHexString(s.address) + " (" + s.size + " B)");
       }
+      if (s.releasable != isReleasable(s)) {
+        fail("segment 0x" + Long.toHexString(s.address) + " is marked " + (s.releasable ? "" : "not ") + "releasable");
+      }
+      if (s.pool.wholeSegments.contains(s) != (s.releasable && !s.expandable)) {
+        fail("segment 0x" + Long.toHexString(s.address) + " is " + (s.releasable ? "missing from" : "wrongly in") + " its pool's whole segments");
+      }
+      releasable += s.releasable ? s.size : 0;
+      wholeSegments[p] += s.releasable && !s.expandable ? 1 : 0;
     }
+    expect("releasable segment bytes", releasableBytes, releasable);
     BlockPool[] pools = {smallPool, largePool};
     for (int p = 0; p < 2; p++) {
       if (pools[p].blocks.size() != freeMapped[p] || pools[p].unmapped.size() != unmapped[p]) {
         fail(pools[p].name() + " pool holds " + pools[p].blocks.size() + "/" + pools[p].unmapped.size()
             + " blocks but the segments have " + freeMapped[p] + " free and " + unmapped[p] + " unmapped");
+      }
+      if (pools[p].wholeSegments.size() != wholeSegments[p] || pools[p].unmappable.size() != unmappable[p]) {
+        fail(pools[p].name() + " pool counts " + pools[p].wholeSegments.size() + " whole free segments and " + pools[p].unmappable.size()
+            + " blocks with a whole page but has " + wholeSegments[p] + " and " + unmappable[p]);
       }
       boolean small = p == 0;
       expect("allocated_bytes", stats.currentPool(TorchStats.Kind.ALLOCATED_BYTES, small), allocatedBytes[p]);
@@ -1324,6 +1510,19 @@ public final class CachingAllocator implements Allocator {
           fail("segment 0x" + Long.toHexString(s.address) + " lies outside the region");
         }
       }
+      String ranges = rd.checkFreeRanges(NAME);
+      if (ranges != null) {
+        fail("driver: " + ranges);
+      }
+      String runs = rd.checkReleasable(this::releasableAt);
+      if (runs != null) {
+        fail("driver: " + runs);
+      }
+    }
+    long largest = largestFreeBytes();
+    long walked = largestFreeBytesByWalk();
+    if (largest != walked) {
+      fail("largest free request is " + largest + " B from the kept structures but " + walked + " B by walking the segments");
     }
     if (setFraction && totalAllocatedMemory > allowedMemoryMaximum) {
       fail("reserved " + totalAllocatedMemory + " B exceeds the memory fraction's " + allowedMemoryMaximum + " B");

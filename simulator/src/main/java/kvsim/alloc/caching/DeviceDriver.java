@@ -36,8 +36,23 @@ public interface DeviceDriver {
   long freeBytes();
 
   /**
+   * Records whether the segment at {@code addressBytes}, if the driver has one there, could be freed
+   * to make room (the caller holds it whole and free). A new segment counts as not releasable until
+   * marked; a segment at an address the driver does not know is ignored.
+   */
+  void markReleasable(long addressBytes, boolean releasable);
+
+  /**
+   * Returns the largest {@code cudaMalloc} that would succeed if every segment marked releasable
+   * ({@link #markReleasable}) were freed first; it must equal {@link
+   * #largestMallocBytes(LongPredicate)} with a predicate that holds for exactly those segments.
+   */
+  long largestMallocBytes();
+
+  /**
    * Returns the largest {@code cudaMalloc} that would succeed if every segment for which {@code
-   * releasable} holds (given its address) were freed first.
+   * releasable} holds (given its address) were freed first. This is the reference computation,
+   * which may walk every segment; checks compare {@link #largestMallocBytes()} with it.
    */
   long largestMallocBytes(LongPredicate releasable);
 }

@@ -3,6 +3,7 @@ package kvsim.alloc.caching;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.LongPredicate;
+import kvsim.alloc.support.FreeExtentTree;
 import kvsim.gpu.Region;
 
 /**
@@ -26,6 +27,14 @@ import kvsim.gpu.Region;
  * segment needs one contiguous free range of the region; after much release and re-allocation of
  * differently sized segments a request can fail although enough bytes are free in total. Such
  * refusals are counted in {@link #contiguityRefusals()}.
+ *
+ * <p>Free ranges are kept in a {@link FreeExtentTree}, whose first-fit search is O(log n): on a
+ * full device nearly every request ends in {@code cudaMalloc} attempts that fail, and a walk over
+ * every free range per attempt was a large part of a replay.
+ *
+ * <p>Segments the allocator marks releasable ({@link #markReleasable}) are tracked in a {@link
+ * ReleasableRuns}, so {@link #largestMallocBytes()} needs no walk over the segments (Note
+ * [Releasable runs]).
  */
 public final class RegionDriver implements DeviceDriver {
   /** Address and size granularity of segments: 2 MiB. */
@@ -33,8 +42,9 @@ public final class RegionDriver implements DeviceDriver {
 
   private final long baseBytes;
   private final long capacityBytes;
-  private final TreeMap<Long, Long> freeRanges = new TreeMap<>(); // start -> end
+  private final FreeExtentTree freeRanges = new FreeExtentTree();
   private final TreeMap<Long, Long> segments = new TreeMap<>(); // start -> size (classic)
+  private final ReleasableRuns runs;
   private long usedBytes;
   private long nextReservation;
   private long contiguityRefusals;
@@ -46,9 +56,10 @@ public final class RegionDriver implements DeviceDriver {
     this.baseBytes = base;
     this.capacityBytes = end - base;
     if (capacityBytes > 0) {
-      freeRanges.put(base, end);
+      freeRanges.insert(base, capacityBytes);
     }
     this.nextReservation = base;
+    this.runs = new ReleasableRuns(base, end);
   }
 
   /** Rounds up to 2 MiB without forming {@code bytes + 2 MiB - 1}, which wraps near 2^63. */
@@ -79,21 +90,16 @@ public final class RegionDriver implements DeviceDriver {
     if (need > capacityBytes - usedBytes) {
       return -1;
     }
-    for (Map.Entry<Long, Long> r : freeRanges.entrySet()) {
-      long start = r.getKey();
-      long end = r.getValue();
-      if (end - start >= need) {
-        freeRanges.remove(start);
-        if (end - start > need) {
-          freeRanges.put(start + need, end);
-        }
-        segments.put(start, need);
-        usedBytes += need;
-        return start;
-      }
+    int range = freeRanges.firstFit(need);
+    if (range == FreeExtentTree.NONE) {
+      contiguityRefusals++;
+      return -1;
     }
-    contiguityRefusals++;
-    return -1;
+    long start = freeRanges.takeLow(range, need);
+    segments.put(start, need);
+    runs.block(start, start + need);
+    usedBytes += need;
+    return start;
   }
 
   @Override
@@ -102,19 +108,11 @@ public final class RegionDriver implements DeviceDriver {
     if (size == null) {
       throw new IllegalStateException("cudaFree of 0x" + Long.toHexString(addressBytes) + ", which is no segment");
     }
+    if (runs.isBlocking(addressBytes)) {
+      runs.unblock(addressBytes);
+    }
     usedBytes -= size;
-    long start = addressBytes;
-    long end = addressBytes + size;
-    Map.Entry<Long, Long> before = freeRanges.floorEntry(start);
-    if (before != null && before.getValue() == start) {
-      start = before.getKey();
-      freeRanges.remove(start);
-    }
-    Long afterEnd = freeRanges.remove(end);
-    if (afterEnd != null) {
-      end = afterEnd;
-    }
-    freeRanges.put(start, end);
+    freeRanges.insert(addressBytes, size);
   }
 
   @Override
@@ -124,19 +122,26 @@ public final class RegionDriver implements DeviceDriver {
       throw new IllegalArgumentException("segment at 0x" + Long.toHexString(addressBytes) + " is larger than the region");
     }
     long need = ceil(sizeBytes);
-    Map.Entry<Long, Long> r = freeRanges.floorEntry(addressBytes);
-    // Differences instead of sums, which a recorded size near 2^63 could wrap.
-    if (r == null || r.getValue() - addressBytes < need || need > capacityBytes - usedBytes) {
+    // Adoption happens once per recorded segment, so a walk to the range holding it is fine.
+    // Differences instead of sums below, which a recorded size near 2^63 could wrap.
+    int r = freeRanges.first();
+    while (r != FreeExtentTree.NONE && freeRanges.offsetOf(r) + freeRanges.sizeOf(r) <= addressBytes) {
+      r = freeRanges.next(r);
+    }
+    long rangeStart = r == FreeExtentTree.NONE ? 0 : freeRanges.offsetOf(r);
+    long rangeEnd = r == FreeExtentTree.NONE ? 0 : rangeStart + freeRanges.sizeOf(r);
+    if (r == FreeExtentTree.NONE || rangeStart > addressBytes || rangeEnd - addressBytes < need || need > capacityBytes - usedBytes) {
       throw new IllegalArgumentException("segment at 0x" + Long.toHexString(addressBytes) + " is not free in the region");
     }
-    freeRanges.remove(r.getKey());
-    if (r.getKey() < addressBytes) {
-      freeRanges.put(r.getKey(), addressBytes);
+    freeRanges.remove(r);
+    if (rangeStart < addressBytes) {
+      freeRanges.insert(rangeStart, addressBytes - rangeStart);
     }
-    if (addressBytes + need < r.getValue()) {
-      freeRanges.put(addressBytes + need, r.getValue());
+    if (addressBytes + need < rangeEnd) {
+      freeRanges.insert(addressBytes + need, rangeEnd - addressBytes - need);
     }
     segments.put(addressBytes, need);
+    runs.block(addressBytes, addressBytes + need);
     usedBytes += need;
   }
 
@@ -175,6 +180,67 @@ public final class RegionDriver implements DeviceDriver {
   /** Returns the bytes held by segments and mapped pages. */
   public long usedBytes() {
     return usedBytes;
+  }
+
+  @Override
+  public void markReleasable(long addressBytes, boolean releasable) {
+    Long size = segments.get(addressBytes);
+    if (size == null || releasable != runs.isBlocking(addressBytes)) {
+      return;
+    }
+    if (releasable) {
+      runs.unblock(addressBytes);
+    } else {
+      runs.block(addressBytes, addressBytes + size);
+    }
+  }
+
+  @Override
+  public long largestMallocBytes() {
+    return runs.largestRunBytes();
+  }
+
+  /**
+   * Checks the free ranges (a well-formed tree that, with the segments, covers the capacity) and
+   * returns what is wrong, or null.
+   */
+  public String checkFreeRanges(String owner) {
+    freeRanges.checkInvariants(owner);
+    long segmentBytes = 0;
+    for (long size : segments.values()) {
+      segmentBytes += size;
+    }
+    if (freeRanges.freeBytes() + segmentBytes != capacityBytes) {
+      return "free ranges hold " + freeRanges.freeBytes() + " B and segments " + segmentBytes + " B of " + capacityBytes + " B";
+    }
+    return null;
+  }
+
+  /**
+   * Returns what differs between the tracked runs and a walk with {@code releasable} (which segments
+   * are blocking, and the largest run), or null when they agree.
+   */
+  public String checkReleasable(LongPredicate releasable) {
+    String problem = runs.check();
+    if (problem != null) {
+      return problem;
+    }
+    int blocking = 0;
+    for (long start : segments.keySet()) {
+      boolean blocks = !releasable.test(start);
+      if (blocks != runs.isBlocking(start)) {
+        return "segment 0x" + Long.toHexString(start) + " is tracked as " + (blocks ? "releasable" : "blocking");
+      }
+      blocking += blocks ? 1 : 0;
+    }
+    if (blocking != runs.blockingCount()) {
+      return runs.blockingCount() + " segments are tracked as blocking but " + blocking + " are";
+    }
+    long walked = largestMallocBytes(releasable);
+    if (walked != largestMallocBytes()) {
+      return "largest cudaMalloc is " + largestMallocBytes() + " B tracked but " + walked + " B by a walk";
+    }
+    return null;
   }
 
   @Override

@@ -190,6 +190,14 @@ public final class ReplayDriver implements DeviceDriver {
   }
 
   @Override
+  public void markReleasable(long addressBytes, boolean releasable) {}
+
+  @Override
+  public long largestMallocBytes() {
+    return 0;
+  }
+
+  @Override
   public long largestMallocBytes(LongPredicate releasable) {
     return 0;
   }

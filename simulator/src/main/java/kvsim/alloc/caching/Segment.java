@@ -18,6 +18,11 @@ final class Segment {
   final long serial;
   /** The lowest-address block. */
   Block head;
+  /**
+   * Whether the segment is held as one whole free block, so the retry ladder could return it to the
+   * driver; kept by the allocator after every change of the segment's blocks.
+   */
+  boolean releasable;
 
   Segment(long address, long size, long stream, BlockPool pool, boolean expandable, long pageBytes, long serial) {
     this.address = address;

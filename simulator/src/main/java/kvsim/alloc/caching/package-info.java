@@ -9,8 +9,10 @@
  *       syntax; {@link kvsim.alloc.caching.TieBreak}: the free-block order by PyTorch version.
  *   <li>{@link kvsim.alloc.caching.TorchStats}: {@code torch.cuda.memory_stats()} names.
  *   <li>{@link kvsim.alloc.caching.DeviceDriver}: what the allocator asks of the CUDA driver;
- *       {@link kvsim.alloc.caching.RegionDriver} models a kvsim region, {@link
- *       kvsim.alloc.caching.ReplayDriver} hands out a recording's addresses.
+ *       {@link kvsim.alloc.caching.RegionDriver} models a kvsim region (its {@link
+ *       kvsim.alloc.caching.ReleasableRuns} keep the largest {@code cudaMalloc} possible once the
+ *       cached whole segments are freed), {@link kvsim.alloc.caching.ReplayDriver} hands out a
+ *       recording's addresses.
  * </ul>
  *
  * <p>Glossary (spec §1): a <b>segment</b> is one {@code cudaMalloc} (or one expandable
