@@ -23,14 +23,14 @@ import org.junit.jupiter.api.Test;
  * string literals do not count) must be on the referring package's allowed list.
  *
  * <ul>
- *   <li>core → nothing of kvsim; gpu → core; config → core, gpu; metrics → core; trace → core.
- *   <li>workload → trace, config, core, gpu.
- *   <li>alloc → gpu, metrics, core; alloc.support → alloc, gpu, metrics, core.
- *   <li>each allocator family alloc.&lt;family&gt; → alloc, alloc.support, gpu, metrics, core, and
+ *   <li>core → nothing of kvsim; devicemodel → core; config → core, devicemodel; metrics → core; trace → core.
+ *   <li>workload → trace, config, core, devicemodel.
+ *   <li>alloc → devicemodel, metrics, core; alloc.support → alloc, devicemodel, metrics, core.
+ *   <li>each allocator family alloc.&lt;family&gt; → alloc, alloc.support, devicemodel, metrics, core, and
  *       never another family.
- *   <li>engine → alloc, trace, gpu, metrics, config, core; report → metrics, config, core.
- *   <li>registry → alloc and every alloc.* package, workload, trace, gpu, config, core.
- *   <li>torch → alloc, alloc.caching, trace, gpu, metrics, core; cli → anything.
+ *   <li>engine → alloc, trace, devicemodel, metrics, config, core; report → metrics, config, core.
+ *   <li>registry → alloc and every alloc.* package, workload, trace, devicemodel, config, core.
+ *   <li>torch → alloc, alloc.caching, trace, devicemodel, metrics, core; cli → anything.
  * </ul>
  *
  * <p>A sub-package follows the rule of the package it sits in ({@code engine.queue} is {@code
@@ -39,23 +39,23 @@ import org.junit.jupiter.api.Test;
  */
 class PackageDependencyTest {
 
-  private static final Set<String> FAMILY_MAY_USE = Set.of("alloc", "alloc.support", "gpu", "metrics", "core");
-  private static final Set<String> REGISTRY_MAY_USE = Set.of("alloc", "workload", "trace", "gpu", "config", "core");
+  private static final Set<String> FAMILY_MAY_USE = Set.of("alloc", "alloc.support", "devicemodel", "metrics", "core");
+  private static final Set<String> REGISTRY_MAY_USE = Set.of("alloc", "workload", "trace", "devicemodel", "config", "core");
   private static final Map<String, Set<String>> MAY_USE =
       Map.ofEntries(
           Map.entry("core", Set.of()),
-          Map.entry("gpu", Set.of("core")),
-          Map.entry("config", Set.of("core", "gpu")),
+          Map.entry("devicemodel", Set.of("core")),
+          Map.entry("config", Set.of("core", "devicemodel")),
           Map.entry("metrics", Set.of("core")),
           Map.entry("trace", Set.of("core")),
-          Map.entry("workload", Set.of("trace", "config", "core", "gpu")),
-          Map.entry("alloc", Set.of("gpu", "metrics", "core")),
-          Map.entry("alloc.support", Set.of("alloc", "gpu", "metrics", "core")),
-          Map.entry("engine", Set.of("alloc", "trace", "gpu", "metrics", "config", "core")),
+          Map.entry("workload", Set.of("trace", "config", "core", "devicemodel")),
+          Map.entry("alloc", Set.of("devicemodel", "metrics", "core")),
+          Map.entry("alloc.support", Set.of("alloc", "devicemodel", "metrics", "core")),
+          Map.entry("engine", Set.of("alloc", "trace", "devicemodel", "metrics", "config", "core")),
           Map.entry("report", Set.of("metrics", "config", "core")),
           // The run library: resolves run specifications and runs them on the engine.
-          Map.entry("run", Set.of("engine", "registry", "alloc", "trace", "workload", "gpu", "metrics", "config", "core")),
-          Map.entry("torch", Set.of("alloc", "alloc.caching", "trace", "gpu", "metrics", "core")),
+          Map.entry("run", Set.of("engine", "registry", "alloc", "trace", "workload", "devicemodel", "metrics", "config", "core")),
+          Map.entry("torch", Set.of("alloc", "alloc.caching", "trace", "devicemodel", "metrics", "core")),
           // Script mode of the vLLM block manager: drives one family directly, as torch does.
           Map.entry("blocks", Set.of("alloc.paged", "core")));
 
@@ -200,16 +200,16 @@ class PackageDependencyTest {
         violations.addAll(check(root.relativize(file).toString(), source));
       }
     }
-    assertTrue(units.containsAll(Set.of("core", "gpu", "alloc", "registry", "cli")), "scanned only " + units);
+    assertTrue(units.containsAll(Set.of("core", "devicemodel", "alloc", "registry", "cli")), "scanned only " + units);
     assertEquals(List.of(), violations.stream().map(Violation::toString).toList());
   }
 
   @Test
   void coreUsingTheDeviceIsReported() {
-    List<Violation> v = check("Bytes.java", "package kvsim.core;\n\nimport kvsim.gpu.Region;\nclass Bytes {}\n");
+    List<Violation> v = check("Bytes.java", "package kvsim.core;\n\nimport kvsim.devicemodel.Region;\nclass Bytes {}\n");
     assertEquals(1, v.size());
     assertEquals(3, v.get(0).line());
-    assertEquals("gpu", v.get(0).to());
+    assertEquals("devicemodel", v.get(0).to());
   }
 
   @Test

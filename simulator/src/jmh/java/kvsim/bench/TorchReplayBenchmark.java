@@ -182,7 +182,7 @@ public class TorchReplayBenchmark {
     }
     driver = new ReplayDriver();
     if (synthetic) {
-      model = new CachingAllocator(kvsim.alloc.caching.TorchAllocConf.defaults(), kvsim.alloc.caching.TieBreak.ADDRESS, new kvsim.gpu.Region("all", 0, 80L << 30));
+      model = new CachingAllocator(kvsim.alloc.caching.TorchAllocConf.defaults(), kvsim.alloc.caching.TieBreak.ADDRESS, new kvsim.devicemodel.Region("all", 0, 80L << 30));
     } else {
       Map<Long, Long> handles = new HashMap<>();
       model = newModel();

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * An allocator model: it manages one {@link kvsim.gpu.Region} of the simulated device and answers
+ * An allocator model: it manages one {@link kvsim.devicemodel.Region} of the simulated device and answers
  * requests with extents inside it. See {@code package-info.java} for the vocabulary.
  *
  * <p>Contract, checked for every registered model by {@code AllocatorContractTest}:

@@ -4,8 +4,8 @@ import java.util.Map;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
-import kvsim.gpu.DeviceSpec;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.DeviceSpec;
+import kvsim.devicemodel.Region;
 
 /**
  * What a model is built from: the region it manages, the device and model it serves, and its

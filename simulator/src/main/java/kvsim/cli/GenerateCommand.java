@@ -8,7 +8,7 @@ import java.util.concurrent.Callable;
 import kvsim.core.AtomicFiles;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
-import kvsim.gpu.DeviceSpec;
+import kvsim.devicemodel.DeviceSpec;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.trace.EventSource;
 import kvsim.trace.L1TraceWriter;

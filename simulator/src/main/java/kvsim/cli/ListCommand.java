@@ -4,7 +4,7 @@ import java.io.PrintWriter;
 import java.util.Map;
 import kvsim.core.Bytes;
 import kvsim.core.ModelPreset;
-import kvsim.gpu.DeviceSpec;
+import kvsim.devicemodel.DeviceSpec;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.workload.LengthPreset;

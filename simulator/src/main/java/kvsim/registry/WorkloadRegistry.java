@@ -8,7 +8,7 @@ import java.util.Map;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
-import kvsim.gpu.DeviceSpec;
+import kvsim.devicemodel.DeviceSpec;
 import kvsim.trace.EventSource;
 import kvsim.trace.L1TraceReader;
 import kvsim.workload.ChurnGenerator;

@@ -6,7 +6,7 @@ import java.util.PriorityQueue;
 import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
 import kvsim.core.Tag;
-import kvsim.gpu.DeviceSpec;
+import kvsim.devicemodel.DeviceSpec;
 import kvsim.trace.EventSource;
 import kvsim.trace.TraceEvent;
 import org.apache.commons.rng.UniformRandomProvider;

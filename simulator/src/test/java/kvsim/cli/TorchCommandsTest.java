@@ -19,7 +19,7 @@ import kvsim.alloc.caching.CachingAllocator;
 import kvsim.alloc.caching.TieBreak;
 import kvsim.alloc.caching.TorchAllocConf;
 import kvsim.core.Tag;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 import kvsim.testing.CliRun;
 import kvsim.testing.SharedData;
 import kvsim.torch.PickleWriter;

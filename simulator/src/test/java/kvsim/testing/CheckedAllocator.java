@@ -7,7 +7,7 @@ import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.Extents;
 import kvsim.alloc.OomReason;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 
 /**
  * An allocator under test with every call checked: outcomes against an {@link ExtentLedger}, the

@@ -4,7 +4,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import kvsim.alloc.Extents;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 
 /**
  * An account of live allocations kept apart from any allocator: it records the extents each

@@ -10,7 +10,7 @@ import java.util.Map;
 import kvsim.alloc.caching.CachingAllocator;
 import kvsim.alloc.caching.TieBreak;
 import kvsim.alloc.caching.TorchAllocConf;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 import kvsim.testing.SharedData;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

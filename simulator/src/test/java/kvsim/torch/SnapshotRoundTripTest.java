@@ -14,7 +14,7 @@ import kvsim.alloc.caching.CachingAllocator;
 import kvsim.alloc.caching.TieBreak;
 import kvsim.alloc.caching.TorchAllocConf;
 import kvsim.alloc.slab.SlabAllocator;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 import kvsim.trace.L1TraceReader;
 import kvsim.trace.TraceEvent;
 import org.junit.jupiter.params.ParameterizedTest;

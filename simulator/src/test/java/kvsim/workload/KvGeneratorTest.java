@@ -11,7 +11,7 @@ import java.util.Map;
 import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
 import kvsim.core.Tag;
-import kvsim.gpu.DeviceSpec;
+import kvsim.devicemodel.DeviceSpec;
 import kvsim.trace.TraceEvent;
 import org.apache.commons.statistics.descriptive.Quantile;
 import org.junit.jupiter.api.Test;

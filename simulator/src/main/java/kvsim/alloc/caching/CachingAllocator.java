@@ -17,7 +17,7 @@ import kvsim.alloc.InvariantViolation;
 import kvsim.alloc.LatencyModel;
 import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 
 /**
  * PyTorch's CUDA caching allocator (the "native" backend of {@code CUDACachingAllocator.cpp}), one

@@ -4,7 +4,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.LongPredicate;
 import kvsim.alloc.support.FreeExtentTree;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 
 /**
  * The driver model over one kvsim region: the device memory the caching allocator draws from

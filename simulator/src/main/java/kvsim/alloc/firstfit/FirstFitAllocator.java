@@ -17,7 +17,7 @@ import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
 import kvsim.alloc.support.FreeExtentTree;
 import kvsim.core.Bytes;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 
 /**
  * Address-ordered first fit over one contiguous region, the classic sequential-fit allocator

@@ -17,7 +17,7 @@ import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
 import kvsim.alloc.support.FixedBlockPool;
 import kvsim.core.Bytes;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 
 /**
  * A slab allocator with several size classes, each owning a fixed share of the region: the

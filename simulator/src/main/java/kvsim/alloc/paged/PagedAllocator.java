@@ -16,7 +16,7 @@ import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 
 /**
  * The {@code paged} allocator at L1: vLLM's KV block pool (spec §1.1–§1.3) serving byte requests

@@ -13,7 +13,7 @@ import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
 import kvsim.alloc.support.FixedBlockPool;
 import kvsim.core.Bytes;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 
 /**
  * A slab allocator with one block size, the baseline of the slab-allocator literature (Bonwick's

@@ -9,7 +9,7 @@ import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.SegmentLayout;
 import kvsim.core.Tag;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;

@@ -8,7 +8,7 @@ import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.AllocatorListener;
 import kvsim.core.Tag;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 
 /** Drives a caching model in tests: every call checks the invariants and records device events. */
 final class Harness implements AllocatorListener {

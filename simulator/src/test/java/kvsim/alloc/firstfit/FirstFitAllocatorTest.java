@@ -21,8 +21,8 @@ import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.Tag;
-import kvsim.gpu.DeviceSpec;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.DeviceSpec;
+import kvsim.devicemodel.Region;
 import org.junit.jupiter.api.Test;
 
 /** First fit's rules as its class comment states them. */

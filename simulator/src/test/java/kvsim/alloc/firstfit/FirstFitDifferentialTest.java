@@ -12,7 +12,7 @@ import kvsim.alloc.AllocRequest;
 import kvsim.alloc.OomReason;
 import kvsim.core.Bytes;
 import kvsim.core.Tag;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 import org.junit.jupiter.api.Test;
 
 /**

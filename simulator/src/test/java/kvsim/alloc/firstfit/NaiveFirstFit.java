@@ -7,7 +7,7 @@ import java.util.Map;
 import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.Extents;
 import kvsim.alloc.OomReason;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 
 /**
  * The reference first fit: a sorted list of free extents searched from the front, O(n) per

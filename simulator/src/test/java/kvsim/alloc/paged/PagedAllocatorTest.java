@@ -21,9 +21,9 @@ import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.Tag;
-import kvsim.gpu.DeviceSpec;
-import kvsim.gpu.MemoryPlan;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.DeviceSpec;
+import kvsim.devicemodel.MemoryPlan;
+import kvsim.devicemodel.Region;
 import kvsim.registry.AllocatorRegistry;
 import org.junit.jupiter.api.Test;
 

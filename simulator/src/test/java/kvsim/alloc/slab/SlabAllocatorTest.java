@@ -13,7 +13,7 @@ import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
 import kvsim.core.Bytes;
 import kvsim.core.Tag;
-import kvsim.gpu.Region;
+import kvsim.devicemodel.Region;
 import org.junit.jupiter.api.Test;
 
 /** The slab model's rules as its class comment states them. */

@@ -1,4 +1,4 @@
-package kvsim.gpu;
+package kvsim.devicemodel;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package kvsim.gpu;
+package kvsim.devicemodel;
 
 /**
  * A contiguous range of the simulated device's address space that one allocator model manages.

@@ -1,4 +1,4 @@
-package kvsim.gpu;
+package kvsim.devicemodel;
 
 import java.util.LinkedHashMap;
 import java.util.Locale;

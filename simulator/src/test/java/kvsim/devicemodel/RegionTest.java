@@ -1,4 +1,4 @@
-package kvsim.gpu;
+package kvsim.devicemodel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
