@@ -13,6 +13,8 @@ import kvsim.registry.WorkloadRegistry;
 import kvsim.trace.EventSource;
 import kvsim.trace.L1TraceWriter;
 import kvsim.trace.TraceEvent;
+import kvsim.workload.ChurnGenerator;
+import kvsim.workload.KvGenerator;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -36,7 +38,7 @@ final class GenerateCommand implements Runnable {
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "Trace file to write (.jsonl).")
     Path output;
 
-    @Option(names = "--seed", paramLabel = "N", defaultValue = "1", description = "Random seed (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--seed", paramLabel = "N", defaultValue = "" + ChurnGenerator.DEFAULT_SEED, description = "Random seed (default: ${DEFAULT-VALUE}).")
     long seed;
   }
 
@@ -68,16 +70,16 @@ final class GenerateCommand implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
     @CommandLine.Mixin Common common;
 
-    @Option(names = "--ops", defaultValue = "1000", description = "Operations (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--ops", defaultValue = "" + ChurnGenerator.DEFAULT_OPS, description = "Operations (default: ${DEFAULT-VALUE}).")
     long ops;
 
-    @Option(names = "--free-probability", defaultValue = "0.4", description = "Probability of a free when something is live (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--free-probability", defaultValue = "" + ChurnGenerator.DEFAULT_FREE_PROBABILITY, description = "Probability of a free when something is live (default: ${DEFAULT-VALUE}).")
     double freeProbability;
 
-    @Option(names = "--min-size-mib", defaultValue = "1", description = "Smallest allocation in MiB (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--min-size-mib", defaultValue = "" + ChurnGenerator.DEFAULT_MIN_SIZE_MIB, description = "Smallest allocation in MiB (default: ${DEFAULT-VALUE}).")
     long minSizeMiB;
 
-    @Option(names = "--max-size-mib", defaultValue = "256", description = "Largest allocation in MiB (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--max-size-mib", defaultValue = "" + ChurnGenerator.DEFAULT_MAX_SIZE_MIB, description = "Largest allocation in MiB (default: ${DEFAULT-VALUE}).")
     long maxSizeMiB;
 
     @Override
@@ -97,10 +99,10 @@ final class GenerateCommand implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
     @CommandLine.Mixin Common common;
 
-    @Option(names = "--preset", defaultValue = "azure-conv", description = "Length preset: azure-conv, azure-code, mooncake-conv, sharegpt (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--preset", defaultValue = KvGenerator.DEFAULT_PRESET, description = "Length preset: azure-conv, azure-code, mooncake-conv, sharegpt (default: ${DEFAULT-VALUE}).")
     String preset;
 
-    @Option(names = "--requests", defaultValue = "1000", description = "Requests (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--requests", defaultValue = "" + KvGenerator.DEFAULT_REQUESTS, description = "Requests (default: ${DEFAULT-VALUE}).")
     long requests;
 
     @Option(names = "--rate", paramLabel = "REQ_PER_S", description = "Arrival rate; default: the preset trace's mean rate.")
@@ -109,10 +111,10 @@ final class GenerateCommand implements Runnable {
     @Option(names = "--decode-step-ms", description = "Time per output token; default: the bandwidth roofline of model and device.")
     Double decodeStepMs;
 
-    @Option(names = "--model", defaultValue = "llama-2-7b", description = "Model preset (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--model", defaultValue = ModelPreset.DEFAULT_NAME, description = "Model preset (default: ${DEFAULT-VALUE}).")
     String model;
 
-    @Option(names = "--device", defaultValue = "h100-80", description = "Device preset or size (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--device", defaultValue = DeviceSpec.DEFAULT_NAME, description = "Device preset or size (default: ${DEFAULT-VALUE}).")
     String device;
 
     @Override

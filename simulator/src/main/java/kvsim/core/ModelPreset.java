@@ -28,6 +28,9 @@ public record ModelPreset(
     int intermediateSize,
     long parameters) {
 
+  /** Name of the default model preset. */
+  public static final String DEFAULT_NAME = "llama-2-7b";
+
   private static final Map<String, ModelPreset> PRESETS = new LinkedHashMap<>();
 
   static {
@@ -55,7 +58,7 @@ public record ModelPreset(
 
   /** The default model: Llama-2-7B in fp16. */
   public static ModelPreset defaultModel() {
-    return PRESETS.get("llama-2-7b");
+    return PRESETS.get(DEFAULT_NAME);
   }
 
   /** Returns the presets in a stable order. */

@@ -30,6 +30,9 @@ public record DeviceSpec(
     }
   }
 
+  /** Name of the default device preset. */
+  public static final String DEFAULT_NAME = "h100-80";
+
   private static final Map<String, DeviceSpec> PRESETS = new LinkedHashMap<>();
 
   static {
@@ -45,7 +48,7 @@ public record DeviceSpec(
 
   /** The default device: an H100 with 80 GiB. */
   public static DeviceSpec defaultDevice() {
-    return PRESETS.get("h100-80");
+    return PRESETS.get(DEFAULT_NAME);
   }
 
   /** Returns the text that {@link #parse} turns back into this device: the preset name, or the capacity in bytes. */

@@ -97,8 +97,8 @@ public final class RunMetrics {
       long liveAllocations) {
     events++;
     lastTimeNanos = timeNanos;
-    double internalFrag = allocatedBytes == 0 ? Double.NaN : 1.0 - (double) requestedBytes / allocatedBytes;
-    double externalFrag = freeBytes == 0 ? Double.NaN : 1.0 - (double) largestFreeBytes / freeBytes;
+    double internalFrag = Fragmentation.internal(requestedBytes, allocatedBytes);
+    double externalFrag = Fragmentation.external(largestFreeBytes, freeBytes);
     reserved.record(timeNanos, reservedBytes);
     allocated.record(timeNanos, allocatedBytes);
     requested.record(timeNanos, requestedBytes);

@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import kvsim.core.Bytes;
+import kvsim.metrics.Fragmentation;
 
 /**
  * The fragmentation picture of a snapshot's segments ({@code kvsim torch-inspect}), per device,
@@ -61,7 +63,7 @@ public final class SnapshotInspector {
 
     /** Returns 1 − largest free / free, or null when nothing is free. */
     public Double externalFragmentation() {
-      return free == 0 ? null : 1.0 - (double) largestFree / free;
+      return Fragmentation.orNull(Fragmentation.external(largestFree, free));
     }
 
     /** Returns the reserved bytes. */
@@ -166,7 +168,7 @@ public final class SnapshotInspector {
     Totals all = totals(snapshot, -1, null);
     sb.append("Snapshot ").append(snapshot.source()).append(snapshot.hasHistory() ? " (with allocation history)" : " (state only)").append('\n');
     sb.append(String.format(java.util.Locale.ROOT, "%d segments, reserved %s, allocated %s, free %s, inactive split %s, largest free block %s, external fragmentation %s%n",
-        all.segments, human(all.reserved), human(all.allocated), human(all.free), human(all.inactiveSplit), human(all.largestFree), frac(all.externalFragmentation())));
+        all.segments, Bytes.format(all.reserved), Bytes.format(all.allocated), Bytes.format(all.free), Bytes.format(all.inactiveSplit), Bytes.format(all.largestFree), frac(all.externalFragmentation())));
     String header = String.format(java.util.Locale.ROOT, "%-20s %6s %12s %12s %12s %14s %12s %8s%n",
         "", "blocks", "reserved", "allocated", "free", "inactive_split", "largest_free", "ext_frag");
     for (int d : devices(snapshot)) {
@@ -187,21 +189,10 @@ public final class SnapshotInspector {
 
   private static String row(String label, Totals t) {
     return String.format(java.util.Locale.ROOT, "%-20s %6d %12s %12s %12s %14s %12s %8s%n",
-        label, t.blocks, human(t.reserved), human(t.allocated), human(t.free), human(t.inactiveSplit), human(t.largestFree), frac(t.externalFragmentation()));
+        label, t.blocks, Bytes.format(t.reserved), Bytes.format(t.allocated), Bytes.format(t.free), Bytes.format(t.inactiveSplit), Bytes.format(t.largestFree), frac(t.externalFragmentation()));
   }
 
   private static String frac(Double f) {
     return f == null ? "-" : String.format(java.util.Locale.ROOT, "%.3f", f);
-  }
-
-  static String human(long bytes) {
-    double v = bytes;
-    String[] units = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (Math.abs(v) >= 1024 && i < units.length - 1) {
-      v /= 1024;
-      i++;
-    }
-    return i == 0 ? bytes + " B" : String.format(java.util.Locale.ROOT, "%.2f %s", v, units[i]);
   }
 }

@@ -33,6 +33,17 @@ public final class ChurnGenerator implements EventSource {
   /** Simulated time between operations. */
   public static final long NANOS_PER_OP = 1_000;
 
+  /** Default operation count. */
+  public static final long DEFAULT_OPS = 1000;
+  /** Default probability of a free when something is live. */
+  public static final double DEFAULT_FREE_PROBABILITY = 0.4;
+  /** Default smallest allocation, in MiB. */
+  public static final long DEFAULT_MIN_SIZE_MIB = 1;
+  /** Default largest allocation, in MiB. */
+  public static final long DEFAULT_MAX_SIZE_MIB = 256;
+  /** Default random seed of every generator. */
+  public static final long DEFAULT_SEED = 1;
+
   private final long ops;
   private final double freeProbability;
   private final long minSizeMiB;
@@ -48,11 +59,11 @@ public final class ChurnGenerator implements EventSource {
 
   /** Builds the generator from options {@code ops}, {@code free-probability}, {@code min-size-mib}, {@code max-size-mib}, {@code seed}. */
   public ChurnGenerator(OptionMap options) {
-    this.ops = options.integer("ops", 1000, 0, Long.MAX_VALUE);
-    this.freeProbability = options.number("free-probability", 0.4, 0.0, 1.0);
-    this.minSizeMiB = options.integer("min-size-mib", 1, 1, 1L << 30);
-    this.maxSizeMiB = options.integer("max-size-mib", 256, 1, 1L << 30);
-    this.seed = options.integer("seed", 1, Long.MIN_VALUE, Long.MAX_VALUE);
+    this.ops = options.integer("ops", DEFAULT_OPS, 0, Long.MAX_VALUE);
+    this.freeProbability = options.number("free-probability", DEFAULT_FREE_PROBABILITY, 0.0, 1.0);
+    this.minSizeMiB = options.integer("min-size-mib", DEFAULT_MIN_SIZE_MIB, 1, 1L << 30);
+    this.maxSizeMiB = options.integer("max-size-mib", DEFAULT_MAX_SIZE_MIB, 1, 1L << 30);
+    this.seed = options.integer("seed", DEFAULT_SEED, Long.MIN_VALUE, Long.MAX_VALUE);
     options.requireAllUsed();
     if (maxSizeMiB < minSizeMiB) {
       throw options.bad("max-size-mib", Long.toString(maxSizeMiB), "is below min-size-mib " + minSizeMiB);

@@ -34,6 +34,11 @@ import org.apache.commons.rng.simple.RandomSource;
  */
 public final class KvGenerator implements EventSource {
   private static final double PREFILL_EFFICIENCY = 0.5;
+
+  /** Default length preset. */
+  public static final String DEFAULT_PRESET = "azure-conv";
+  /** Default request count. */
+  public static final long DEFAULT_REQUESTS = 1000;
   private static final double DECODE_EFFICIENCY = 0.8;
 
   /** A free due at a time; cancelled when its allocation was refused (lazy deletion). */
@@ -75,17 +80,17 @@ public final class KvGenerator implements EventSource {
    * {@code decode-step-ms}, {@code seed}; the model and device give bytes per token and rooflines.
    */
   public KvGenerator(OptionMap options, ModelPreset model, DeviceSpec device) {
-    String presetName = options.string("preset", "azure-conv");
+    String presetName = options.string("preset", DEFAULT_PRESET);
     this.preset = LengthPreset.find(presetName);
     if (preset == null) {
       throw options.bad("preset", presetName, "unknown length preset (known: " + String.join(", ", LengthPreset.presets().keySet()) + ")");
     }
-    this.requests = options.integer("requests", 1000, 0, Long.MAX_VALUE);
+    this.requests = options.integer("requests", DEFAULT_REQUESTS, 0, Long.MAX_VALUE);
     this.ratePerSecond = options.number("rate", preset.meanRatePerSecond(), 1e-9, 1e9);
     double defaultStepMs = model.weightBytes() / (device.hbmBytesPerSecond() * DECODE_EFFICIENCY) * 1e3;
     double stepMs = options.number("decode-step-ms", Math.round(defaultStepMs * 1000) / 1000.0, 0.0, 1e6);
     this.decodeStepNanos = Math.round(stepMs * 1e6);
-    long seed = options.integer("seed", 1, Long.MIN_VALUE, Long.MAX_VALUE);
+    long seed = options.integer("seed", ChurnGenerator.DEFAULT_SEED, Long.MIN_VALUE, Long.MAX_VALUE);
     options.requireAllUsed();
     this.model = model;
     this.prefillNanosPerToken = 2.0 * model.parameters() / (device.peakFlops() * PREFILL_EFFICIENCY) * 1e9;
