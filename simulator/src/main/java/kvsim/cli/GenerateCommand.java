@@ -12,9 +12,13 @@ import kvsim.devicemodel.DeviceSpec;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.trace.EventSource;
 import kvsim.trace.L1TraceWriter;
+import kvsim.trace.Request;
+import kvsim.trace.RequestSource;
+import kvsim.trace.RequestTraceWriter;
 import kvsim.trace.TraceEvent;
 import kvsim.workload.ChurnGenerator;
 import kvsim.workload.KvGenerator;
+import kvsim.workload.RequestGenerator;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -23,14 +27,14 @@ import picocli.CommandLine.Option;
 @Command(
     name = "generate",
     mixinStandardHelpOptions = true,
-    description = "Write a synthetic workload as an L1 trace (JSONL). Every allocation is taken as served (open loop).",
-    subcommands = {GenerateCommand.Churn.class, GenerateCommand.Kv.class})
+    description = {"Write a synthetic workload: allocator events as an L1 trace (churn, kv; every allocation is taken as served, open loop), or LLM requests as a request trace (requests). Both are JSONL."},
+    subcommands = {GenerateCommand.Churn.class, GenerateCommand.Kv.class, GenerateCommand.Requests.class})
 final class GenerateCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "name a generator: churn or kv");
+    throw new CommandLine.ParameterException(spec.commandLine(), "name a generator: churn, kv or requests");
   }
 
   /** Options every generator takes. */
@@ -137,6 +141,49 @@ final class GenerateCommand implements Runnable {
         throw new InputException(e.getMessage());
       }
       return write(spec, "kv", p, common, m, d);
+    }
+  }
+
+  /** {@code kvsim generate requests}. */
+  @Command(name = "requests", mixinStandardHelpOptions = true, description = "LLM requests with Poisson arrivals, lengths fitted to public serving traces, as a request trace.")
+  static final class Requests implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @CommandLine.Mixin Common common;
+
+    @Option(names = "--preset", defaultValue = RequestGenerator.DEFAULT_PRESET, description = "Length preset: azure-conv, azure-code, mooncake-conv, sharegpt (default: ${DEFAULT-VALUE}).")
+    String preset;
+
+    @Option(names = "--count", defaultValue = "" + RequestGenerator.DEFAULT_COUNT, description = "Requests (default: ${DEFAULT-VALUE}).")
+    long count;
+
+    @Option(names = "--rate", paramLabel = "REQ_PER_S", description = "Arrival rate; default: the preset trace's mean rate.")
+    Double rate;
+
+    @Override
+    public Integer call() throws IOException {
+      Map<String, String> p = new LinkedHashMap<>();
+      p.put("preset", preset);
+      p.put("count", Long.toString(count));
+      if (rate != null) {
+        p.put("rate", Double.toString(rate));
+      }
+      p.put("seed", Long.toString(common.seed));
+      WorkloadRegistry.RequestWorkload w = WorkloadRegistry.resolveRequests("requests", p);
+      long[] written = new long[1];
+      try (RequestSource source = w.open()) {
+        AtomicFiles.write(common.output, out -> {
+          RequestTraceWriter writer = new RequestTraceWriter(out, source.describe(), source.hashBlockTokens());
+          Request r;
+          while ((r = source.next()) != null) {
+            writer.write(r);
+          }
+          writer.flush();
+          written[0] = writer.requestsWritten();
+        });
+      }
+      spec.commandLine().getOut().println("wrote " + written[0] + " requests to " + common.output);
+      spec.commandLine().getOut().flush();
+      return KvSim.EXIT_OK;
     }
   }
 }

@@ -32,7 +32,12 @@ final class ListCommand implements Runnable {
       out.printf("  %-16s %s%n", g.name(), g.description());
     }
     out.println();
-    out.println("Length presets of the kv generator (preset=NAME):");
+    out.println("Request generators (serving-level workloads; kvsim generate NAME):");
+    for (WorkloadRegistry.Generator g : WorkloadRegistry.requestGenerators().values()) {
+      out.printf("  %-16s %s%n", g.name(), g.description());
+    }
+    out.println();
+    out.println("Length presets of the kv and requests generators (preset=NAME):");
     for (LengthPreset p : LengthPreset.presets().values()) {
       out.printf(
           java.util.Locale.ROOT,

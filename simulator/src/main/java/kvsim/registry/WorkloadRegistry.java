@@ -11,12 +11,16 @@ import kvsim.core.OptionMap;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.trace.EventSource;
 import kvsim.trace.L1TraceReader;
+import kvsim.trace.RequestSource;
+import kvsim.trace.RequestTraceReader;
 import kvsim.workload.ChurnGenerator;
 import kvsim.workload.KvGenerator;
+import kvsim.workload.RequestGenerator;
 
 /**
- * Names the workload sources: the generators ({@code churn}, {@code kv}) and L1 trace files. A
- * workload is written {@code NAME[:key=value,...]} for a generator, or as a path to a trace file.
+ * Names the workload sources: the L1 generators ({@code churn}, {@code kv}) and L1 trace files,
+ * and the request generator ({@code requests}) and request trace files of serving-level runs. A
+ * workload is written {@code NAME[:key=value,...]} for a generator, or as a path to a file.
  */
 public final class WorkloadRegistry {
 
@@ -30,11 +34,23 @@ public final class WorkloadRegistry {
     GENERATORS.put("kv", new Generator("kv", "Poisson LLM requests with KV and activation buffers, lengths fitted to public traces (preset, requests, rate, decode-step-ms, seed)"));
   }
 
+  private static final Map<String, Generator> REQUEST_GENERATORS = new LinkedHashMap<>();
+
+  static {
+    REQUEST_GENERATORS.put("requests", new Generator("requests",
+        "Poisson LLM requests, lengths fitted to public traces, for serving-level runs (preset, rate, count, seed)"));
+  }
+
   private WorkloadRegistry() {}
 
-  /** Returns the generators in a stable order. */
+  /** Returns the L1 generators in a stable order. */
   public static Map<String, Generator> generators() {
     return java.util.Collections.unmodifiableMap(GENERATORS);
+  }
+
+  /** Returns the request generators in a stable order. */
+  public static Map<String, Generator> requestGenerators() {
+    return java.util.Collections.unmodifiableMap(REQUEST_GENERATORS);
   }
 
   /**
@@ -81,6 +97,10 @@ public final class WorkloadRegistry {
   public static Workload resolve(String spec, Map<String, String> extraParams) {
     int colon = spec.indexOf(':');
     String head = colon < 0 ? spec : spec.substring(0, colon);
+    if (REQUEST_GENERATORS.containsKey(head)) {
+      throw new InputException(spec + ": " + head + " generates LLM requests for serving-level runs, not allocator events (L1 generators: "
+          + String.join(", ", GENERATORS.keySet()) + ")");
+    }
     if (GENERATORS.containsKey(head)) {
       Map<String, String> params = OptionMap.parsePairs("generator " + head, colon < 0 ? "" : spec.substring(colon + 1));
       for (Map.Entry<String, String> e : extraParams.entrySet()) {
@@ -112,5 +132,65 @@ public final class WorkloadRegistry {
     }
     throw new InputException(
         spec + ": no such trace file, and not a generator (generators: " + String.join(", ", GENERATORS.keySet()) + ")");
+  }
+
+  /**
+   * A resolved request workload that can be opened any number of times, giving the same requests
+   * each time.
+   *
+   * @param spec the workload as written
+   * @param generator the generator name, or null for a request trace file
+   * @param params generator parameters (seed included), empty for a file
+   * @param file the request trace file, or null
+   */
+  public record RequestWorkload(String spec, String generator, Map<String, String> params, Path file) {
+    /** Opens a fresh source. */
+    public RequestSource open() throws IOException {
+      if (file != null) {
+        return RequestTraceReader.open(file);
+      }
+      OptionMap options = new OptionMap("generator " + generator, params);
+      return switch (generator) {
+        case "requests" -> new RequestGenerator(options);
+        default -> throw new IllegalStateException(generator);
+      };
+    }
+  }
+
+  /** Resolves a request workload written as a generator spec or a request trace path. */
+  public static RequestWorkload resolveRequests(String spec, Map<String, String> extraParams) {
+    int colon = spec.indexOf(':');
+    String head = colon < 0 ? spec : spec.substring(0, colon);
+    if (REQUEST_GENERATORS.containsKey(head)) {
+      Map<String, String> params = OptionMap.parsePairs("generator " + head, colon < 0 ? "" : spec.substring(colon + 1));
+      extraParams.forEach(params::putIfAbsent);
+      RequestWorkload w = new RequestWorkload(spec, head, params, null);
+      // Validate the parameters now, so a typo fails before any run starts.
+      try (RequestSource probe = w.open()) {
+        return w;
+      } catch (IOException e) {
+        throw new InputException(spec + ": " + e.getMessage());
+      }
+    }
+    if (GENERATORS.containsKey(head)) {
+      throw new InputException(spec + ": " + head + " generates allocator events, not LLM requests (request generators: "
+          + String.join(", ", REQUEST_GENERATORS.keySet()) + ")");
+    }
+    Path file = Path.of(spec);
+    if (Files.isRegularFile(file)) {
+      if (!extraParams.isEmpty()) {
+        throw new InputException(spec + ": generator parameters " + extraParams.keySet() + " do not apply to a request trace file");
+      }
+      try (RequestSource probe = RequestTraceReader.open(file)) {
+        return new RequestWorkload(spec, null, Map.of(), file);
+      } catch (IOException e) {
+        throw new InputException(spec + ": cannot read: " + e.getMessage());
+      }
+    }
+    if (Files.isDirectory(file)) {
+      throw new InputException(spec + ": is a folder, not a request trace file");
+    }
+    throw new InputException(
+        spec + ": no such request trace file, and not a request generator (request generators: " + String.join(", ", REQUEST_GENERATORS.keySet()) + ")");
   }
 }

@@ -1,0 +1,80 @@
+package kvsim.trace;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Writes a kvsim request trace ({@link RequestFormat}): the header line, then one request per line
+ * with the fields in a fixed order, so the same requests always give the same bytes. {@code
+ * hash_ids}, {@code n} and {@code beam_width} are written only when present or above 1.
+ */
+public final class RequestTraceWriter {
+  private final Writer out;
+  private final StringBuilder line = new StringBuilder(128);
+  private long requests;
+
+  /**
+   * Starts a trace on {@code out} with the given extra header fields (format and version first);
+   * {@code hashBlockTokens} &gt; 0 is written as the header's {@code hash_block_tokens}.
+   */
+  public RequestTraceWriter(OutputStream out, Map<String, Object> headerFields, int hashBlockTokens) throws IOException {
+    this.out = new OutputStreamWriter(out, StandardCharsets.UTF_8);
+    Map<String, Object> header = new LinkedHashMap<>();
+    header.put("format", RequestFormat.NAME);
+    header.put("version", RequestFormat.VERSION);
+    if (hashBlockTokens > 0) {
+      header.put(RequestFormat.HASH_BLOCK_TOKENS, hashBlockTokens);
+    }
+    headerFields.forEach((k, v) -> {
+      if (!header.containsKey(k)) {
+        header.put(k, v);
+      }
+    });
+    this.out.write(new ObjectMapper().writeValueAsString(header));
+    this.out.write('\n');
+  }
+
+  /** Writes one request. */
+  public void write(Request r) throws IOException {
+    StringBuilder sb = line;
+    sb.setLength(0);
+    sb.append("{\"id\":").append(r.id()).append(",\"t\":").append(r.arrivalNanos())
+        .append(",\"prompt_tokens\":").append(r.promptTokens()).append(",\"output_tokens\":").append(r.outputTokens());
+    if (r.hashIds() != null) {
+      sb.append(",\"hash_ids\":[");
+      long[] h = r.hashIds();
+      for (int i = 0; i < h.length; i++) {
+        if (i > 0) {
+          sb.append(',');
+        }
+        sb.append(h[i]);
+      }
+      sb.append(']');
+    }
+    if (r.samples() > 1) {
+      sb.append(",\"n\":").append(r.samples());
+    }
+    if (r.beamWidth() > 1) {
+      sb.append(",\"beam_width\":").append(r.beamWidth());
+    }
+    sb.append("}\n");
+    out.write(sb.toString());
+    requests++;
+  }
+
+  /** Returns the number of requests written. */
+  public long requestsWritten() {
+    return requests;
+  }
+
+  /** Flushes the buffered text to the stream. */
+  public void flush() throws IOException {
+    out.flush();
+  }
+}

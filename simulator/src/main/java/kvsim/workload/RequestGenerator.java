@@ -1,0 +1,93 @@
+package kvsim.workload;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import kvsim.core.InputException;
+import kvsim.core.OptionMap;
+import kvsim.trace.Request;
+import kvsim.trace.RequestSource;
+import org.apache.commons.rng.UniformRandomProvider;
+import org.apache.commons.rng.simple.RandomSource;
+import org.apache.commons.rng.sampling.distribution.ZigguratSampler;
+
+/**
+ * LLM requests with Poisson arrivals and prompt and output lengths drawn from a {@link
+ * LengthPreset} (two-component log-normal mixtures fitted to public serving traces): the request
+ * workload {@code requests:preset=…,rate=…,count=…,seed=…} of serving-level runs, and of {@code
+ * kvsim generate requests}.
+ *
+ * <ul>
+ *   <li>Arrivals: exponential gaps of mean {@code 1 / rate} seconds from time 0 (the first request
+ *       arrives after one gap); times are rounded to whole nanoseconds.
+ *   <li>Lengths: the preset's mixtures, clipped to [1, cap] as the preset says; no prefix hashes
+ *       (the fitted presets carry no sharing structure), one sample, no beam search.
+ *   <li>Random stream: Commons RNG's XO_RO_SHI_RO_128_PP seeded with {@code seed}; per request it
+ *       draws the gap, then the prompt length, then the output length.
+ * </ul>
+ */
+public final class RequestGenerator implements RequestSource {
+  /** Default length preset. */
+  public static final String DEFAULT_PRESET = KvGenerator.DEFAULT_PRESET;
+  /** Default request count. */
+  public static final long DEFAULT_COUNT = 1000;
+
+  private final LengthPreset preset;
+  private final long count;
+  private final double ratePerSecond;
+  private final UniformRandomProvider rng;
+  private final ZigguratSampler.NormalizedGaussian gaussian;
+  private final ZigguratSampler.Exponential exponential;
+  private final Map<String, Object> description;
+  private double arrivalSeconds;
+  private long issued;
+
+  /** Builds the generator from options {@code preset}, {@code rate} (requests/s, default: the preset trace's mean), {@code count}, {@code seed}. */
+  public RequestGenerator(OptionMap options) {
+    String presetName = options.string("preset", DEFAULT_PRESET);
+    this.preset = LengthPreset.find(presetName);
+    if (preset == null) {
+      throw options.bad("preset", presetName, "unknown length preset (known: " + String.join(", ", LengthPreset.presets().keySet()) + ")");
+    }
+    this.ratePerSecond = options.number("rate", preset.meanRatePerSecond(), 1e-9, 1e9);
+    this.count = options.integer("count", DEFAULT_COUNT, 0, Long.MAX_VALUE);
+    long seed = options.integer("seed", ChurnGenerator.DEFAULT_SEED, Long.MIN_VALUE, Long.MAX_VALUE);
+    options.requireAllUsed();
+    this.rng = RandomSource.XO_RO_SHI_RO_128_PP.create(seed);
+    this.gaussian = ZigguratSampler.NormalizedGaussian.of(rng);
+    this.exponential = ZigguratSampler.Exponential.of(rng);
+    Map<String, Object> d = new LinkedHashMap<>();
+    d.put("generator", "requests");
+    d.put("params", options.effective());
+    this.description = d;
+  }
+
+  @Override
+  public Request next() {
+    if (issued >= count) {
+      return null;
+    }
+    arrivalSeconds += exponential.sample() / ratePerSecond;
+    int prompt = preset.input().sample(rng, gaussian);
+    int output = preset.output().sample(rng, gaussian);
+    long arrivalNanos = Math.round(arrivalSeconds * 1e9);
+    if (arrivalNanos == Long.MAX_VALUE) {
+      throw new InputException("generator requests: arrival times pass 2^63 ns (292 years) at request " + issued + "; raise rate or lower count");
+    }
+    return Request.of(issued++, arrivalNanos, prompt, output);
+  }
+
+  @Override
+  public int hashBlockTokens() {
+    return 0;
+  }
+
+  @Override
+  public String name() {
+    return "requests-" + preset.name();
+  }
+
+  @Override
+  public Map<String, Object> describe() {
+    return description;
+  }
+}
