@@ -7,6 +7,7 @@ import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
 import kvsim.core.Tag;
 import kvsim.devicemodel.DeviceSpec;
+import kvsim.devicemodel.Roofline;
 import kvsim.trace.EventSource;
 import kvsim.trace.TraceEvent;
 import org.apache.commons.rng.UniformRandomProvider;
@@ -21,7 +22,8 @@ import org.apache.commons.rng.simple.RandomSource;
  * <ul>
  *   <li>Lengths: two-component log-normal mixtures fitted to a public trace ({@link LengthPreset},
  *       default {@code azure-conv}); arrival rate: the trace's mean rate unless {@code rate} is set.
- *   <li>Prefill time: the compute roofline, 2 × parameters × prompt tokens / (peak × 0.5).
+ *   <li>Prefill time: the compute roofline ({@link Roofline}), 2 × parameters × prompt tokens /
+ *       (peak × 0.5).
  *   <li>Lifetime of the KV buffer: prefill time + output tokens × decode step; the decode step is
  *       the bandwidth roofline, weight bytes / (HBM bandwidth × 0.8), unless {@code decode-step-ms}
  *       is set. The lifetime is thus proportional to the output length.
@@ -33,13 +35,11 @@ import org.apache.commons.rng.simple.RandomSource;
  * </ul>
  */
 public final class KvGenerator implements EventSource {
-  private static final double PREFILL_EFFICIENCY = 0.5;
 
   /** Default length preset. */
   public static final String DEFAULT_PRESET = "azure-conv";
   /** Default request count. */
   public static final long DEFAULT_REQUESTS = 1000;
-  private static final double DECODE_EFFICIENCY = 0.8;
 
   /** A free due at a time; cancelled when its allocation was refused (lazy deletion). */
   private static final class PendingFree {
@@ -87,13 +87,14 @@ public final class KvGenerator implements EventSource {
     }
     this.requests = options.integer("requests", DEFAULT_REQUESTS, 0, Long.MAX_VALUE);
     this.ratePerSecond = options.number("rate", preset.meanRatePerSecond(), 1e-9, 1e9);
-    double defaultStepMs = model.weightBytes() / (device.hbmBytesPerSecond() * DECODE_EFFICIENCY) * 1e3;
+    Roofline roofline = Roofline.of(model, device);
+    double defaultStepMs = roofline.memoryNanos(0) / 1e6;
     double stepMs = options.number("decode-step-ms", Math.round(defaultStepMs * 1000) / 1000.0, 0.0, 1e6);
     this.decodeStepNanos = Math.round(stepMs * 1e6);
     long seed = options.integer("seed", ChurnGenerator.DEFAULT_SEED, Long.MIN_VALUE, Long.MAX_VALUE);
     options.requireAllUsed();
     this.model = model;
-    this.prefillNanosPerToken = 2.0 * model.parameters() / (device.peakFlops() * PREFILL_EFFICIENCY) * 1e9;
+    this.prefillNanosPerToken = roofline.computeNanos(1);
     this.rng = RandomSource.XO_RO_SHI_RO_128_PP.create(seed);
     this.gaussian = ZigguratSampler.NormalizedGaussian.of(rng);
     this.exponential = ZigguratSampler.Exponential.of(rng);
