@@ -56,6 +56,8 @@ class PackageDependencyTest {
           // The run library: resolves run specifications and runs them on the engine.
           Map.entry("run", Set.of("engine", "registry", "alloc", "trace", "workload", "devicemodel", "metrics", "config", "core")),
           Map.entry("torch", Set.of("alloc", "alloc.caching", "trace", "devicemodel", "metrics", "core")),
+          // The serving-level engine: schedulers and KV managers on the event core.
+          Map.entry("serving", Set.of("engine", "trace", "devicemodel", "metrics", "core")),
           // Script mode of the vLLM block manager: drives one family directly, as torch does.
           Map.entry("blocks", Set.of("alloc.paged", "core")));
 

@@ -17,6 +17,7 @@ import java.util.Map;
  * @param hiddenSize model width
  * @param intermediateSize MLP width
  * @param parameters parameter count
+ * @param maxModelLen the context length the model was trained for ({@code max_position_embeddings}), vLLM's default {@code max_model_len}
  */
 public record ModelPreset(
     String name,
@@ -26,7 +27,8 @@ public record ModelPreset(
     int dtypeBytes,
     int hiddenSize,
     int intermediateSize,
-    long parameters) {
+    long parameters,
+    int maxModelLen) {
 
   /** Name of the default model preset. */
   public static final String DEFAULT_NAME = "llama-2-7b";
@@ -34,12 +36,12 @@ public record ModelPreset(
   private static final Map<String, ModelPreset> PRESETS = new LinkedHashMap<>();
 
   static {
-    add(new ModelPreset("opt-13b", 40, 40, 128, 2, 5120, 20480, 12_853_000_000L));
-    add(new ModelPreset("llama-2-7b", 32, 32, 128, 2, 4096, 11008, 6_738_000_000L));
-    add(new ModelPreset("llama-2-13b", 40, 40, 128, 2, 5120, 13824, 13_016_000_000L));
-    add(new ModelPreset("llama-3-8b", 32, 8, 128, 2, 4096, 14336, 8_030_000_000L));
-    add(new ModelPreset("llama-3-70b", 80, 8, 128, 2, 8192, 28672, 70_554_000_000L));
-    add(new ModelPreset("mixtral-8x7b", 32, 8, 128, 2, 4096, 14336, 46_703_000_000L));
+    add(new ModelPreset("opt-13b", 40, 40, 128, 2, 5120, 20480, 12_853_000_000L, 2048));
+    add(new ModelPreset("llama-2-7b", 32, 32, 128, 2, 4096, 11008, 6_738_000_000L, 4096));
+    add(new ModelPreset("llama-2-13b", 40, 40, 128, 2, 5120, 13824, 13_016_000_000L, 4096));
+    add(new ModelPreset("llama-3-8b", 32, 8, 128, 2, 4096, 14336, 8_030_000_000L, 8192));
+    add(new ModelPreset("llama-3-70b", 80, 8, 128, 2, 8192, 28672, 70_554_000_000L, 8192));
+    add(new ModelPreset("mixtral-8x7b", 32, 8, 128, 2, 4096, 14336, 46_703_000_000L, 32768));
   }
 
   private static void add(ModelPreset p) {

@@ -1,0 +1,56 @@
+package kvsim.serving;
+
+/**
+ * The KV-cache memory of a serving system as its scheduler sees it: a sequence asks for slots for
+ * its next tokens and gets them or not. Implementations put the KV of each sequence into an
+ * allocator under test: vLLM's block manager (paged), a contiguous allocator with a reservation
+ * policy, or a block allocator.
+ *
+ * <p>Contract: {@link #allocate} either succeeds or returns false and changes nothing; memory
+ * comes back on {@link #preempt} and {@link #finish}. {@link #breakdown} accounts for every slot of
+ * the KV region, in tokens.
+ */
+public interface KvManager {
+
+  /** Registers a sequence that has arrived (its prompt tokens; nothing allocated). */
+  void add(Sequence s);
+
+  /**
+   * For a waiting sequence with nothing computed: returns the leading tokens whose KV the cache
+   * already holds (prefix hits), remembered for the next {@link #allocate}. 0 without a cache.
+   */
+  int lookup(Sequence s);
+
+  /**
+   * Finds slots for {@code numNewTokens} more computed tokens of {@code s} (after the hits of its
+   * last {@link #lookup}, for a waiting sequence). Returns false, changing nothing, when memory
+   * does not suffice. On success the sequence's computed tokens advance by hits plus new tokens.
+   */
+  boolean allocate(Sequence s, int numNewTokens);
+
+  /** Appends a sampled token to a running sequence. */
+  void append(Sequence s, int token);
+
+  /** Frees a running sequence's memory for recompute: it will prefill again from nothing computed. */
+  void preempt(Sequence s);
+
+  /** Frees a finished sequence's memory. */
+  void finish(Sequence s);
+
+  /** Returns the most tokens one sequence can ever hold (the whole KV region for one sequence). */
+  long capacityTokens();
+
+  /** Returns the modelled nanoseconds the allocator spent so far, for the iteration's critical path. */
+  long modelledNanos();
+
+  /**
+   * Writes the KV region's slots, in tokens, by use (the vLLM paper's Fig. 2 categories) into
+   * {@code out}: [0] token states (slots holding a computed token), [1] reserved for tokens the
+   * sequence will still produce, [2] internal waste (held but never to be used), [3] external waste
+   * (the rest: free memory, allocator overhead); the four sum to the region's slots.
+   */
+  void breakdown(long[] out);
+
+  /** Checks the manager and its allocator; throws when broken. */
+  void checkInvariants();
+}

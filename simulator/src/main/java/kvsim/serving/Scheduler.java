@@ -1,0 +1,24 @@
+package kvsim.serving;
+
+/**
+ * A continuous-batching scheduler: it owns the waiting queue and the running list, and at the
+ * start of every iteration decides which sequences compute how many tokens, asking the {@link
+ * KvManager} for memory and preempting where its policy says so.
+ */
+public interface Scheduler {
+
+  /** Queues a sequence that has arrived. */
+  void add(Sequence s);
+
+  /** Plans the next iteration into {@code plan}; an empty plan means nothing can run. */
+  void schedule(StepPlan plan);
+
+  /** Drops the finished sequences from the running list, keeping the others' order. */
+  void removeFinished();
+
+  /** Returns the number of sequences waiting. */
+  int waiting();
+
+  /** Returns the number of sequences running. */
+  int running();
+}

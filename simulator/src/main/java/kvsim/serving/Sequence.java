@@ -1,0 +1,91 @@
+package kvsim.serving;
+
+import kvsim.trace.Request;
+
+/**
+ * One sequence as the serving engine tracks it: vLLM's {@code Request} with its token counts, its
+ * status and its timestamps. A request with {@code n} parallel samples will be several sequences;
+ * today every request is one.
+ *
+ * <ul>
+ *   <li>{@code numTokens} is the prompt plus the output tokens sampled so far; {@code
+ *       numComputedTokens} the tokens whose KV is (or is being, in the current iteration)
+ *       computed. A request is caught up when they are equal: then the iteration samples a token.
+ *   <li>{@code maxOutputTokens} is the trace's output length, cut where the sequence would pass
+ *       {@code max_model_len} (vLLM stops it there: finish reason {@code length}).
+ * </ul>
+ */
+public final class Sequence {
+  /** Where the sequence stands. */
+  public enum Status {
+    /** In the waiting queue: not yet admitted, or preempted. */
+    WAITING,
+    /** In the running list: holds KV memory. */
+    RUNNING,
+    /** Done: every output token sampled, its memory freed. */
+    FINISHED
+  }
+
+  final Request request;
+  final int maxOutputTokens;
+  int numTokens;
+  int numComputedTokens;
+  int outputTokens;
+  int preemptions;
+  long firstTokenNanos = -1;
+  long finishNanos = -1;
+  Status status = Status.WAITING;
+  /** The KV manager's own state for this sequence. */
+  Object kvState;
+
+  Sequence(Request request, int maxOutputTokens) {
+    this.request = request;
+    this.maxOutputTokens = maxOutputTokens;
+    this.numTokens = request.promptTokens();
+  }
+
+  /** Returns the request this sequence serves. */
+  public Request request() {
+    return request;
+  }
+
+  /** Returns the prompt plus the output tokens sampled so far. */
+  public int numTokens() {
+    return numTokens;
+  }
+
+  /** Returns the tokens whose KV is computed (or scheduled in the current iteration). */
+  public int numComputedTokens() {
+    return numComputedTokens;
+  }
+
+  /** Returns the output tokens sampled so far. */
+  public int outputTokens() {
+    return outputTokens;
+  }
+
+  /** Returns the output tokens the sequence will have sampled when it finishes. */
+  public int maxOutputTokens() {
+    return maxOutputTokens;
+  }
+
+  /** Returns the length the sequence will reach: prompt plus every output token. */
+  public int finalTokens() {
+    return request.promptTokens() + maxOutputTokens;
+  }
+
+  /** Returns how often the sequence was preempted. */
+  public int preemptions() {
+    return preemptions;
+  }
+
+  /** Returns the status. */
+  public Status status() {
+    return status;
+  }
+
+  @Override
+  public String toString() {
+    return "seq " + request.id() + " (" + numComputedTokens + "/" + numTokens + " tokens, " + outputTokens + "/" + maxOutputTokens + " out, " + status + ")";
+  }
+}

@@ -1,0 +1,168 @@
+package kvsim.serving;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import kvsim.metrics.Gauge;
+import kvsim.metrics.Samples;
+
+/**
+ * The serving metrics of one run, with DESIGN §6's names.
+ *
+ * <ul>
+ *   <li>Per finished request: {@code ttft} (first token − arrival), {@code tpot} ((finish − first
+ *       token) / (output tokens − 1), for requests of at least two output tokens), {@code e2e}
+ *       (finish − arrival) and {@code normalized_latency} (e2e / output tokens, the vLLM paper's
+ *       measure); each as mean, p50, p90, p99, in seconds.
+ *   <li>Throughput over the run's span (first arrival to last finish): output tokens/s and
+ *       requests/s.
+ *   <li>Batch size (sequences scheduled per iteration): mean and max over iterations.
+ *   <li>The KV breakdown ({@link KvManager#breakdown}) as time-weighted fractions of the KV region,
+ *       recorded after every iteration's scheduling: {@code token_states}, {@code reserved_future},
+ *       {@code internal_waste}, {@code external_waste}; they sum to 1.
+ *   <li>Counters: requests arrived, finished and rejected (a prompt of {@code max_model_len} tokens
+ *       or more, or one that the whole KV region cannot hold), iterations, preemptions, prompt
+ *       tokens computed (recomputation included) and output tokens; the prefix cache's hit rate in
+ *       tokens where the KV manager has one.
+ * </ul>
+ */
+public final class ServingMetrics {
+  final Samples ttft = new Samples();
+  final Samples tpot = new Samples();
+  final Samples e2e = new Samples();
+  final Samples normalized = new Samples();
+  final Gauge tokenStates = new Gauge("token_states");
+  final Gauge reservedFuture = new Gauge("reserved_future");
+  final Gauge internalWaste = new Gauge("internal_waste");
+  final Gauge externalWaste = new Gauge("external_waste");
+  long arrived;
+  long finished;
+  long rejected;
+  long truncated;
+  long iterations;
+  long preemptions;
+  long scheduledTokens;
+  long outputTokens;
+  long batchSum;
+  int batchMax;
+  long firstArrivalNanos = -1;
+  long lastFinishNanos;
+  private final long[] slots = new long[4];
+
+  void recordFinish(Sequence s) {
+    double arrival = s.request.arrivalNanos();
+    ttft.add((s.firstTokenNanos - arrival) / 1e9);
+    e2e.add((s.finishNanos - arrival) / 1e9);
+    normalized.add((s.finishNanos - arrival) / 1e9 / s.outputTokens);
+    if (s.outputTokens > 1) {
+      tpot.add((s.finishNanos - s.firstTokenNanos) / 1e9 / (s.outputTokens - 1));
+    }
+    finished++;
+    lastFinishNanos = Math.max(lastFinishNanos, s.finishNanos);
+  }
+
+  void recordIteration(long timeNanos, StepPlan plan, KvManager kv) {
+    iterations++;
+    batchSum += plan.size();
+    batchMax = Math.max(batchMax, plan.size());
+    preemptions += plan.preempted();
+    scheduledTokens += plan.totalTokens();
+    kv.breakdown(slots);
+    double total = slots[0] + slots[1] + slots[2] + slots[3];
+    tokenStates.record(timeNanos, slots[0] / total);
+    reservedFuture.record(timeNanos, slots[1] / total);
+    internalWaste.record(timeNanos, slots[2] / total);
+    externalWaste.record(timeNanos, slots[3] / total);
+  }
+
+  /** Returns the metrics as a result-file object: latencies in seconds, fractions of the KV region. */
+  public Map<String, Object> toMap() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("requests_arrived", arrived);
+    m.put("requests_finished", finished);
+    m.put("requests_rejected", rejected);
+    m.put("requests_truncated", truncated);
+    m.put("iterations", iterations);
+    m.put("preemptions", preemptions);
+    m.put("scheduled_tokens", scheduledTokens);
+    m.put("output_tokens", outputTokens);
+    double spanSeconds = firstArrivalNanos < 0 ? 0 : (lastFinishNanos - firstArrivalNanos) / 1e9;
+    m.put("span_seconds", spanSeconds);
+    m.put("throughput_tokens_per_second", spanSeconds > 0 ? outputTokens / spanSeconds : null);
+    m.put("throughput_requests_per_second", spanSeconds > 0 ? finished / spanSeconds : null);
+    m.put("batch_size_mean", iterations > 0 ? (double) batchSum / iterations : null);
+    m.put("batch_size_max", batchMax);
+    m.put("ttft_seconds", latency(ttft));
+    m.put("tpot_seconds", latency(tpot));
+    m.put("e2e_seconds", latency(e2e));
+    m.put("normalized_latency_seconds_per_token", latency(normalized));
+    Map<String, Object> kv = new LinkedHashMap<>();
+    for (Gauge g : new Gauge[] {tokenStates, reservedFuture, internalWaste, externalWaste}) {
+      Gauge.Summary s = g.summary();
+      Map<String, Object> one = new LinkedHashMap<>();
+      one.put("mean", s.mean());
+      one.put("peak", s.peak());
+      kv.put(g.name(), one);
+    }
+    m.put("kv_breakdown", kv);
+    return m;
+  }
+
+  private static Map<String, Object> latency(Samples s) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("mean", orNull(s.mean()));
+    m.put("p50", orNull(s.quantile(0.5)));
+    m.put("p90", orNull(s.quantile(0.9)));
+    m.put("p99", orNull(s.quantile(0.99)));
+    return m;
+  }
+
+  private static Double orNull(double v) {
+    return Double.isNaN(v) ? null : v;
+  }
+
+  /** Returns the time-weighted mean of a breakdown category (token_states, …), or NaN. */
+  public double meanFraction(String category) {
+    for (Gauge g : new Gauge[] {tokenStates, reservedFuture, internalWaste, externalWaste}) {
+      if (g.name().equals(category)) {
+        Double mean = g.summary().mean();
+        return mean == null ? Double.NaN : mean;
+      }
+    }
+    throw new IllegalArgumentException(category);
+  }
+
+  /** Returns the mean batch size, or NaN before any iteration. */
+  public double meanBatchSize() {
+    return iterations == 0 ? Double.NaN : (double) batchSum / iterations;
+  }
+
+  /** Returns the finished requests. */
+  public long finished() {
+    return finished;
+  }
+
+  /** Returns the preemptions. */
+  public long preemptions() {
+    return preemptions;
+  }
+
+  /** Returns the output tokens produced. */
+  public long outputTokens() {
+    return outputTokens;
+  }
+
+  /** Returns the iterations run. */
+  public long iterations() {
+    return iterations;
+  }
+
+  /** Returns the requests that arrived. */
+  public long arrived() {
+    return arrived;
+  }
+
+  /** Returns the requests rejected. */
+  public long rejected() {
+    return rejected;
+  }
+}

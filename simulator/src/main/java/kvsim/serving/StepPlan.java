@@ -1,0 +1,63 @@
+package kvsim.serving;
+
+import java.util.Arrays;
+
+/**
+ * What one iteration runs: the sequences scheduled, in order, with the tokens each computes, and
+ * how many sequences the scheduler preempted to make room. Reused from iteration to iteration.
+ */
+public final class StepPlan {
+  private Sequence[] sequences = new Sequence[64];
+  private int[] tokens = new int[64];
+  private int size;
+  private int preempted;
+
+  void clear() {
+    Arrays.fill(sequences, 0, size, null);
+    size = 0;
+    preempted = 0;
+  }
+
+  void add(Sequence s, int numTokens) {
+    if (size == sequences.length) {
+      sequences = Arrays.copyOf(sequences, size * 2);
+      tokens = Arrays.copyOf(tokens, size * 2);
+    }
+    sequences[size] = s;
+    tokens[size] = numTokens;
+    size++;
+  }
+
+  void countPreemption() {
+    preempted++;
+  }
+
+  /** Returns the number of sequences scheduled (the batch size). */
+  public int size() {
+    return size;
+  }
+
+  /** Returns the i-th scheduled sequence. */
+  public Sequence sequence(int i) {
+    return sequences[i];
+  }
+
+  /** Returns the tokens the i-th scheduled sequence computes. */
+  public int tokens(int i) {
+    return tokens[i];
+  }
+
+  /** Returns the tokens scheduled in total. */
+  public long totalTokens() {
+    long t = 0;
+    for (int i = 0; i < size; i++) {
+      t += tokens[i];
+    }
+    return t;
+  }
+
+  /** Returns how many sequences were preempted while planning this iteration. */
+  public int preempted() {
+    return preempted;
+  }
+}

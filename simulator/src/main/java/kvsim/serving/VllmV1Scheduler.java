@@ -1,0 +1,130 @@
+package kvsim.serving;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+
+/**
+ * vLLM v1's scheduler ({@code Scheduler.schedule}, vllm/v1/core/sched/scheduler.py), as
+ * {@code vllm-block-manager.md} §1.9 specifies it, with the FCFS policy:
+ *
+ * <ul>
+ *   <li>No prefill or decode phases: each sequence catches up from its computed tokens to its
+ *       tokens.
+ *   <li>Running sequences first, in running-list order. Tokens are capped by the remaining token
+ *       budget, {@code long_prefill_token_threshold} (when set) and {@code max_model_len − 1 −
+ *       computed}; that gives chunked prefill. A sequence with nothing to compute is skipped.
+ *   <li>When the KV manager cannot allocate, the scheduler preempts {@code running.pop()}, the
+ *       most recently admitted sequence, by recompute (its memory freed, its computed tokens set to
+ *       zero, prepended to the waiting queue) and retries; if the victim is the sequence itself,
+ *       it is not scheduled and the running loop stops.
+ *   <li>Waiting sequences are admitted only when this iteration preempted nothing, while fewer than
+ *       {@code max_num_seqs} run and budget remains: prefix lookup, then the prompt's uncomputed
+ *       tokens (capped as above; without chunked prefill a prompt that does not fit the remaining
+ *       budget stops admission). A failed allocation stops admission: waiting sequences never
+ *       preempt (FCFS head-of-line blocking).
+ * </ul>
+ */
+public final class VllmV1Scheduler implements Scheduler {
+  private final SchedulerConfig config;
+  private final KvManager kv;
+  private final ArrayDeque<Sequence> waitingQueue = new ArrayDeque<>();
+  private final ArrayList<Sequence> runningList = new ArrayList<>();
+
+  /** A scheduler with these limits over this KV manager. */
+  public VllmV1Scheduler(SchedulerConfig config, KvManager kv) {
+    this.config = config;
+    this.kv = kv;
+  }
+
+  @Override
+  public void add(Sequence s) {
+    waitingQueue.addLast(s);
+  }
+
+  @Override
+  public int waiting() {
+    return waitingQueue.size();
+  }
+
+  @Override
+  public int running() {
+    return runningList.size();
+  }
+
+  @Override
+  public void removeFinished() {
+    runningList.removeIf(s -> s.status == Sequence.Status.FINISHED);
+  }
+
+  private int cap(int numNewTokens, int budget, Sequence s) {
+    int n = numNewTokens;
+    if (config.longPrefillTokenThreshold() > 0) {
+      n = Math.min(n, config.longPrefillTokenThreshold());
+    }
+    n = Math.min(n, budget);
+    return Math.min(n, config.maxModelLen() - 1 - s.numComputedTokens);
+  }
+
+  @Override
+  public void schedule(StepPlan plan) {
+    plan.clear();
+    int budget = config.maxNumBatchedTokens();
+    int i = 0;
+    while (i < runningList.size() && budget > 0) {
+      Sequence s = runningList.get(i);
+      int n = cap(s.numTokens - s.numComputedTokens, budget, s);
+      if (n <= 0) {
+        i++;
+        continue;
+      }
+      boolean scheduled = false;
+      while (true) {
+        if (kv.allocate(s, n)) {
+          scheduled = true;
+          break;
+        }
+        Sequence victim = runningList.remove(runningList.size() - 1);
+        preempt(victim);
+        plan.countPreemption();
+        if (victim == s) {
+          break;
+        }
+      }
+      if (!scheduled) {
+        break;
+      }
+      plan.add(s, n);
+      budget -= n;
+      i++;
+    }
+    if (plan.preempted() > 0) {
+      return;
+    }
+    while (!waitingQueue.isEmpty() && budget > 0 && runningList.size() < config.maxNumSeqs()) {
+      Sequence s = waitingQueue.peekFirst();
+      int hits = kv.lookup(s);
+      int uncomputed = s.numTokens - hits;
+      int capped = cap(uncomputed, Integer.MAX_VALUE, s);
+      if (!config.enableChunkedPrefill() && capped > budget) {
+        break;
+      }
+      int n = Math.min(capped, budget);
+      if (!kv.allocate(s, n)) {
+        break;
+      }
+      waitingQueue.pollFirst();
+      runningList.add(s);
+      s.status = Sequence.Status.RUNNING;
+      plan.add(s, n);
+      budget -= n;
+    }
+  }
+
+  private void preempt(Sequence victim) {
+    kv.preempt(victim);
+    victim.numComputedTokens = 0;
+    victim.preemptions++;
+    victim.status = Sequence.Status.WAITING;
+    waitingQueue.addFirst(victim);
+  }
+}
