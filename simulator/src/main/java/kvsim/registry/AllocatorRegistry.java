@@ -7,6 +7,12 @@ import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorFactory;
 import kvsim.alloc.caching.CachingAllocator;
+import kvsim.alloc.caching.DeviceDriver;
+import kvsim.alloc.caching.RecordedDriver;
+import kvsim.alloc.caching.ReplayDriver;
+import kvsim.alloc.caching.TieBreak;
+import kvsim.alloc.caching.TorchAllocConf;
+import kvsim.alloc.caching.TorchCachingModel;
 import kvsim.alloc.firstfit.FirstFitAllocator;
 import kvsim.alloc.multislab.MultiSlabAllocator;
 import kvsim.alloc.paged.PagedAllocator;
@@ -70,5 +76,18 @@ public final class AllocatorRegistry {
     Allocator a = get(context.allocatorName()).factory().create(context);
     context.requireAllUsed();
     return a;
+  }
+
+  /**
+   * Returns a fresh PyTorch caching model on {@code driver}, with the model's default latencies;
+   * {@code deviceTotalBytes} is the device size for the memory fraction and expandable reservations.
+   */
+  public static TorchCachingModel torchCaching(TorchAllocConf conf, TieBreak tieBreak, DeviceDriver driver, long deviceTotalBytes) {
+    return new CachingAllocator(conf, tieBreak, driver, deviceTotalBytes);
+  }
+
+  /** Returns a fresh driver that hands out the addresses of a recording, for snapshot replay. */
+  public static RecordedDriver recordedDriver() {
+    return new ReplayDriver();
   }
 }
