@@ -15,6 +15,9 @@ import kvsim.alloc.caching.TorchAllocConf;
 import kvsim.alloc.caching.TorchCachingModel;
 import kvsim.alloc.firstfit.FirstFitAllocator;
 import kvsim.alloc.multislab.MultiSlabAllocator;
+import kvsim.alloc.paged.BlockManager;
+import kvsim.alloc.paged.BlockManagerConfig;
+import kvsim.alloc.paged.KvBlockManager;
 import kvsim.alloc.paged.PagedAllocator;
 import kvsim.alloc.slab.SlabAllocator;
 import kvsim.core.InputException;
@@ -89,5 +92,10 @@ public final class AllocatorRegistry {
   /** Returns a fresh driver that hands out the addresses of a recording, for snapshot replay. */
   public static RecordedDriver recordedDriver() {
     return new ReplayDriver();
+  }
+
+  /** Returns an empty vLLM block manager; throws IllegalArgumentException for settings it cannot run with. */
+  public static KvBlockManager blockManager(BlockManagerConfig config) {
+    return new BlockManager(config);
   }
 }
