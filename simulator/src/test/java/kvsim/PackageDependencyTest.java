@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -18,20 +19,33 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The layering of DESIGN §10 and style.md §6, checked on the sources: every reference from a main
- * package to another kvsim package (an import, or a fully qualified name in code; comments and
- * string literals do not count) must be on the referring package's allowed list.
+ * The layering of style.md §6 and DESIGN §10, checked on the sources, as two rules.
+ *
+ * <p>Rule 1, packages: every reference from a main package to another kvsim package (an import, or
+ * a fully qualified name in code; comments and string literals do not count) must be on the
+ * referring package's allowed list. The lists are style.md §6's, with {@code devicemodel} for its
+ * {@code gpu}:
  *
  * <ul>
- *   <li>core → nothing of kvsim; devicemodel → core; config → core, devicemodel; metrics → core; trace → core.
- *   <li>workload → trace, config, core, devicemodel.
+ *   <li>core → nothing of kvsim; devicemodel → core; config → core; metrics → core; trace → core.
+ *   <li>workload → trace, config, core.
  *   <li>alloc → devicemodel, metrics, core; alloc.support → alloc, devicemodel, metrics, core.
  *   <li>each allocator family alloc.&lt;family&gt; → alloc, alloc.support, devicemodel, metrics, core, and
  *       never another family.
  *   <li>engine → alloc, trace, devicemodel, metrics, config, core; report → metrics, config, core.
- *   <li>registry → alloc and every alloc.* package, workload, trace, devicemodel, config, core.
- *   <li>torch → alloc, alloc.caching, trace, devicemodel, metrics, core; cli → anything.
+ *   <li>registry → alloc and every alloc.* package, workload, trace; cli → anything.
  * </ul>
+ *
+ * <p>What our code needs beyond that list, each justified at its entry in {@link #MAY_USE} and
+ * {@link #REGISTRY_MAY_USE}: workload → devicemodel; registry → devicemodel, core; and the packages
+ * style.md does not list: run, torch, blocks and serving.
+ *
+ * <p>Rule 2, the registry alone names concrete classes: a concrete class of an allocator family
+ * (its models, drivers and managers, found by scanning the family's sources: see {@link
+ * #concreteClassIn}) may be named only in its own family and in {@code kvsim.registry}, by import,
+ * static import, wildcard import or fully qualified name. Everyone else, the composition root
+ * {@code cli} included, uses the interfaces and value types of the family (records, enums,
+ * settings, statistics, exceptions) and gets instances from the registry.
  *
  * <p>A sub-package follows the rule of the package it sits in ({@code engine.queue} is {@code
  * engine}); a package outside the list fails the test until a rule is added for it. Listed
@@ -40,26 +54,40 @@ import org.junit.jupiter.api.Test;
 class PackageDependencyTest {
 
   private static final Set<String> FAMILY_MAY_USE = Set.of("alloc", "alloc.support", "devicemodel", "metrics", "core");
-  private static final Set<String> REGISTRY_MAY_USE = Set.of("alloc", "workload", "trace", "devicemodel", "config", "core");
+  /** Besides alloc and every alloc.* package, which {@link #forbidden} allows. */
+  private static final Set<String> REGISTRY_MAY_USE =
+      Set.of(
+          "workload",
+          "trace",
+          // Extra: the workload registry opens a generator for a model and a device (DeviceSpec).
+          "devicemodel",
+          // Extra: InputException for unknown names, Bytes to quote models' defaults in descriptions.
+          "core");
   private static final Map<String, Set<String>> MAY_USE =
       Map.ofEntries(
           Map.entry("core", Set.of()),
           Map.entry("devicemodel", Set.of("core")),
-          Map.entry("config", Set.of("core", "devicemodel")),
+          Map.entry("config", Set.of("core")),
           Map.entry("metrics", Set.of("core")),
           Map.entry("trace", Set.of("core")),
+          // Extra: devicemodel, because the kv generator's default decode step is the device's
+          // roofline time to read the weights (DeviceSpec's HBM bandwidth).
           Map.entry("workload", Set.of("trace", "config", "core", "devicemodel")),
           Map.entry("alloc", Set.of("devicemodel", "metrics", "core")),
           Map.entry("alloc.support", Set.of("alloc", "devicemodel", "metrics", "core")),
           Map.entry("engine", Set.of("alloc", "trace", "devicemodel", "metrics", "config", "core")),
           Map.entry("report", Set.of("metrics", "config", "core")),
-          // The run library: resolves run specifications and runs them on the engine.
-          Map.entry("run", Set.of("engine", "registry", "alloc", "trace", "workload", "devicemodel", "metrics", "config", "core")),
-          Map.entry("torch", Set.of("alloc", "alloc.caching", "trace", "devicemodel", "metrics", "core")),
-          // The serving-level engine: schedulers and KV managers on the event core.
+          // Not in style.md: the run library under cli, which resolves a run specification (workload,
+          // device, memory plan, models by registry name) and runs it on the engine.
+          Map.entry("run", Set.of("engine", "registry", "alloc", "trace", "devicemodel", "metrics", "config", "core")),
+          // Not in style.md: PyTorch snapshot import, inspection, recording and replay. It reads the
+          // caching family's value types and model interface, gets the model from the registry,
+          // writes L1 traces and reports a snapshot's fragmentation as runs do (metrics).
+          Map.entry("torch", Set.of("alloc", "alloc.caching", "registry", "trace", "metrics", "core")),
+          // Not in style.md (DESIGN §5's L2 engine): schedulers and KV managers on the event core.
           Map.entry("serving", Set.of("engine", "trace", "devicemodel", "metrics", "core")),
-          // Script mode of the vLLM block manager: drives one family directly, as torch does.
-          Map.entry("blocks", Set.of("alloc.paged", "core")));
+          // Not in style.md: script mode of vLLM's block manager, which it gets from the registry.
+          Map.entry("blocks", Set.of("alloc.paged", "registry", "core")));
 
   private static final Pattern PACKAGE = Pattern.compile("^\\s*package\\s+kvsim((?:\\.[a-z_][a-z0-9_]*)*)\\s*;", Pattern.MULTILINE);
   // kvsim.a.b followed by .ClassName or .* : the package part of an import or qualified name.
@@ -94,7 +122,7 @@ class PackageDependencyTest {
       return null;
     }
     if (from.equals("registry")) {
-      return REGISTRY_MAY_USE.contains(to) || to.startsWith("alloc.") ? null : "registry may not use it";
+      return REGISTRY_MAY_USE.contains(to) || to.equals("alloc") || to.startsWith("alloc.") ? null : "registry may not use it";
     }
     if (from.startsWith("alloc.") && !from.equals("alloc.support")) {
       if (FAMILY_MAY_USE.contains(to)) {
@@ -106,8 +134,16 @@ class PackageDependencyTest {
     return allowed.contains(to) ? null : "not on the allowed list " + new TreeSet<>(allowed);
   }
 
-  /** Returns the violations in one source file. */
+  /** Returns the violations of rule 1 in one source file. */
   static List<Violation> check(String fileName, String source) {
+    return check(fileName, source, Map.of());
+  }
+
+  /**
+   * Returns the violations of both rules in one source file; {@code concrete} maps each family's
+   * rule unit ({@code alloc.caching}) to the simple names of its concrete classes.
+   */
+  static List<Violation> check(String fileName, String source, Map<String, Set<String>> concrete) {
     String code = withoutCommentsAndStrings(source);
     Matcher pm = PACKAGE.matcher(code);
     if (!pm.find() || pm.group(1).isEmpty()) {
@@ -115,8 +151,7 @@ class PackageDependencyTest {
     }
     String from = unit(pm.group(1).substring(1));
     if (!hasRule(from)) {
-      int line = 1 + (int) code.substring(0, pm.start(1)).chars().filter(c -> c == '\n').count();
-      return List.of(new Violation(fileName, line, from, from, "kvsim." + from + " has no dependency rule; add one to this test"));
+      return List.of(new Violation(fileName, lineOf(code, pm.start(1)), from, from, "kvsim." + from + " has no dependency rule; add one to this test"));
     }
     List<Violation> out = new ArrayList<>();
     Matcher m = REFERENCE.matcher(code);
@@ -124,8 +159,98 @@ class PackageDependencyTest {
       String to = unit(m.group(1).replaceAll("\\s", "").substring(1));
       String why = forbidden(from, to);
       if (why != null) {
-        int line = 1 + (int) code.substring(0, m.start()).chars().filter(c -> c == '\n').count();
-        out.add(new Violation(fileName, line, from, to, why));
+        out.add(new Violation(fileName, lineOf(code, m.start()), from, to, why));
+      }
+    }
+    out.addAll(concreteReferences(fileName, code, from, concrete));
+    return out;
+  }
+
+  private static int lineOf(String code, int index) {
+    return 1 + (int) code.substring(0, index).chars().filter(c -> c == '\n').count();
+  }
+
+  // ---------------------------------------------------------------- rule 2: concrete classes
+
+  // kvsim.alloc.<family>.<Class>: an import, a static import or a fully qualified name in code.
+  private static final Pattern FAMILY_CLASS =
+      Pattern.compile("(?<![\\w.])kvsim\\s*\\.\\s*alloc\\s*\\.\\s*([a-z_][a-z0-9_]*)\\s*\\.\\s*([A-Z][A-Za-z0-9_]*)");
+  private static final Pattern FAMILY_WILDCARD =
+      Pattern.compile("^\\s*import\\s+kvsim\\s*\\.\\s*alloc\\s*\\.\\s*([a-z_][a-z0-9_]*)\\s*\\.\\s*\\*\\s*;", Pattern.MULTILINE);
+  // A top-level class declaration (at the start of a line): its name and what follows up to the body.
+  private static final Pattern TOP_LEVEL_CLASS =
+      Pattern.compile("^(?:(?:public|final|abstract|sealed|non-sealed|strictfp)\\s+)*class\\s+([A-Za-z_][A-Za-z0-9_]*)([^{]*)\\{", Pattern.MULTILINE);
+
+  /** Returns whether {@code from} may name the concrete classes of family {@code family}. */
+  private static boolean mayNameConcrete(String from, String family) {
+    return from.equals(family) || from.equals("registry");
+  }
+
+  /** Returns the references of one file to concrete classes of a family it may not name them from. */
+  private static List<Violation> concreteReferences(String fileName, String code, String from, Map<String, Set<String>> concrete) {
+    List<Violation> out = new ArrayList<>();
+    Matcher m = FAMILY_CLASS.matcher(code);
+    while (m.find()) {
+      String family = "alloc." + m.group(1);
+      if (!mayNameConcrete(from, family) && concrete.getOrDefault(family, Set.of()).contains(m.group(2))) {
+        out.add(new Violation(fileName, lineOf(code, m.start()), from, family + "." + m.group(2), CONCRETE_WHY));
+      }
+    }
+    Matcher w = FAMILY_WILDCARD.matcher(code);
+    while (w.find()) {
+      String family = "alloc." + w.group(1);
+      if (mayNameConcrete(from, family)) {
+        continue;
+      }
+      for (String name : new TreeSet<>(concrete.getOrDefault(family, Set.of()))) {
+        Matcher use = Pattern.compile("(?<![\\w.$])" + name + "(?![\\w$])").matcher(code);
+        if (use.find()) {
+          out.add(new Violation(fileName, lineOf(code, use.start()), from, family + "." + name, CONCRETE_WHY + ", through a wildcard import"));
+        }
+      }
+    }
+    return out;
+  }
+
+  private static final String CONCRETE_WHY =
+      "a concrete class of a family is named only in its family and kvsim.registry; use the interface the registry returns";
+
+  /**
+   * Returns the concrete class a family source declares at top level, or null. A concrete class is
+   * a {@code class} (not an interface, record or enum) that implements an interface (the SPI's
+   * {@code Allocator}, a family interface such as {@code TorchCachingModel}) or whose name ends in
+   * {@code Allocator}, {@code Driver} or {@code Manager}; exceptions never are. Value classes
+   * (settings, statistics, per-request state) implement nothing and may be named anywhere their
+   * family may.
+   */
+  static String concreteClassIn(String source) {
+    Matcher m = TOP_LEVEL_CLASS.matcher(withoutCommentsAndStrings(source));
+    if (!m.find()) {
+      return null;
+    }
+    String name = m.group(1);
+    String header = m.group(2);
+    if (Pattern.compile("\\bextends\\s+[\\w.]*(?:Exception|Error)\\b").matcher(header).find()) {
+      return null;
+    }
+    boolean implementsSome = Pattern.compile("\\bimplements\\b").matcher(header).find();
+    return implementsSome || name.matches(".*(?:Allocator|Driver|Manager)") ? name : null;
+  }
+
+  /** Returns the concrete classes of every allocator family under {@code root}, by rule unit. */
+  static Map<String, Set<String>> concreteClasses(Path root) throws IOException {
+    Map<String, Set<String>> out = new TreeMap<>();
+    Path alloc = root.resolve("kvsim").resolve("alloc");
+    try (Stream<Path> files = Files.walk(alloc)) {
+      for (Path file : files.filter(p -> p.toString().endsWith(".java")).sorted().toList()) {
+        Path rel = alloc.relativize(file);
+        if (rel.getNameCount() < 2 || rel.getName(0).toString().equals("support")) {
+          continue; // the SPI itself, or alloc.support (shared mechanism, which rule 1 confines to the families)
+        }
+        String name = concreteClassIn(Files.readString(file, StandardCharsets.UTF_8));
+        if (name != null) {
+          out.computeIfAbsent("alloc." + rel.getName(0), k -> new TreeSet<>()).add(name);
+        }
       }
     }
     return out;
@@ -188,8 +313,11 @@ class PackageDependencyTest {
   }
 
   @Test
-  void everyMainPackageUsesOnlyWhatItsLayerAllows() throws IOException {
+  void everyMainPackageUsesOnlyWhatItsLayerAllowsAndNamesNoConcreteClassOfAnotherFamily() throws IOException {
     Path root = mainSources();
+    Map<String, Set<String>> concrete = concreteClasses(root);
+    assertTrue(concrete.getOrDefault("alloc.caching", Set.of()).containsAll(Set.of("CachingAllocator", "ReplayDriver"))
+        && concrete.getOrDefault("alloc.paged", Set.of()).containsAll(Set.of("BlockManager", "PagedAllocator")), "found only " + concrete);
     List<Violation> violations = new ArrayList<>();
     Set<String> units = new TreeSet<>();
     try (Stream<Path> files = Files.walk(root)) {
@@ -199,7 +327,7 @@ class PackageDependencyTest {
         if (pm.find() && !pm.group(1).isEmpty()) {
           units.add(unit(pm.group(1).substring(1)));
         }
-        violations.addAll(check(root.relativize(file).toString(), source));
+        violations.addAll(check(root.relativize(file).toString(), source, concrete));
       }
     }
     assertTrue(units.containsAll(Set.of("core", "devicemodel", "alloc", "registry", "cli")), "scanned only " + units);
@@ -270,7 +398,73 @@ class PackageDependencyTest {
 
   @Test
   void torchMayUseTheCachingFamilyOnly() {
-    assertEquals(List.of(), check("T.java", "package kvsim.torch;\nimport kvsim.alloc.caching.CachingAllocator;\n"));
+    assertEquals(List.of(), check("T.java", "package kvsim.torch;\nimport kvsim.alloc.caching.TorchAllocConf;\n"));
     assertEquals(1, check("T.java", "package kvsim.torch;\nimport kvsim.alloc.paged.PagedAllocator;\n").size());
+  }
+
+  private static final Map<String, Set<String>> CONCRETE =
+      Map.of("alloc.caching", Set.of("CachingAllocator", "ReplayDriver"), "alloc.paged", Set.of("BlockManager", "PagedAllocator"));
+
+  @Test
+  void aConcreteClassNamedOutsideItsFamilyAndTheRegistryIsReported() {
+    List<Violation> v = check("C.java", "package kvsim.cli;\nimport kvsim.alloc.caching.TieBreak;\nimport kvsim.alloc.caching.CachingAllocator;\n", CONCRETE);
+    assertEquals(1, v.size(), v.toString());
+    assertEquals(3, v.get(0).line());
+    assertEquals("alloc.caching.CachingAllocator", v.get(0).to());
+    assertTrue(v.get(0).why().contains("only in its family and kvsim.registry"), v.toString());
+    // Static imports and fully qualified names in code count too; the layering allows torch the family.
+    String torch =
+        "package kvsim.torch;\n"
+            + "import static kvsim.alloc.caching.CachingAllocator.NAME;\n"
+            + "class T {\n"
+            + "  Object d = new kvsim.alloc.caching . ReplayDriver();\n"
+            + "  Object c = kvsim.alloc.caching.TorchAllocConf.defaults();\n"
+            + "}\n";
+    v = check("T.java", torch, CONCRETE);
+    assertEquals(List.of(2, 4), v.stream().map(Violation::line).toList(), v.toString());
+  }
+
+  @Test
+  void aWildcardImportReportsTheFirstUseOfAConcreteClass() {
+    String uses = "package kvsim.blocks;\nimport kvsim.alloc.paged.*;\nclass B {\n  PagedRequest r;\n  BlockManager m;\n}\n";
+    List<Violation> v = check("B.java", uses, CONCRETE);
+    assertEquals(1, v.size(), v.toString());
+    assertEquals(5, v.get(0).line());
+    assertEquals("alloc.paged.BlockManager", v.get(0).to());
+    String valueTypesOnly = "package kvsim.blocks;\nimport kvsim.alloc.paged.*;\nclass B {\n  PagedRequest r; // not a BlockManager\n  KvBlockManager m;\n}\n";
+    assertEquals(List.of(), check("B.java", valueTypesOnly, CONCRETE));
+  }
+
+  @Test
+  void theFamilyItselfAndTheRegistryMayNameItsConcreteClasses() {
+    assertEquals(List.of(), check("R.java", "package kvsim.registry;\nimport kvsim.alloc.caching.CachingAllocator;\nimport kvsim.alloc.paged.*;\nclass R { BlockManager m; }\n", CONCRETE));
+    assertEquals(List.of(), check("X.java", "package kvsim.alloc.caching;\nclass X { CachingAllocator a; kvsim.alloc.caching.ReplayDriver d; }\n", CONCRETE));
+    assertEquals(List.of(), check("T.java", "package kvsim.torch;\n/** Built as a {@link kvsim.alloc.caching.CachingAllocator}. */\nclass T { String s = \"kvsim.alloc.caching.CachingAllocator\"; }\n", CONCRETE));
+  }
+
+  @Test
+  void concreteClassesAreModelsDriversAndManagersButNotValueTypes() {
+    assertEquals("CachingAllocator", concreteClassIn("package kvsim.alloc.caching;\n/** A class Foo implements nothing. */\npublic final class CachingAllocator implements TorchCachingModel {\n}\n"));
+    assertEquals("ReplayDriver", concreteClassIn("package kvsim.alloc.caching;\npublic final class ReplayDriver\n    implements RecordedDriver {\n  public record Action(String a) implements Comparable<Action> {}\n}\n"));
+    assertEquals("BlockManager", concreteClassIn("package kvsim.alloc.paged;\nfinal class BlockManager {\n}\n"));
+    assertEquals(null, concreteClassIn("package kvsim.alloc.caching;\npublic final class TorchStats {\n  static final class Impl implements Runnable {}\n}\n"));
+    assertEquals(null, concreteClassIn("package kvsim.alloc.paged;\npublic record BlockManagerConfig(int numBlocks) implements Cloneable {}\n"));
+    assertEquals(null, concreteClassIn("package kvsim.alloc.caching;\npublic interface DeviceDriver {}\n"));
+    assertEquals(null, concreteClassIn("package kvsim.alloc.caching;\npublic enum TieBreak implements Comparable<TieBreak> { ADDRESS }\n"));
+    assertEquals(null, concreteClassIn("package kvsim.alloc.paged;\npublic final class BlockOpException extends RuntimeException implements Cloneable {}\n"));
+  }
+
+  @Test
+  void theScanFindsTheModelsOfTheRealFamiliesAndNotTheirValueTypes() throws IOException {
+    Map<String, Set<String>> c = concreteClasses(mainSources());
+    assertTrue(c.get("alloc.caching").containsAll(Set.of("CachingAllocator", "RegionDriver", "ReplayDriver")), c.toString());
+    assertTrue(c.get("alloc.paged").containsAll(Set.of("BlockManager", "PagedAllocator")), c.toString());
+    assertEquals(Set.of("FirstFitAllocator"), c.get("alloc.firstfit"));
+    for (String value : List.of("TorchAllocConf", "TorchStats", "TieBreak", "TorchCachingModel", "RecordedDriver", "DeviceDriver")) {
+      assertTrue(!c.get("alloc.caching").contains(value), value + " counted as concrete: " + c);
+    }
+    for (String value : List.of("PagedRequest", "OpLog", "PrefixCacheStats", "BlockManagerConfig", "BlockOpException", "KvBlockManager")) {
+      assertTrue(!c.get("alloc.paged").contains(value), value + " counted as concrete: " + c);
+    }
   }
 }

@@ -17,5 +17,9 @@
  *   <li><b>Reserved / allocated / requested</b>: bytes held from the device / bytes in allocated
  *       blocks, rounding included / bytes callers asked for.
  * </ul>
+ *
+ * <p>Each registry entry declares its {@link kvsim.alloc.Capability capabilities}: whether an
+ * allocation is one contiguous extent or whole fixed-size blocks, and whether it is a virtual range
+ * backed by pages mapped on demand.
  */
 package kvsim.alloc;

@@ -8,17 +8,18 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.util.Locale;
-import kvsim.alloc.paged.BlockManager;
 import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.BlockOpException;
+import kvsim.alloc.paged.KvBlockManager;
 import kvsim.alloc.paged.OpLog;
 import kvsim.alloc.paged.PagedRequest;
 import kvsim.alloc.paged.PrefixCacheStats;
 import kvsim.core.InputException;
+import kvsim.registry.AllocatorRegistry;
 
 /**
- * Runs a {@code kvsim blocks} script: JSONL operations against one {@link BlockManager}, one JSON
- * object out per operation, fields in a fixed order.
+ * Runs a {@code kvsim blocks} script: JSONL operations against one {@link KvBlockManager} (built
+ * by the {@link AllocatorRegistry}), one JSON object out per operation, fields in a fixed order.
  *
  * <ul>
  *   <li>Lines starting with {@code #} and blank lines are skipped; every other line is one
@@ -41,7 +42,7 @@ public final class BlockScriptRunner {
   private final String source;
   private final boolean check;
   private final ObjectMapper mapper = new ObjectMapper();
-  private BlockManager manager;
+  private KvBlockManager manager;
   private boolean showFreeQueue = true;
   private long opIndex;
 
@@ -77,7 +78,7 @@ public final class BlockScriptRunner {
   }
 
   /** Returns the manager (after the config line), for tests. */
-  public BlockManager manager() {
+  public KvBlockManager manager() {
     return manager;
   }
 
@@ -192,7 +193,7 @@ public final class BlockScriptRunner {
     showFreeQueue = line.optBool("show_free_queue", true);
     try {
       manager =
-          new BlockManager(
+          AllocatorRegistry.blockManager(
               new BlockManagerConfig(
                   numBlocks, blockSize, caching, mode, watermark, order, hostBlocks, maxModelLen, bytesPerToken));
     } catch (IllegalArgumentException e) {
@@ -396,7 +397,7 @@ public final class BlockScriptRunner {
   private void state(ScriptLine line, ObjectNode out) {
     line.allowOnly();
     ArrayNode cached = out.putArray("cached");
-    for (BlockManager.CachedBlock c : manager.cachedBlocks()) {
+    for (KvBlockManager.CachedBlock c : manager.cachedBlocks()) {
       ObjectNode o = cached.addObject();
       o.put("block", c.block());
       o.put("hash", c.hashPrefix());

@@ -11,7 +11,7 @@ import kvsim.workload.LengthPreset;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code kvsim list}: the registered allocators, generators, devices and models. */
+/** {@code kvsim list}: the registered allocators with their capabilities, generators, devices and models. */
 @Command(
     name = "list",
     mixinStandardHelpOptions = true,
@@ -22,9 +22,9 @@ final class ListCommand implements Runnable {
   @Override
   public void run() {
     PrintWriter out = spec.commandLine().getOut();
-    out.println("Allocators:");
+    out.println("Allocators (name, capabilities, description):");
     for (AllocatorRegistry.Entry e : AllocatorRegistry.entries()) {
-      out.printf("  %-16s %s%n", e.name(), e.description());
+      out.printf("  %-16s %-11s %s%n", e.name(), e.capabilityLabels(), e.description());
     }
     out.println();
     out.println("Workload generators (replay/compare WORKLOAD as NAME:key=value,...; kvsim generate NAME):");

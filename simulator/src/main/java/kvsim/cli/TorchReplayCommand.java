@@ -5,9 +5,9 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import kvsim.alloc.caching.CachingAllocator;
 import kvsim.alloc.caching.TieBreak;
 import kvsim.alloc.caching.TorchAllocConf;
+import kvsim.alloc.caching.TorchCachingModel;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.torch.ReplayReport;
@@ -78,8 +78,8 @@ final class TorchReplayCommand implements Callable<Integer> {
         throw new InputException("--device-memory: must be positive");
       }
       // The caching model computes reservations of 1.125 × the device in a long.
-      if (memory > CachingAllocator.MAX_REQUEST_BYTES) {
-        throw new InputException("--device-memory: at most 1 EiB (" + CachingAllocator.MAX_REQUEST_BYTES + " B)");
+      if (memory > TorchCachingModel.MAX_REQUEST_BYTES) {
+        throw new InputException("--device-memory: at most 1 EiB (" + TorchCachingModel.MAX_REQUEST_BYTES + " B)");
       }
     }
     TorchSnapshot snapshot = SnapshotReader.read(file);

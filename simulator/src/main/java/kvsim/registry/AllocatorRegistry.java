@@ -1,21 +1,38 @@
 package kvsim.registry;
 
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorFactory;
+import kvsim.alloc.Capability;
 import kvsim.alloc.caching.CachingAllocator;
+import kvsim.alloc.caching.DeviceDriver;
+import kvsim.alloc.caching.RecordedDriver;
+import kvsim.alloc.caching.ReplayDriver;
+import kvsim.alloc.caching.TieBreak;
+import kvsim.alloc.caching.TorchAllocConf;
+import kvsim.alloc.caching.TorchCachingModel;
 import kvsim.alloc.firstfit.FirstFitAllocator;
 import kvsim.alloc.multislab.MultiSlabAllocator;
+import kvsim.alloc.paged.BlockManager;
+import kvsim.alloc.paged.BlockManagerConfig;
+import kvsim.alloc.paged.KvBlockManager;
 import kvsim.alloc.paged.PagedAllocator;
 import kvsim.alloc.slab.SlabAllocator;
+import kvsim.core.Bytes;
 import kvsim.core.InputException;
 
 /**
  * The one place that names concrete allocator classes. Adding a model is one {@code register} line
- * here; the contract test, the CLI's {@code list} and {@code compare} find it through this class.
+ * here; the contract test, the capability test, the CLI's {@code list} and {@code compare} find it
+ * through this class.
+ *
+ * <p>Note [Defaults in descriptions]: a description that quotes an option's default reads it from
+ * the model's {@code DEFAULT_*} constant, so each default is written once.
  */
 public final class AllocatorRegistry {
 
@@ -24,24 +41,69 @@ public final class AllocatorRegistry {
    *
    * @param name registry name used on the command line
    * @param description one line for {@code kvsim list}
+   * @param capabilities what shape of memory the model hands out ({@link Capability})
    * @param factory builds a fresh instance
    */
-  public record Entry(String name, String description, AllocatorFactory factory) {}
+  public record Entry(String name, String description, Set<Capability> capabilities, AllocatorFactory factory) {
+    public Entry {
+      capabilities = Set.copyOf(capabilities);
+    }
+
+    /** Returns the capability labels in declaration order, comma-separated (e.g. {@code contiguous,virtual}). */
+    public String capabilityLabels() {
+      StringBuilder sb = new StringBuilder();
+      for (Capability c : Capability.values()) {
+        if (capabilities.contains(c)) {
+          sb.append(sb.length() > 0 ? "," : "").append(c.label());
+        }
+      }
+      return sb.toString();
+    }
+  }
 
   private static final Map<String, Entry> ENTRIES = new LinkedHashMap<>();
 
   static {
-    register("first-fit", "lowest-address free extent that fits, split low, coalesce, O(log n)", FirstFitAllocator::new);
-    register("slab", "one block size (default 2 MiB), LIFO free stack, O(1)", SlabAllocator::new);
-    register("multi-slab", "size classes with a share of the region each (2/32 MiB, 256 KiB, 256 MiB)", MultiSlabAllocator::new);
-    register("paged", "vLLM KV block pool: pages of block-tokens (default 16) x KV bytes per token", PagedAllocator::new);
-    register(CachingAllocator.NAME, "PyTorch CUDA caching allocator (options: torch-alloc-conf, tie-break)", CachingAllocator::new);
+    register(
+        "first-fit",
+        "lowest-address free extent that fits, split low, coalesce, O(log n); option alignment (default "
+            + Bytes.format(FirstFitAllocator.DEFAULT_ALIGNMENT_BYTES) + ")",
+        EnumSet.of(Capability.CONTIGUOUS),
+        FirstFitAllocator::new);
+    register(
+        "slab",
+        "one block size, LIFO free stack, O(1); option block-size (default " + Bytes.format(SlabAllocator.DEFAULT_BLOCK_BYTES) + ")",
+        EnumSet.of(Capability.BLOCK),
+        SlabAllocator::new);
+    register(
+        "multi-slab",
+        "size classes, each with a share of the region; option classes (default " + MultiSlabAllocator.DEFAULT_CLASSES + ")",
+        EnumSet.of(Capability.BLOCK),
+        MultiSlabAllocator::new);
+    register(
+        "paged",
+        "vLLM KV block pool, pages of block-tokens x KV bytes per token; option block-tokens (default "
+            + PagedAllocator.DEFAULT_BLOCK_TOKENS + ")",
+        EnumSet.of(Capability.BLOCK),
+        PagedAllocator::new);
+    register(
+        CachingAllocator.NAME,
+        "PyTorch CUDA caching allocator; options torch-alloc-conf (default: PyTorch's), tie-break (default "
+            + CachingAllocator.DEFAULT_TIE_BREAK.label() + ")",
+        EnumSet.of(Capability.CONTIGUOUS),
+        CachingAllocator::new);
   }
 
   private AllocatorRegistry() {}
 
-  private static void register(String name, String description, AllocatorFactory factory) {
-    if (ENTRIES.put(name, new Entry(name, description, factory)) != null) {
+  private static void register(String name, String description, Set<Capability> capabilities, AllocatorFactory factory) {
+    if (capabilities.contains(Capability.CONTIGUOUS) == capabilities.contains(Capability.BLOCK)) {
+      throw new IllegalStateException(name + " must declare exactly one of CONTIGUOUS and BLOCK, got " + capabilities);
+    }
+    if (capabilities.contains(Capability.VIRTUAL) && !capabilities.contains(Capability.CONTIGUOUS)) {
+      throw new IllegalStateException(name + ": VIRTUAL implies CONTIGUOUS");
+    }
+    if (ENTRIES.put(name, new Entry(name, description, capabilities, factory)) != null) {
       throw new IllegalStateException("allocator registered twice: " + name);
     }
   }
@@ -70,5 +132,23 @@ public final class AllocatorRegistry {
     Allocator a = get(context.allocatorName()).factory().create(context);
     context.requireAllUsed();
     return a;
+  }
+
+  /**
+   * Returns a fresh PyTorch caching model on {@code driver}, with the model's default latencies;
+   * {@code deviceTotalBytes} is the device size for the memory fraction and expandable reservations.
+   */
+  public static TorchCachingModel torchCaching(TorchAllocConf conf, TieBreak tieBreak, DeviceDriver driver, long deviceTotalBytes) {
+    return new CachingAllocator(conf, tieBreak, driver, deviceTotalBytes);
+  }
+
+  /** Returns a fresh driver that hands out the addresses of a recording, for snapshot replay. */
+  public static RecordedDriver recordedDriver() {
+    return new ReplayDriver();
+  }
+
+  /** Returns an empty vLLM block manager; throws IllegalArgumentException for settings it cannot run with. */
+  public static KvBlockManager blockManager(BlockManagerConfig config) {
+    return new BlockManager(config);
   }
 }

@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import kvsim.alloc.SegmentLayout;
-import kvsim.alloc.caching.CachingAllocator;
 import kvsim.alloc.caching.TorchAllocConf;
+import kvsim.alloc.caching.TorchCachingModel;
 import kvsim.core.InputException;
 
 /**
@@ -36,8 +36,6 @@ import kvsim.core.InputException;
  * caveats).
  */
 final class RecordingStart {
-  private static final long SMALL_BUFFER = 2L << 20;
-
   /** A block live at the start whose size had to be inferred from its request. */
   record Inferred(long address, long requestedBytes, long sizeBytes, long absorbedBytes, int freedAtEvent, long segmentAddress) {}
 
@@ -79,7 +77,7 @@ final class RecordingStart {
 
   /** Rebuilds the start state of one device; {@code model} supplies rounding and the split rule. */
   static RecordingStart rebuild(
-      String source, List<TorchSnapshot.Segment> finalSegments, List<TorchSnapshot.Entry> trace, CachingAllocator model) {
+      String source, List<TorchSnapshot.Segment> finalSegments, List<TorchSnapshot.Entry> trace, TorchCachingModel model) {
     TreeMap<Long, Seg> segs = new TreeMap<>();
     TreeMap<Long, Live> live = new TreeMap<>();
     long mappedBytes = 0;
@@ -115,7 +113,7 @@ final class RecordingStart {
           }
         }
         case "segment_free" -> {
-          if (segs.put(e.addr(), new Seg(e.size(), e.stream(), e.size() == SMALL_BUFFER)) != null) {
+          if (segs.put(e.addr(), new Seg(e.size(), e.stream(), e.size() == TorchCachingModel.SMALL_BUFFER_BYTES)) != null) {
             throw inconsistent(source, i, e, "a segment at that address already exists after it");
           }
         }
@@ -142,11 +140,11 @@ final class RecordingStart {
       for (Live b : live.subMap(segAddr, true, end, false).values()) {
         if (b.size < 0) {
           // PyTorch serves no request of 1 EiB or more, and round_size could not represent some.
-          if (b.requested >= CachingAllocator.MAX_REQUEST_BYTES) {
+          if (b.requested >= TorchCachingModel.MAX_REQUEST_BYTES) {
             throw new InputException(source + ": event " + b.freedAt + ": a block of " + b.requested + " B is beyond the 1 EiB PyTorch serves");
           }
           b.size = model.roundSize(b.requested);
-          if ((b.size <= CachingAllocator.SMALL_SIZE_BYTES) != seg.small) {
+          if ((b.size <= TorchCachingModel.SMALL_SIZE_BYTES) != seg.small) {
             throw new InputException(source + ": event " + b.freedAt + ": a block of " + b.requested + " B cannot live in the " + (seg.small ? "small" : "large") + " segment at 0x" + Long.toHexString(segAddr));
           }
         }
@@ -197,9 +195,9 @@ final class RecordingStart {
   /** should_split of spec §4.6 for a block of {@code size} + {@code remaining} serving {@code size}. */
   private static boolean wouldSplit(boolean small, long size, long remaining, TorchAllocConf conf) {
     if (small || conf.expandableSegments()) {
-      return remaining >= CachingAllocator.MIN_BLOCK_BYTES;
+      return remaining >= TorchCachingModel.MIN_BLOCK_BYTES;
     }
-    return size < conf.maxSplitSizeBytes() && remaining > CachingAllocator.SMALL_SIZE_BYTES;
+    return size < conf.maxSplitSizeBytes() && remaining > TorchCachingModel.SMALL_SIZE_BYTES;
   }
 
   private static InputException inconsistent(String source, int index, TorchSnapshot.Entry e, String problem) {

@@ -8,13 +8,14 @@ import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.AllocatorListener;
 import kvsim.alloc.SegmentLayout;
-import kvsim.alloc.caching.CachingAllocator;
-import kvsim.alloc.caching.ReplayDriver;
+import kvsim.alloc.caching.RecordedDriver;
 import kvsim.alloc.caching.TieBreak;
 import kvsim.alloc.caching.TorchAllocConf;
+import kvsim.alloc.caching.TorchCachingModel;
 import kvsim.alloc.caching.TorchStats;
 import kvsim.core.InputException;
 import kvsim.core.Tag;
+import kvsim.registry.AllocatorRegistry;
 
 /**
  * Replays a recorded snapshot against the caching model and compares every decision (spec
@@ -23,7 +24,7 @@ import kvsim.core.Tag;
  * <ul>
  *   <li>The state at the start of the recording is rebuilt ({@link RecordingStart}) and installed
  *       in a model that runs with the recording's own settings ({@link SnapshotSettings}) on a
- *       {@link ReplayDriver}.
+ *       {@link RecordedDriver}; both come from the {@link AllocatorRegistry}.
  *   <li>{@code alloc} entries become malloc(requested size, stream); the model's address is
  *       compared with the recorded one, and its segment decision (new memory or not, how much) with
  *       the {@code segment_alloc}/{@code segment_map} entries queued before it.
@@ -52,7 +53,7 @@ public final class ReplayVerifier {
   public record Options(TorchAllocConf conf, TieBreak tieBreak, long deviceTotalBytes, int device, boolean keepGoing) {
     /** The defaults: recorded settings, address tie-break, an 80 GiB device, every device, stop at the first divergence. */
     public static Options defaults() {
-      return new Options(null, TieBreak.ADDRESS, 0, -1, false);
+      return new Options(null, TorchCachingModel.DEFAULT_TIE_BREAK, 0, -1, false);
     }
   }
 
@@ -82,15 +83,15 @@ public final class ReplayVerifier {
 
   /**
    * Returns the segments and blocks at the start of a device's recording (spec appendix A.2 step
-   * 1), ready for {@link CachingAllocator#restoreSegment}; {@code model} supplies the rounding of
+   * 1), ready for {@link TorchCachingModel#restoreSegment}; {@code model} supplies the rounding of
    * blocks whose size must be inferred.
    */
-  public static List<SegmentLayout> startState(TorchSnapshot snapshot, int device, CachingAllocator model) {
+  public static List<SegmentLayout> startState(TorchSnapshot snapshot, int device, TorchCachingModel model) {
     return RecordingStart.rebuild(snapshot.source(), snapshot.segmentsOf(device), snapshot.traceOf(device), model).segments();
   }
 
   /** Installs a start state in a fresh model; fills {@code handleByAddress} for its live blocks. */
-  public static void restore(CachingAllocator model, List<SegmentLayout> start, Map<Long, Long> handleByAddress) {
+  public static void restore(TorchCachingModel model, List<SegmentLayout> start, Map<Long, Long> handleByAddress) {
     for (SegmentLayout s : start) {
       long[] handles = model.restoreSegment(s);
       for (int i = 0; i < handles.length; i++) {
@@ -105,7 +106,7 @@ public final class ReplayVerifier {
     private final TorchSnapshot snapshot;
     private final int device;
     private final Options options;
-    private final ReplayDriver driver = new ReplayDriver();
+    private final RecordedDriver driver = AllocatorRegistry.recordedDriver();
     private final Map<Long, Long> handleByAddress = new HashMap<>();
     private final List<long[]> unmaps = new ArrayList<>();
     private final List<String> unrecorded = new ArrayList<>();
@@ -113,7 +114,7 @@ public final class ReplayVerifier {
     private final List<long[]> modelUnmaps = new ArrayList<>();
     private int current;
     private boolean applying;
-    private CachingAllocator model;
+    private TorchCachingModel model;
     private RecordingStart start;
     private ReplayReport.Divergence first;
     private long allocations;
@@ -133,7 +134,7 @@ public final class ReplayVerifier {
     ReplayReport.DeviceResult run() {
       TorchAllocConf conf = options.conf() != null ? options.conf() : SnapshotSettings.conf(snapshot);
       long deviceBytes = options.deviceTotalBytes() > 0 ? options.deviceTotalBytes() : SnapshotSettings.deviceTotalBytes(snapshot, DEFAULT_DEVICE_BYTES);
-      model = new CachingAllocator(conf, options.tieBreak(), driver, deviceBytes);
+      model = AllocatorRegistry.torchCaching(conf, options.tieBreak(), driver, deviceBytes);
       List<TorchSnapshot.Entry> trace = snapshot.traceOf(device);
       start = RecordingStart.rebuild(snapshot.source(), snapshot.segmentsOf(device), trace, model);
       restore(model, start.segments(), handleByAddress);
@@ -393,7 +394,7 @@ public final class ReplayVerifier {
         if (blk[5] == 1 && distance < bestDistance) {
           bestDistance = distance;
           suspect = inf;
-          impliedRemainder = gap >= 0 && gap <= CachingAllocator.SMALL_SIZE_BYTES && blk[3] == end ? gap : -1;
+          impliedRemainder = gap >= 0 && gap <= TorchCachingModel.SMALL_SIZE_BYTES && blk[3] == end ? gap : -1;
         }
       }
       if (suspect == null) {

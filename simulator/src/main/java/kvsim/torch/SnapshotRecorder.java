@@ -13,8 +13,8 @@ import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorListener;
 import kvsim.alloc.Extents;
 import kvsim.alloc.SegmentLayout;
-import kvsim.alloc.caching.CachingAllocator;
 import kvsim.alloc.caching.TorchAllocConf;
+import kvsim.alloc.caching.TorchCachingModel;
 import kvsim.core.AtomicFiles;
 
 /**
@@ -142,7 +142,7 @@ public final class SnapshotRecorder implements AllocatorListener {
   public void refused(long id, AllocRequest request, AllocOutcome.OutOfMemory outcome) {
     long size = request.sizeBytes();
     // A request of 1 EiB or more is refused before rounding (and may not be roundable at all).
-    long bytes = allocator instanceof CachingAllocator c && size < CachingAllocator.MAX_REQUEST_BYTES ? c.roundSize(size) : size;
+    long bytes = allocator instanceof TorchCachingModel c && size < TorchCachingModel.MAX_REQUEST_BYTES ? c.roundSize(size) : size;
     entry(OOM, outcome.freeBytes(), bytes, request.stream());
   }
 
@@ -201,7 +201,7 @@ public final class SnapshotRecorder implements AllocatorListener {
       }
     };
     root.put("device_traces", List.of(trace));
-    if (allocator instanceof CachingAllocator c) {
+    if (allocator instanceof TorchCachingModel c) {
       Map<String, Object> settings = settings(c.conf());
       settings.put("device_total_bytes", c.deviceTotalBytes());
       root.put("allocator_settings", settings);

@@ -1,8 +1,8 @@
 package kvsim.torch;
 
 import java.util.Map;
-import kvsim.alloc.caching.CachingAllocator;
 import kvsim.alloc.caching.TorchAllocConf;
+import kvsim.alloc.caching.TorchCachingModel;
 import kvsim.core.InputException;
 
 /**
@@ -67,7 +67,7 @@ public final class SnapshotSettings {
   public static long deviceTotalBytes(TorchSnapshot snapshot, long fallback) {
     long v = number(snapshot, snapshot.allocatorSettings(), "device_total_bytes", -1);
     // The caching model computes reservations of 1.125 × the device in a long.
-    if (v > CachingAllocator.MAX_REQUEST_BYTES) {
+    if (v > TorchCachingModel.MAX_REQUEST_BYTES) {
       throw new InputException(snapshot.source() + ": allocator_settings.device_total_bytes: " + v + " B is more than the 1 EiB the model supports");
     }
     return v > 0 ? v : fallback;

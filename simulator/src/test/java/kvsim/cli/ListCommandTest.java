@@ -20,6 +20,15 @@ class ListCommandTest {
   }
 
   @Test
+  void listShowsTheCapabilitiesOfEveryAllocator() {
+    CliRun run = CliRun.of("list").ok();
+    for (AllocatorRegistry.Entry e : AllocatorRegistry.entries()) {
+      String line = run.out().lines().filter(l -> l.startsWith("  " + e.name() + " ")).findFirst().orElseThrow();
+      assertTrue(line.contains(" " + e.capabilityLabels() + " ") && line.endsWith(e.description()), line);
+    }
+  }
+
+  @Test
   void versionPrintsTheProjectVersion() {
     CliRun run = CliRun.of("--version").ok();
     assertTrue(run.out().startsWith("kvsim "), run.out());

@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
-import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorListener;
 import kvsim.alloc.AllocatorMisuseException;
@@ -65,7 +64,7 @@ import kvsim.devicemodel.Region;
  * map and 200 µs per {@code cudaFree} or unmap (which synchronises the device); a calibration file
  * replaces them.
  */
-public final class CachingAllocator implements Allocator {
+public final class CachingAllocator implements TorchCachingModel {
   /**
    * Default latencies: 1 µs per allocation and 0.5 µs per free on the cached path, 100 µs per
    * {@code cudaMalloc} and 200 µs per {@code cudaFree} (which synchronizes the device); a
@@ -73,24 +72,8 @@ public final class CachingAllocator implements Allocator {
    */
   public static final LatencyModel DEFAULT_LATENCY = new LatencyModel(1_000, 0, 500, 0, 100_000, 200_000);
 
-  /** Registry name. */
-  public static final String NAME = "pytorch-caching";
-  /** kMinBlockSize: every block is a multiple of 512 B (spec §2). */
-  public static final long MIN_BLOCK_BYTES = 512;
-  /** kSmallSize: rounded sizes up to 1 MiB go to the small pool (spec §2). */
-  public static final long SMALL_SIZE_BYTES = 1L << 20;
-  /** kSmallBuffer: small segments and small expandable pages are 2 MiB (spec §2). */
-  public static final long SMALL_BUFFER_BYTES = 2L << 20;
-  /** kMinLargeAlloc: rounded sizes from 10 MiB get a segment of their own size (spec §2). */
-  public static final long MIN_LARGE_ALLOC_BYTES = 10L << 20;
-  /** kRoundLarge: large segments are multiples of 2 MiB (spec §2). */
-  public static final long ROUND_LARGE_BYTES = 2L << 20;
-  /**
-   * Requests of 1 EiB and more fail at once (spec §4). The bound also keeps every size this model
-   * computes (rounded sizes, segment sizes, 1.125 × device reservations) far from {@code
-   * Long.MAX_VALUE}, which is why the device may not exceed it either.
-   */
-  public static final long MAX_REQUEST_BYTES = 1L << 60;
+  // The registry name, PyTorch's size constants (spec §2) and MAX_REQUEST_BYTES are declared in
+  // TorchCachingModel, so that snapshot code can use them without naming this class.
 
   private static final AllocatorListener NO_LISTENER = new AllocatorListener() {};
 
@@ -179,7 +162,7 @@ public final class CachingAllocator implements Allocator {
   }
 
   private static TieBreak tieBreak(AllocatorContext context) {
-    String text = context.string("tie-break", TieBreak.ADDRESS.label());
+    String text = context.string("tie-break", DEFAULT_TIE_BREAK.label());
     try {
       return TieBreak.of(text);
     } catch (IllegalArgumentException e) {
@@ -193,6 +176,7 @@ public final class CachingAllocator implements Allocator {
   }
 
   /** Returns the options in force. */
+  @Override
   public TorchAllocConf conf() {
     return conf;
   }
@@ -203,6 +187,7 @@ public final class CachingAllocator implements Allocator {
   }
 
   /** Returns the device size used for the memory fraction and expandable reservations. */
+  @Override
   public long deviceTotalBytes() {
     return deviceTotalBytes;
   }
@@ -213,6 +198,7 @@ public final class CachingAllocator implements Allocator {
   }
 
   /** Returns PyTorch's statistics. */
+  @Override
   public TorchStats stats() {
     return stats;
   }
@@ -229,6 +215,7 @@ public final class CachingAllocator implements Allocator {
    * exceeds {@code Long.MAX_VALUE} (sizes within 511 B of it, or from 2^62 with divisions), sizes
    * {@link #allocate} refuses first.
    */
+  @Override
   public long roundSize(long sizeBytes) {
     if (sizeBytes < MIN_BLOCK_BYTES) {
       return MIN_BLOCK_BYTES;
@@ -562,6 +549,7 @@ public final class CachingAllocator implements Allocator {
   }
 
   /** empty_cache / release_cached_blocks (spec §6.2, §7.5). */
+  @Override
   public void emptyCache() {
     releaseCachedBlocks();
   }
@@ -925,6 +913,7 @@ public final class CachingAllocator implements Allocator {
    * tile it, no two adjacent free); returns the handles of its blocks in order, -1 for free ones.
    * Used to rebuild the state at the start of a recording (spec appendix A.2 step 1).
    */
+  @Override
   public long[] restoreSegment(SegmentLayout layout) {
     boolean small = layout.pool().equals("small");
     BlockPool pool = small ? smallPool : largePool;
@@ -1064,6 +1053,7 @@ public final class CachingAllocator implements Allocator {
    * Frees the classic segment at {@code addressBytes} as a recorded {@code segment_free} says;
    * returns false (changing nothing) when the model has no whole free segment there.
    */
+  @Override
   public boolean releaseSegmentAt(long addressBytes) {
     Segment seg = segments.get(addressBytes);
     if (seg == null || seg.expandable || seg.head.isSplit() || seg.head.allocated) {
@@ -1078,6 +1068,7 @@ public final class CachingAllocator implements Allocator {
    * the next block, its size, whether it is free (1/0)}, the last three -1 when there is no next
    * block; null when no block starts there.
    */
+  @Override
   public long[] blockAt(long addressBytes) {
     Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);
     if (e == null || addressBytes >= e.getValue().end()) {
@@ -1095,12 +1086,14 @@ public final class CachingAllocator implements Allocator {
   }
 
   /** Returns the start address of the segment holding {@code addressBytes}, or -1. */
+  @Override
   public long segmentAddressOf(long addressBytes) {
     Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);
     return e == null || addressBytes >= e.getValue().end() ? -1 : e.getKey();
   }
 
   /** Describes the segment holding {@code addressBytes} and its blocks in plain words, or null. */
+  @Override
   public String describeSegmentAt(long addressBytes) {
     Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);
     if (e == null || addressBytes >= e.getValue().end()) {

@@ -22,15 +22,7 @@ import java.util.function.LongPredicate;
  *   <li>Device capacity is unknown to a recording, so free bytes are reported as 0.
  * </ul>
  */
-public final class ReplayDriver implements DeviceDriver {
-  /** One queued or requested driver action. */
-  public record Action(String action, long addressBytes, long sizeBytes) {
-    @Override
-    public String toString() {
-      return action + " " + sizeBytes + " B at 0x" + Long.toHexString(addressBytes);
-    }
-  }
-
+public final class ReplayDriver implements RecordedDriver {
   private static final long SYNTHETIC_BASE = 0x7000_0000_0000_0000L;
 
   private final ArrayDeque<Action> queued = new ArrayDeque<>();
@@ -41,6 +33,7 @@ public final class ReplayDriver implements DeviceDriver {
   private boolean refuseWhenEmpty;
 
   /** Queues a recorded {@code segment_alloc} or {@code segment_map}. */
+  @Override
   public void queue(String action, long addressBytes, long sizeBytes) {
     queued.add(new Action(action, addressBytes, sizeBytes));
   }
@@ -49,6 +42,7 @@ public final class ReplayDriver implements DeviceDriver {
    * Sets where a new reservation's base comes from when no map is queued: the caller looks ahead in
    * the recording for the first map outside every known segment (-1 for none).
    */
+  @Override
   public void setReservationLookahead(java.util.function.LongSupplier lookahead) {
     this.lookahead = lookahead;
   }
@@ -57,6 +51,7 @@ public final class ReplayDriver implements DeviceDriver {
    * Queues a refusal: the recording shows that the device ran out of memory at this point of a
    * malloc (its retry ladder released memory next), so the next driver request fails.
    */
+  @Override
   public void queueRefusal() {
     queued.add(new Action(REFUSAL, -1, 0));
   }
@@ -64,6 +59,7 @@ public final class ReplayDriver implements DeviceDriver {
   private static final String REFUSAL = "refusal";
 
   /** Starts a decision (one malloc): clears the record of requests. */
+  @Override
   public void begin(boolean refuseWhenEmpty) {
     this.refuseWhenEmpty = refuseWhenEmpty;
     granted.clear();
@@ -76,15 +72,17 @@ public final class ReplayDriver implements DeviceDriver {
   }
 
   /** Returns what differed from the recording in this decision (empty when everything matched). */
+  @Override
   public List<String> mismatches() {
     return List.copyOf(mismatches);
   }
 
   /** Ends a decision: recorded actions the model did not take are mismatches and are dropped. */
+  @Override
   public List<Action> end() {
     List<Action> left = new ArrayList<>(queued);
     for (Action a : left) {
-      mismatches.add(a.action.equals(REFUSAL)
+      mismatches.add(a.action().equals(REFUSAL)
           ? "the recording shows the device running out of memory where the model needed no more"
           : "the recording shows " + a + " that the model did not need");
     }
@@ -111,7 +109,7 @@ public final class ReplayDriver implements DeviceDriver {
   @Override
   public long malloc(long sizeBytes, long stream) {
     Action head = queued.peek();
-    if (head != null && head.action.equals(REFUSAL)) {
+    if (head != null && head.action().equals(REFUSAL)) {
       queued.poll();
       return -1;
     }
@@ -125,14 +123,14 @@ public final class ReplayDriver implements DeviceDriver {
       return a;
     }
     queued.poll();
-    if (!head.action.equals("segment_alloc") || head.sizeBytes != sizeBytes) {
+    if (!head.action().equals("segment_alloc") || head.sizeBytes() != sizeBytes) {
       long a = synthetic(sizeBytes);
       mismatches.add("the model needed a new segment of " + sizeBytes + " B where the recording shows " + head);
       granted.add(new Action("segment_alloc", a, sizeBytes));
       return a;
     }
     granted.add(head);
-    return head.addressBytes;
+    return head.addressBytes();
   }
 
   @Override
@@ -142,10 +140,10 @@ public final class ReplayDriver implements DeviceDriver {
   public long reserve(long sizeBytes, long pageBytes, long stream) {
     // A new reservation is mapped from its base first (spec §7.3: growth at the lowest address).
     for (Action a : queued) {
-      if (a.action.equals("segment_map")) {
-        return a.addressBytes;
+      if (a.action().equals("segment_map")) {
+        return a.addressBytes();
       }
-      if (!a.action.equals(REFUSAL)) {
+      if (!a.action().equals(REFUSAL)) {
         break;
       }
     }
@@ -160,7 +158,7 @@ public final class ReplayDriver implements DeviceDriver {
   @Override
   public boolean map(long addressBytes, long sizeBytes, long stream) {
     Action head = queued.peek();
-    if (head != null && head.action.equals(REFUSAL)) {
+    if (head != null && head.action().equals(REFUSAL)) {
       queued.poll();
       return false;
     }

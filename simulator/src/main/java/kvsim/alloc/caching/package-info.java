@@ -4,7 +4,9 @@
  *
  * <ul>
  *   <li>{@link kvsim.alloc.caching.CachingAllocator}: the model (malloc, free, retry ladder,
- *       expandable segments, statistics) and its hooks for snapshot replay.
+ *       expandable segments, statistics) and its hooks for snapshot replay. Outside this package
+ *       and the registry it is a {@link kvsim.alloc.caching.TorchCachingModel}, which also holds
+ *       PyTorch's size constants.
  *   <li>{@link kvsim.alloc.caching.TorchAllocConf}: options in {@code PYTORCH_CUDA_ALLOC_CONF}
  *       syntax; {@link kvsim.alloc.caching.TieBreak}: the free-block order by PyTorch version.
  *   <li>{@link kvsim.alloc.caching.TorchStats}: {@code torch.cuda.memory_stats()} names.
@@ -12,7 +14,8 @@
  *       {@link kvsim.alloc.caching.RegionDriver} models a kvsim region (its {@link
  *       kvsim.alloc.caching.ReleasableRuns} keep the largest {@code cudaMalloc} possible once the
  *       cached whole segments are freed), {@link kvsim.alloc.caching.ReplayDriver} hands out a
- *       recording's addresses.
+ *       recording's addresses (a {@link kvsim.alloc.caching.RecordedDriver} outside this
+ *       package).
  * </ul>
  *
  * <p>Glossary (spec §1): a <b>segment</b> is one {@code cudaMalloc} (or one expandable

@@ -69,7 +69,7 @@ import kvsim.alloc.InvariantViolation;
  * BlockOpException} before anything changes; lack of memory is a {@code false} result. Each
  * operation records its details in {@link #log()}.
  */
-public final class BlockManager {
+public final class BlockManager implements KvBlockManager {
   private static final IntList NO_HITS = new IntList(1);
 
   private final BlockManagerConfig config;
@@ -106,26 +106,31 @@ public final class BlockManager {
   }
 
   /** Returns the settings. */
+  @Override
   public BlockManagerConfig config() {
     return config;
   }
 
   /** Returns what the last operation did. */
+  @Override
   public OpLog log() {
     return log;
   }
 
   /** Returns the prefix-cache statistics so far. */
+  @Override
   public PrefixCacheStats stats() {
     return stats;
   }
 
   /** Returns the free blocks: the free queue's length in v1 (null block excluded). */
+  @Override
   public int numFreeBlocks() {
     return pool.numFreeBlocks();
   }
 
   /** Returns the blocks that hold a hash. */
+  @Override
   public int numCachedBlocks() {
     return pool.numCachedBlocks();
   }
@@ -136,16 +141,19 @@ public final class BlockManager {
   }
 
   /** Returns the free blocks in the order allocation would take them (head of the queue first). */
+  @Override
   public int[] freeQueue() {
     return pool.freeOrder();
   }
 
   /** Returns a block's reference count. */
+  @Override
   public int refCnt(int block) {
     return pool.refCnt(block);
   }
 
   /** Returns the free host blocks (v0 swap space). */
+  @Override
   public int numFreeHostBlocks() {
     return hostFree.size();
   }
@@ -171,26 +179,19 @@ public final class BlockManager {
   }
 
   /** Returns the live (unfinished) request of this id, or null. */
+  @Override
   public PagedRequest request(String id) {
     return requests.get(id);
   }
 
   /** Returns the live requests in the order they were added. */
+  @Override
   public Collection<PagedRequest> requests() {
     return Collections.unmodifiableCollection(requests.values());
   }
 
-  /**
-   * One cached block.
-   *
-   * @param block block id
-   * @param hashPrefix the first 16 hex digits of its hash
-   * @param refCnt its reference count
-   * @param hashedTokens tokens from the start of the sequence to the end of the block
-   */
-  public record CachedBlock(int block, String hashPrefix, int refCnt, int hashedTokens) {}
-
   /** Returns every cached block, by block id. */
+  @Override
   public List<CachedBlock> cachedBlocks() {
     List<CachedBlock> out = new ArrayList<>();
     for (int b = 0; b < pool.numBlocks(); b++) {
@@ -244,6 +245,7 @@ public final class BlockManager {
    * Adds a waiting request; {@code hashIds}, when not null, supplies the hashes of the prompt's
    * first full blocks (Mooncake-style ids; ids for a partial last block are ignored).
    */
+  @Override
   public PagedRequest addRequest(String id, int[] prompt, String loraName, String cacheSalt, long[] hashIds) {
     beginOp();
     if (id == null || id.isEmpty()) {
@@ -296,6 +298,7 @@ public final class BlockManager {
   }
 
   /** Appends sampled tokens to a request (hashing every block they fill). */
+  @Override
   public void appendTokens(PagedRequest r, int[] tokens) {
     beginOp();
     live(r, "req");
@@ -324,6 +327,7 @@ public final class BlockManager {
    * Looks up the longest cached prefix of a waiting request (spec §1.6), remembers the hit blocks
    * for the next {@link #allocateSlots}, counts statistics and returns the number of hit blocks.
    */
+  @Override
   public int lookup(PagedRequest r) {
     beginOp();
     int hits = lookupInternal(r);
@@ -361,6 +365,7 @@ public final class BlockManager {
    * returns false and changes nothing when the free blocks do not suffice; otherwise advances the
    * computed tokens by hits plus {@code numNewTokens}.
    */
+  @Override
   public boolean allocateSlots(PagedRequest r, int numNewTokens, int numLookaheadTokens) {
     beginOp();
     return allocateInternal(r, numNewTokens, numLookaheadTokens, true);
@@ -499,6 +504,7 @@ public final class BlockManager {
    * The scheduler's waiting path (spec §1.9): in v0 the watermark test first (spec §2.1); then
    * lookup and {@code allocate_slots} for every token not hit. Returns whether it was admitted.
    */
+  @Override
   public boolean admit(PagedRequest r) {
     beginOp();
     live(r, "req");
@@ -522,6 +528,7 @@ public final class BlockManager {
    * hits), then append the sampled {@code token}. Returns false, changing nothing, when the
    * allocation fails.
    */
+  @Override
   public boolean decode(PagedRequest r, int token) {
     beginOp();
     live(r, "req");
@@ -541,6 +548,7 @@ public final class BlockManager {
   // Release
 
   /** Finishes a request: frees its blocks (v1 tail first, v0 head first) and forgets it. */
+  @Override
   public void free(PagedRequest r) {
     beginOp();
     live(r, "req");
@@ -581,6 +589,7 @@ public final class BlockManager {
    * Preempts a running request by recompute (spec §1.9): frees its blocks as {@link #free} does,
    * sets its computed tokens to zero and counts the preemption; it waits to be admitted again.
    */
+  @Override
   public void preempt(PagedRequest r) {
     beginOp();
     live(r, "req");
@@ -598,6 +607,7 @@ public final class BlockManager {
   }
 
   /** Clears the prefix cache if no usable block is referenced (spec §1.8); returns whether it did. */
+  @Override
   public boolean resetPrefixCache() {
     beginOp();
     boolean ok = pool.resetPrefixCache();
@@ -614,6 +624,7 @@ public final class BlockManager {
    * Forks a running request (spec §2.3): the child gets the parent's tokens, computed tokens and a
    * copy of its block table, and every block gains a reference. Nothing is allocated. v0 only.
    */
+  @Override
   public PagedRequest fork(PagedRequest parent, String childId) {
     beginOp();
     requireV0("fork");
@@ -646,6 +657,7 @@ public final class BlockManager {
    * are freed (head first) and the request waits swapped. Returns false, changing nothing, when
    * the host pool lacks free blocks. v0 only.
    */
+  @Override
   public boolean swapOut(PagedRequest r) {
     beginOp();
     requireV0("swap_out");
@@ -677,6 +689,7 @@ public final class BlockManager {
    * full blocks are looked up by hash and re-used, the others popped and copied from the host.
    * Returns false, changing nothing, when the watermark says later or never. v0 only.
    */
+  @Override
   public boolean swapIn(PagedRequest r) {
     beginOp();
     requireV0("swap_in");
@@ -742,6 +755,7 @@ public final class BlockManager {
    * index agrees with the block hashes; the free queue is a proper list; host blocks balance.
    * Throws {@link InvariantViolation}.
    */
+  @Override
   public void checkInvariants() {
     int n = pool.numBlocks();
     int[] expected = new int[n];

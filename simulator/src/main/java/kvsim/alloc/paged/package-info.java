@@ -6,7 +6,8 @@
  *   <li>{@code BlockPool}: blocks, reference counts, the free queue (v1) or free deque and LRU
  *       evictor (v0), the hash index.
  *   <li>{@code BlockManager}: requests, block tables, prefix lookup, {@code allocate_slots},
- *       fork, copy-on-write and swapping, token for token and block id for block id.
+ *       fork, copy-on-write and swapping, token for token and block id for block id. Outside this
+ *       package it is a {@link kvsim.alloc.paged.KvBlockManager}, built by the registry.
  * </ul>
  *
  * <p>Vocabulary: a <b>block</b> here is vLLM's block, which the rest of kvsim calls a <b>page</b>:

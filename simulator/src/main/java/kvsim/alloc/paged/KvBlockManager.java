@@ -1,0 +1,101 @@
+package kvsim.alloc.paged;
+
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * vLLM's KV-cache block manager as a script drives it: requests, prefix lookup, slot allocation,
+ * free, preemption, v0's fork and swapping, and the state a script prints (spec Parts 1 and 2).
+ * {@code kvsim.registry.AllocatorRegistry#blockManager} builds one; code outside this package and
+ * the registry uses this interface, never the manager class.
+ *
+ * <p>Misuse (an unknown request, a lookup of a running one, zero new tokens) throws {@link
+ * BlockOpException} before anything changes; lack of memory is a {@code false} result. Each
+ * operation records its details in {@link #log()}.
+ */
+public interface KvBlockManager {
+  /**
+   * One cached block.
+   *
+   * @param block block id
+   * @param hashPrefix the first 16 hex digits of its hash
+   * @param refCnt its reference count
+   * @param hashedTokens tokens from the start of the sequence to the end of the block
+   */
+  record CachedBlock(int block, String hashPrefix, int refCnt, int hashedTokens) {}
+
+  /** Returns the settings. */
+  BlockManagerConfig config();
+
+  /** Returns what the last operation did. */
+  OpLog log();
+
+  /** Returns the prefix-cache statistics so far. */
+  PrefixCacheStats stats();
+
+  /** Returns the free blocks: the free queue's length in v1 (null block excluded). */
+  int numFreeBlocks();
+
+  /** Returns the blocks that hold a hash. */
+  int numCachedBlocks();
+
+  /** Returns the free blocks in the order allocation would take them (head of the queue first). */
+  int[] freeQueue();
+
+  /** Returns a block's reference count. */
+  int refCnt(int block);
+
+  /** Returns the free host blocks (v0 swap space). */
+  int numFreeHostBlocks();
+
+  /** Returns the live (unfinished) request of this id, or null. */
+  PagedRequest request(String id);
+
+  /** Returns the live requests in the order they were added. */
+  Collection<PagedRequest> requests();
+
+  /** Returns every cached block, by block id. */
+  List<CachedBlock> cachedBlocks();
+
+  /**
+   * Adds a waiting request with a prompt and optional extra keys (either may be null); {@code
+   * hashIds}, when not null, supplies the hashes of the prompt's first full blocks.
+   */
+  PagedRequest addRequest(String id, int[] prompt, String loraName, String cacheSalt, long[] hashIds);
+
+  /** Appends sampled tokens to a request (hashing every block they fill). */
+  void appendTokens(PagedRequest r, int[] tokens);
+
+  /** Looks up the longest cached prefix of a waiting request and returns the number of hit blocks (spec §1.6). */
+  int lookup(PagedRequest r);
+
+  /** vLLM's {@code allocate_slots} (spec §1.7); returns false and changes nothing when the free blocks do not suffice. */
+  boolean allocateSlots(PagedRequest r, int numNewTokens, int numLookaheadTokens);
+
+  /** The scheduler's waiting path (spec §1.9, §2.1); returns whether the request was admitted. */
+  boolean admit(PagedRequest r);
+
+  /** One decode step of a request; returns false, changing nothing, when the allocation fails. */
+  boolean decode(PagedRequest r, int token);
+
+  /** Finishes a request: frees its blocks and forgets it. */
+  void free(PagedRequest r);
+
+  /** Preempts a running request by recompute (spec §1.9). */
+  void preempt(PagedRequest r);
+
+  /** Clears the prefix cache if no usable block is referenced (spec §1.8); returns whether it did. */
+  boolean resetPrefixCache();
+
+  /** Forks a running request (spec §2.3); v0 only. */
+  PagedRequest fork(PagedRequest parent, String childId);
+
+  /** Swaps a running request out to the host pool (spec §2.4); returns false when the host pool lacks blocks. v0 only. */
+  boolean swapOut(PagedRequest r);
+
+  /** Swaps a request back in (spec §2.4); returns false when the watermark says later or never. v0 only. */
+  boolean swapIn(PagedRequest r);
+
+  /** Checks the whole manager; throws {@link kvsim.alloc.InvariantViolation} when broken. */
+  void checkInvariants();
+}
