@@ -9,6 +9,7 @@ import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorFactory;
 import kvsim.alloc.Capability;
+import kvsim.alloc.LatencyModel;
 import kvsim.alloc.caching.CachingAllocator;
 import kvsim.alloc.caching.DeviceDriver;
 import kvsim.alloc.caching.RecordedDriver;
@@ -145,6 +146,14 @@ public final class AllocatorRegistry {
   /** Returns a fresh driver that hands out the addresses of a recording, for snapshot replay. */
   public static RecordedDriver recordedDriver() {
     return new ReplayDriver();
+  }
+
+  /**
+   * Returns the default latency of the paged family's block operations (per call and per block),
+   * for KV managers that drive a {@link KvBlockManager} directly.
+   */
+  public static LatencyModel blockManagerLatency() {
+    return PagedAllocator.DEFAULT_LATENCY;
   }
 
   /** Returns an empty vLLM block manager; throws IllegalArgumentException for settings it cannot run with. */

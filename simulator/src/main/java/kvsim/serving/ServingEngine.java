@@ -16,8 +16,9 @@ import kvsim.trace.RequestSource;
  *
  * <ul>
  *   <li>{@code Arrival} (priority 0): the next request of the source arrives; it becomes a waiting
- *       sequence, or is rejected when its prompt reaches {@code max_model_len} or needs more KV
- *       than the whole region (vLLM refuses such requests when they arrive); it reads the next
+ *       sequence, or is rejected when its prompt reaches {@code max_model_len} (vLLM refuses such
+ *       requests when they arrive; the KV memory holds at least {@code max_model_len} tokens, as
+ *       vLLM requires at start-up, so every other request fits alone); it reads the next
  *       request and schedules itself at its time, and starts an iteration if the engine is idle.
  *   <li>{@code Iteration} (priority 1, so requests that arrive at the same instant are seen first):
  *       the end of the iteration in flight, if any (every scheduled sequence that caught up
@@ -71,6 +72,10 @@ public final class ServingEngine {
    * @param progress progress callback, or null
    */
   public ServingEngine(Scheduler scheduler, KvManager kv, Roofline roofline, SchedulerConfig config, long kvBytesPerToken, boolean check, Progress progress) {
+    if (kv.capacityTokens() < config.maxModelLen()) {
+      throw new IllegalArgumentException("the KV memory holds " + kv.capacityTokens() + " tokens, fewer than max_model_len " + config.maxModelLen()
+          + ": one sequence could outgrow it (vLLM refuses to start so); give more KV memory or a lower max_model_len");
+    }
     this.scheduler = scheduler;
     this.kv = kv;
     this.roofline = roofline;
@@ -132,7 +137,7 @@ public final class ServingEngine {
   private void admit(Request r) {
     metrics.arrived++;
     int maxModelLen = config.maxModelLen();
-    if (r.promptTokens() >= maxModelLen || r.promptTokens() + 1L > kv.capacityTokens()) {
+    if (r.promptTokens() >= maxModelLen) {
       metrics.rejected++;
       return;
     }

@@ -95,17 +95,19 @@ class ServingEngineTest {
   @Test
   void requestsThatCanNeverFitAreRejectedOnArrival() throws IOException {
     CountingKvManager kv = new CountingKvManager(10, 16); // 160 slots
-    List<Request> requests = List.of(Request.of(0, 0, 100, 10), Request.of(1, 5, 200, 10), Request.of(2, 9, 2048, 1));
-    ServingMetrics m = run(requests, kv, SchedulerConfig.defaults(2048));
+    List<Request> requests = List.of(Request.of(0, 0, 100, 10), Request.of(1, 5, 150, 10), Request.of(2, 9, 149, 30));
+    ServingMetrics m = run(requests, kv, SchedulerConfig.defaults(150));
     assertEquals(3, m.arrived());
-    assertEquals(2, m.rejected()); // 200 tokens > 160 slots; a prompt of max_model_len tokens
-    assertEquals(1, m.finished());
+    assertEquals(1, m.rejected()); // a prompt of max_model_len tokens leaves no room for output
+    assertEquals(2, m.finished());
+    assertEquals(10 + 1, m.outputTokens()); // 149 + 30 is cut at max_model_len: one token
+    assertEquals(1L, m.toMap().get("requests_truncated"));
   }
 
   @Test
   @SuppressWarnings("unchecked")
   void aLoneRequestTakesOnePrefillAndOneDecodePerFurtherToken() throws IOException {
-    CountingKvManager kv = new CountingKvManager(100, 16);
+    CountingKvManager kv = new CountingKvManager(200, 16);
     ServingMetrics m = run(List.of(Request.of(0, 0, 512, 4)), kv, SchedulerConfig.defaults(2048));
     assertEquals(4, m.iterations()); // the prefill samples token 1; three decodes sample 2, 3, 4
     double prefillSeconds = ROOFLINE.forwardNanos(512, 512 * MODEL.kvBytesPerToken()) / 1e9;

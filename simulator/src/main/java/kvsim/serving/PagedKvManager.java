@@ -1,0 +1,165 @@
+package kvsim.serving;
+
+import java.util.LinkedHashSet;
+import kvsim.alloc.LatencyModel;
+import kvsim.alloc.paged.KvBlockManager;
+import kvsim.alloc.paged.PagedRequest;
+
+/**
+ * KV memory as vLLM keeps it: a {@link KvBlockManager} (v1: free queue, null block, prefix caching
+ * by chained block hashes) whose blocks of {@code B} tokens each sequence takes as it grows.
+ *
+ * <ul>
+ *   <li>Prompts: a request's prompt tokens are unique to it (its id in the first two tokens), so
+ *       requests share cached blocks only through the trace's prefix hashes; those are mapped to
+ *       blocks of B tokens as the traces' statistics advise: hash {@code h} of {@code H} tokens
+ *       becomes the ids {@code h × (H/B) + j}, j &lt; H/B ({@code H} must be a multiple of B).
+ *   <li>Output tokens: the engine's ids, except that a request's first output token carries its
+ *       id, so two requests never share output blocks by accident.
+ *   <li>Latency: per {@code allocate_slots} call the model's allocation base plus its per-step cost
+ *       per new block; per free or preemption its free base plus per-step cost per block held.
+ *   <li>Breakdown: the null block and every free block (cached or not) are external waste; a used
+ *       block's slots hold computed tokens, except the unfilled tail of each running sequence's
+ *       table (never shared: only full blocks are cached), which is reserved up to the sequence's
+ *       final length and internal waste beyond it.
+ * </ul>
+ */
+public final class PagedKvManager implements KvManager {
+  private final KvBlockManager blocks;
+  private final int blockTokens;
+  private final int hashBlockTokens;
+  private final LatencyModel latency;
+  private final int usableBlocks;
+  /** Sequences holding blocks, in the order they first got them (the breakdown walks them). */
+  private final LinkedHashSet<Sequence> holding = new LinkedHashSet<>();
+  private long modelledNanos;
+
+  /**
+   * A manager over {@code blocks}; {@code hashBlockTokens} is the request source's tokens per
+   * prefix hash (0 for none).
+   */
+  public PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency) {
+    this.blocks = blocks;
+    this.blockTokens = blocks.config().blockSize();
+    this.hashBlockTokens = hashBlockTokens;
+    this.latency = latency;
+    this.usableBlocks = blocks.config().numBlocks() - 1;
+    if (hashBlockTokens > 0 && hashBlockTokens % blockTokens != 0) {
+      throw new IllegalArgumentException("the trace's " + hashBlockTokens + "-token prefix hashes do not split into blocks of " + blockTokens + " tokens");
+    }
+  }
+
+  /** Returns the block manager. */
+  public KvBlockManager blockManager() {
+    return blocks;
+  }
+
+  @Override
+  public void add(Sequence s) {
+    int prompt = s.request.promptTokens();
+    int[] tokens = new int[prompt];
+    long id = s.request.id();
+    tokens[0] = (int) (id >>> 32);
+    if (prompt > 1) {
+      tokens[1] = (int) id;
+    }
+    for (int i = 2; i < prompt; i++) {
+      tokens[i] = i;
+    }
+    long[] hashIds = null;
+    long[] given = s.request.hashIds();
+    if (given != null && hashBlockTokens > 0) {
+      int per = hashBlockTokens / blockTokens;
+      int full = prompt / blockTokens;
+      hashIds = new long[full];
+      for (int b = 0; b < full; b++) {
+        hashIds[b] = given[b / per] * per + b % per;
+      }
+    }
+    s.kvState = blocks.addRequest(Long.toString(id), tokens, null, null, hashIds);
+  }
+
+  private static PagedRequest of(Sequence s) {
+    return (PagedRequest) s.kvState;
+  }
+
+  @Override
+  public int lookup(Sequence s) {
+    return blocks.lookup(of(s)) * blockTokens;
+  }
+
+  @Override
+  public boolean allocate(Sequence s, int numNewTokens) {
+    PagedRequest r = of(s);
+    int before = r.numBlocks();
+    boolean ok = blocks.allocateSlots(r, numNewTokens, 0);
+    modelledNanos += latency.allocBaseNanos();
+    if (ok) {
+      modelledNanos += latency.allocPerStepNanos() * (r.numBlocks() - before);
+      s.numComputedTokens = r.numComputedTokens();
+      holding.add(s);
+    }
+    return ok;
+  }
+
+  @Override
+  public void append(Sequence s, int token) {
+    int t = s.outputTokens == 1 ? Integer.MIN_VALUE + (int) s.request.id() : token;
+    blocks.appendTokens(of(s), new int[] {t});
+  }
+
+  @Override
+  public void preempt(Sequence s) {
+    PagedRequest r = of(s);
+    modelledNanos += latency.freeBaseNanos() + latency.freePerStepNanos() * r.numBlocks();
+    blocks.preempt(r);
+    holding.remove(s);
+  }
+
+  @Override
+  public void finish(Sequence s) {
+    PagedRequest r = of(s);
+    modelledNanos += latency.freeBaseNanos() + latency.freePerStepNanos() * r.numBlocks();
+    blocks.free(r);
+    holding.remove(s);
+  }
+
+  @Override
+  public long capacityTokens() {
+    return (long) usableBlocks * blockTokens;
+  }
+
+  @Override
+  public long modelledNanos() {
+    return modelledNanos;
+  }
+
+  @Override
+  public void breakdown(long[] out) {
+    long total = (long) (usableBlocks + 1) * blockTokens;
+    long used = (long) (usableBlocks - blocks.numFreeBlocks()) * blockTokens;
+    long future = 0;
+    long waste = 0;
+    for (Sequence s : holding) {
+      PagedRequest r = of(s);
+      long unfilled = (long) r.numBlocks() * blockTokens - r.numComputedTokens();
+      long reserved = Math.min(unfilled, (long) s.finalTokens() - r.numComputedTokens());
+      future += reserved;
+      waste += unfilled - reserved;
+    }
+    out[0] = used - future - waste;
+    out[1] = future;
+    out[2] = waste;
+    out[3] = total - used;
+  }
+
+  @Override
+  public void checkInvariants() {
+    blocks.checkInvariants();
+    for (Sequence s : holding) {
+      if (of(s).numComputedTokens() != s.numComputedTokens) {
+        throw new IllegalStateException(s + ": the block manager counts " + of(s).numComputedTokens() + " computed tokens");
+      }
+    }
+  }
+}
