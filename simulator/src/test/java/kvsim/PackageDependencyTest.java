@@ -78,8 +78,9 @@ class PackageDependencyTest {
           Map.entry("engine", Set.of("alloc", "trace", "devicemodel", "metrics", "config", "core")),
           Map.entry("report", Set.of("metrics", "config", "core")),
           // Not in style.md: the run library under cli, which resolves a run specification (workload,
-          // device, memory plan, models by registry name) and runs it on the engine.
-          Map.entry("run", Set.of("engine", "registry", "alloc", "trace", "devicemodel", "metrics", "config", "core")),
+          // device, memory plan, models by registry name) and runs it on the engine, or a serving run on
+          // the serving engine.
+          Map.entry("run", Set.of("engine", "serving", "registry", "alloc", "trace", "devicemodel", "metrics", "config", "core")),
           // Not in style.md: PyTorch snapshot import, inspection, recording and replay. It reads the
           // caching family's value types and model interface, gets the model from the registry,
           // writes L1 traces and reports a snapshot's fragmentation as runs do (metrics).

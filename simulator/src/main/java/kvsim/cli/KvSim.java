@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
       GenerateCommand.class,
       ReplayCommand.class,
       CompareCommand.class,
+      ServingCommand.class,
       BlocksCommand.class,
       ImportCommand.class,
       TorchReplayCommand.class,

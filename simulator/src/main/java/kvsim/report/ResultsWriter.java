@@ -76,6 +76,24 @@ public final class ResultsWriter {
     });
   }
 
+  /**
+   * Writes a serving run's result folder: {@code summary.json} ({@code "format":
+   * "kvsim-serving-summary"}, the configuration echo, then one object per system under {@code
+   * systems}) and {@code timing.json} (wall-clock figures, kept apart so the summary stays
+   * byte-identical across runs).
+   */
+  public static Path writeServing(ResultFolder.Target target, Map<String, Object> config, List<Map<String, Object>> systems, List<Map<String, Object>> timings)
+      throws IOException {
+    Map<String, Object> summary = header(ResultsReader.SERVING_FORMAT, config, "systems");
+    summary.put("systems", systems);
+    Map<String, Object> timing = header(ResultsReader.TIMING_FORMAT, Map.of(), "runs");
+    timing.put("runs", timings);
+    return ResultFolder.write(target, tmp -> {
+      writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
+      writeJson(tmp.resolve(ResultsReader.TIMING_FILE), timing);
+    });
+  }
+
   /** Writes a result folder from what {@link ResultsReader#read} gave (see there for what round-trips). */
   public static Path write(ResultFolder.Target target, RunResults run) throws IOException {
     return write(target, run.config(), run.results(), run.timings());

@@ -7,10 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.function.Function;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
@@ -126,61 +122,9 @@ public final class Runner {
   /** One allocator's run of one workload. */
   private record Cell(AllocatorResult result, AllocatorResult.Timing timing) {}
 
-  /** A cell's work, which may fail with an I/O error. */
-  @FunctionalInterface
-  private interface CellWork {
-    Cell run(int index) throws IOException;
-  }
-
-  /** Runs cells 0..n-1 on the pool and returns their results by index. */
-  private List<Cell> parallel(int n, CellWork work) throws IOException {
-    if (n == 1 || threads == 1) {
-      List<Cell> out = new ArrayList<>();
-      for (int i = 0; i < n; i++) {
-        out.add(work.run(i));
-      }
-      return out;
-    }
-    ExecutorService pool = Executors.newFixedThreadPool(Math.min(n, threads), r -> {
-      Thread t = new Thread(r, "kvsim-run");
-      t.setDaemon(true);
-      return t;
-    });
-    try {
-      List<Future<Cell>> futures = new ArrayList<>();
-      for (int i = 0; i < n; i++) {
-        int index = i;
-        futures.add(pool.submit(() -> work.run(index)));
-      }
-      List<Cell> out = new ArrayList<>();
-      for (Future<Cell> f : futures) {
-        out.add(get(f));
-      }
-      return out;
-    } finally {
-      pool.shutdownNow();
-    }
-  }
-
-  private static Cell get(Future<Cell> f) throws IOException {
-    try {
-      return f.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted");
-    } catch (ExecutionException e) {
-      Throwable c = e.getCause();
-      if (c instanceof RuntimeException r) {
-        throw r;
-      }
-      if (c instanceof IOException io) {
-        throw io;
-      }
-      if (c instanceof Error err) {
-        throw err;
-      }
-      throw new IllegalStateException(c);
-    }
+  /** Runs cells 0..n-1 on all cores and returns their results by index. */
+  private List<Cell> parallel(int n, Parallel.Work<Cell> work) throws IOException {
+    return Parallel.map(n, threads, work);
   }
 
   private static Cell runOne(RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress)

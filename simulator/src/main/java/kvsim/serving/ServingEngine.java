@@ -2,6 +2,7 @@ package kvsim.serving;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import kvsim.core.InputException;
 import kvsim.devicemodel.Roofline;
 import kvsim.engine.Event;
 import kvsim.engine.Simulator;
@@ -135,6 +136,10 @@ public final class ServingEngine {
   }
 
   private void admit(Request r) {
+    if (r.samples() > 1 || r.beamWidth() > 1) {
+      throw new InputException(source.name() + (r.line() > 0 ? ":" + r.line() : "") + ": " + (r.samples() > 1 ? "n" : "beam_width")
+          + ": parallel sampling and beam search are not modelled yet (request " + r.id() + ")");
+    }
     metrics.arrived++;
     int maxModelLen = config.maxModelLen();
     if (r.promptTokens() >= maxModelLen) {

@@ -1,0 +1,94 @@
+package kvsim.run;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import kvsim.core.InputException;
+import kvsim.devicemodel.Roofline;
+import kvsim.serving.ServingEngine;
+import kvsim.serving.ServingMetrics;
+import kvsim.serving.ServingSystems;
+import kvsim.trace.RequestSource;
+
+/**
+ * Runs a {@link ServingSpec}: every system on the same requests, each with its own fresh source and
+ * models, on all cores, with results in the order the systems were given.
+ */
+public final class ServingRunner {
+  /** Receives progress of long runs. */
+  @FunctionalInterface
+  public interface Progress {
+    /** Called with a system's iterations and finished requests so far, and its wall time. */
+    void update(String system, long iterations, long finished, long wallNanos);
+  }
+
+  /**
+   * One system's outcome.
+   *
+   * @param system the system's name
+   * @param parts what it is built from
+   * @param metrics its serving metrics
+   * @param wallNanos the wall time of its run
+   */
+  public record SystemResult(String system, Map<String, Object> parts, ServingMetrics metrics, long wallNanos) {
+    /** Returns the system's entry of {@code summary.json}. */
+    public Map<String, Object> summary() {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("system", system);
+      m.put("parts", parts);
+      m.putAll(metrics.toMap());
+      return m;
+    }
+
+    /** Returns the system's entry of {@code timing.json}. */
+    public Map<String, Object> timing() {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("system", system);
+      m.put("iterations", metrics.iterations());
+      m.put("wall_seconds", wallNanos / 1e9);
+      m.put("iterations_per_second", wallNanos > 0 ? Math.round(metrics.iterations() * 1e9 / wallNanos) : 0);
+      return m;
+    }
+  }
+
+  private final int threads;
+
+  /** A runner on all cores. */
+  public ServingRunner() {
+    this(Runtime.getRuntime().availableProcessors());
+  }
+
+  /** A runner on at most {@code threads} threads. */
+  public ServingRunner(int threads) {
+    this.threads = Math.max(1, threads);
+  }
+
+  /**
+   * Runs every system of the spec.
+   *
+   * @throws InputException when the workload has no requests
+   */
+  public List<SystemResult> run(ServingSpec spec, Progress progress) throws IOException {
+    List<String> systems = spec.systems();
+    List<SystemResult> results = Parallel.map(systems.size(), threads, i -> runOne(spec, systems.get(i), progress));
+    if (!results.isEmpty() && results.get(0).metrics().arrived() == 0) {
+      throw new InputException(spec.workload().spec() + ": no requests (the workload is empty; nothing to simulate)");
+    }
+    return new ArrayList<>(results);
+  }
+
+  private static SystemResult runOne(ServingSpec spec, String system, Progress progress) throws IOException {
+    long start = System.nanoTime();
+    try (RequestSource source = spec.workload().open()) {
+      ServingSystems.Built built = ServingSystems.build(system, new ServingSystems.Build(
+          spec.kvMemoryBytes(), spec.model().kvBytesPerToken(), spec.blockTokens(), spec.scheduler(), source.hashBlockTokens()));
+      ServingEngine.Progress p = progress == null ? null : (iterations, finished) -> progress.update(system, iterations, finished, System.nanoTime() - start);
+      ServingEngine engine = new ServingEngine(built.scheduler(), built.kv(), Roofline.of(spec.model(), spec.device()), spec.scheduler(),
+          spec.model().kvBytesPerToken(), spec.check(), p);
+      ServingMetrics metrics = engine.run(source);
+      return new SystemResult(system, built.parts(), metrics, System.nanoTime() - start);
+    }
+  }
+}

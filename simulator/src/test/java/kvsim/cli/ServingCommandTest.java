@@ -1,0 +1,82 @@
+package kvsim.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import kvsim.testing.CliRun;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code kvsim serving}: a table and a byte-identical summary per input; bad options are exit 2 with nothing written. */
+class ServingCommandTest {
+  @TempDir Path dir;
+
+  @Test
+  void runsAGeneratorAndWritesTheSameSummaryTwice() throws IOException {
+    Path a = dir.resolve("a");
+    Path b = dir.resolve("b");
+    String[] common = {"serving", "requests:preset=azure-code,rate=8,count=300", "--model", "llama-3-8b", "--kv-memory", "4GiB", "--check", "-q"};
+    CliRun run = CliRun.of(concat(common, "-o", a.toString())).ok();
+    assertTrue(run.out().contains("vllm "), run.out());
+    CliRun.of(concat(common, "-o", b.toString())).ok();
+    assertEquals(Files.readString(a.resolve("summary.json")), Files.readString(b.resolve("summary.json")));
+    JsonNode s = new ObjectMapper().readTree(a.resolve("summary.json").toFile());
+    assertEquals("kvsim-serving-summary", s.get("format").asText());
+    JsonNode vllm = s.get("systems").get(0);
+    assertEquals("vllm", vllm.get("system").asText());
+    assertEquals(300, vllm.get("requests_arrived").asLong());
+    assertEquals(300, vllm.get("requests_finished").asLong() + vllm.get("requests_rejected").asLong());
+    double sum = 0;
+    for (String c : new String[] {"token_states", "reserved_future", "internal_waste", "external_waste"}) {
+      sum += vllm.get("kv_breakdown").get(c).get("mean").asDouble();
+    }
+    assertEquals(1.0, sum, 1e-9);
+    assertTrue(Files.exists(a.resolve(".kvsim-result")));
+  }
+
+  @Test
+  void tooLittleKvMemoryForOneSequenceIsBadInput() {
+    Path out = dir.resolve("out");
+    CliRun run = CliRun.of("serving", "requests:count=5", "--model", "opt-13b", "--kv-memory", "1GiB", "-o", out.toString());
+    assertEquals(2, run.exitCode());
+    assertTrue(run.err().contains("fewer than max_model_len 2048"), run.err());
+    assertFalse(Files.exists(out));
+  }
+
+  @Test
+  void anUnknownSystemIsNamed() {
+    CliRun run = CliRun.of("serving", "requests:count=5", "--system", "orca-max");
+    assertEquals(2, run.exitCode());
+    assertEquals("kvsim: error: unknown system 'orca-max' (known: vllm)", run.err().strip());
+  }
+
+  @Test
+  void anL1GeneratorIsNoRequestWorkload() {
+    CliRun run = CliRun.of("serving", "churn:ops=10");
+    assertEquals(2, run.exitCode());
+    assertTrue(run.err().contains("churn generates allocator events, not LLM requests"), run.err());
+  }
+
+  @Test
+  void parallelSamplesAreRefusedNotIgnored() throws IOException {
+    Path trace = dir.resolve("n.jsonl");
+    Files.writeString(trace, "{\"format\":\"kvsim-requests\",\"version\":1}\n{\"id\":0,\"t\":0,\"prompt_tokens\":10,\"output_tokens\":5,\"n\":2}\n");
+    Path out = dir.resolve("out");
+    CliRun run = CliRun.of("serving", trace.toString(), "-o", out.toString());
+    assertEquals(2, run.exitCode());
+    assertEquals("kvsim: error: n.jsonl:2: n: parallel sampling and beam search are not modelled yet (request 0)", run.err().strip());
+    assertFalse(Files.exists(out));
+  }
+
+  private static String[] concat(String[] a, String... b) {
+    String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+}
