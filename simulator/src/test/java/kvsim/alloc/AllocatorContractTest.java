@@ -89,9 +89,9 @@ class AllocatorContractTest {
         "the churn should both serve and refuse: " + model.allocations() + " served, " + model.refusals() + " refused");
     model.freeAll();
     Allocator a = model.allocator();
-    assertEquals(0, a.allocatedBytes());
-    assertEquals(0, a.requestedBytes());
-    assertEquals(0, a.liveAllocations());
+    assertEquals(0, a.stats().allocatedBytes());
+    assertEquals(0, a.stats().requestedBytes());
+    assertEquals(0, a.stats().liveAllocations());
     assertEquals(freeAtStart, a.freeBytes(), "free bytes after every free, against a fresh model");
   }
 
@@ -126,7 +126,7 @@ class AllocatorContractTest {
     List<AllocOutcome> outcomes = churn(model, 77L, 2_000);
     assertEquals(model.allocations() + model.refusals(), outcomes.size());
     Allocator a = model.allocator();
-    assertTrue(a.modelledNanos() > 0, "no modelled time after " + outcomes.size() + " requests");
+    assertTrue(a.stats().modelledNanos() > 0, "no modelled time after " + outcomes.size() + " requests");
   }
 
   @ParameterizedTest
@@ -154,10 +154,10 @@ class AllocatorContractTest {
     AllocOutcome.Allocated second = assertInstanceOf(AllocOutcome.Allocated.class, a.allocate(AllocRequest.of(Bytes.MiB, Tag.KV)));
     a.free(first.handle());
     assertThrows(AllocatorMisuseException.class, () -> a.free(first.handle()), "double free");
-    assertEquals(1, a.liveAllocations(), "the refused double free changed the live count");
+    assertEquals(1, a.stats().liveAllocations(), "the refused double free changed the live count");
     a.free(second.handle());
     a.checkInvariants();
-    assertEquals(0, a.allocatedBytes());
+    assertEquals(0, a.stats().allocatedBytes());
   }
 
   @ParameterizedTest
@@ -168,7 +168,7 @@ class AllocatorContractTest {
     List<AllocOutcome> first = churn(one, 4242L, 1_500);
     List<AllocOutcome> second = churn(two, 4242L, 1_500);
     assertEquals(first, second);
-    assertEquals(one.allocator().modelledNanos(), two.allocator().modelledNanos());
+    assertEquals(one.allocator().stats().modelledNanos(), two.allocator().stats().modelledNanos());
     assertEquals(one.allocator().layout(), two.allocator().layout());
     assertEquals(one.allocator().extraMetrics(), two.allocator().extraMetrics());
     List<AllocOutcome> otherSeed = churn(checked(entry), 4243L, 1_500);
@@ -216,8 +216,8 @@ class AllocatorContractTest {
       assertEquals(segment.addressBytes() + segment.sizeBytes(), cursor, "blocks do not reach the segment end");
       previousEnd = cursor;
     }
-    assertEquals(a.allocatedBytes(), active, "active blocks against allocated bytes");
-    assertEquals(a.requestedBytes(), requested, "requested bytes in the layout");
+    assertEquals(a.stats().allocatedBytes(), active, "active blocks against allocated bytes");
+    assertEquals(a.stats().requestedBytes(), requested, "requested bytes in the layout");
     assertFalse(model.liveHandles().isEmpty(), "nothing was live, so the layout check proved little");
   }
 }
