@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
@@ -158,6 +159,25 @@ class AllocatorContractTest {
     a.free(second.handle());
     a.checkInvariants();
     assertEquals(0, a.stats().allocatedBytes());
+  }
+
+  @ParameterizedTest
+  @MethodSource("models")
+  void aSharedGaugeThatDriftsFromTheModelsOwnStructuresIsAnInvariantViolation(AllocatorRegistry.Entry entry) {
+    // Each drift moves one gauge (reserved, allocated, requested, live) away from the walk.
+    List<Consumer<AllocatorStats>> drifts =
+        List.of(
+            s -> s.reserve(512),
+            s -> s.onAlloc(0, 512),
+            s -> s.onAlloc(1, 0),
+            s -> s.onFree(0, 0));
+    for (Consumer<AllocatorStats> drift : drifts) {
+      Allocator a = build(entry, REGION, Map.of());
+      assertInstanceOf(AllocOutcome.Allocated.class, a.allocate(AllocRequest.of(Bytes.MiB, Tag.KV)));
+      a.checkInvariants();
+      drift.accept(a.stats());
+      assertThrows(InvariantViolation.class, a::checkInvariants);
+    }
   }
 
   @ParameterizedTest
