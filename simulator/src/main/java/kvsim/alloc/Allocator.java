@@ -54,6 +54,13 @@ import java.util.Map;
  *       segments it also visits every unmapped range of stream 0, O(number of unmapped ranges),
  *       when the device could still map a page or {@code max_split_size} is set.
  * </ul>
+ *
+ * <p>Measured with {@code GaugeBenchmark} (80 GiB device, 10,000 live allocations of 1-8 MiB after
+ * 200,000 churn operations, shared 2-core machine): every {@link #stats()} gauge about 0.5-1 ns a
+ * read; {@link #freeBytes()} as much, 1-3 ns for {@code pytorch-caching} (which asks its driver);
+ * {@link #largestFreeBytes()} under 1 ns for {@code slab} and {@code paged}, 2-4 ns for {@code
+ * first-fit} and {@code multi-slab} (four classes), about 20 ns for {@code pytorch-caching} and 23
+ * ns with expandable segments.
  */
 public interface Allocator {
 
