@@ -6,6 +6,7 @@ import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorListener;
+import kvsim.alloc.AllocatorStats;
 import kvsim.core.HeapExhaustedException;
 import kvsim.core.InputException;
 import kvsim.core.LongLongMap;
@@ -116,6 +117,7 @@ public final class ReplayEngine {
     private final Simulator sim;
     private final RegionRouter regions;
     private final Allocator tested;
+    private final AllocatorStats testedStats;
     private final EventSource source;
     private final Options options;
     private final AllocatorListener listener;
@@ -131,6 +133,7 @@ public final class ReplayEngine {
       this.sim = sim;
       this.regions = regions;
       this.tested = regions.allocator(0);
+      this.testedStats = tested.stats();
       this.source = source;
       this.options = options;
       this.listener = options.listener();
@@ -169,12 +172,12 @@ public final class ReplayEngine {
       }
       metrics.record(
           e.timeNanos(),
-          tested.reservedBytes(),
-          tested.allocatedBytes(),
-          tested.requestedBytes(),
+          testedStats.reservedBytes(),
+          testedStats.allocatedBytes(),
+          testedStats.requestedBytes(),
           tested.freeBytes(),
           tested.largestFreeBytes(),
-          tested.liveAllocations());
+          testedStats.liveAllocations());
       events++;
       if (options.progress() != null && events % PROGRESS_EVERY == 0) {
         options.progress().eventsApplied(events);

@@ -149,7 +149,7 @@ public final class Runner {
             context.effectiveOptions(),
             r.metrics().counters(),
             r.metrics().summaries(),
-            tested.modelledNanos(),
+            tested.stats().modelledNanos(),
             r.otherRegionOomCount(),
             new TreeMap<>(tested.extraMetrics()),
             r.metrics().samples());

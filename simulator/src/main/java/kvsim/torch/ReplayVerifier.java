@@ -186,7 +186,7 @@ public final class ReplayVerifier {
       return new ReplayReport.DeviceResult(
           device, model.conf().canonical(), walked, allocations, addressMatches, decisions, decisionMatches,
           newSegments, segmentFrees, frees, start.inferred().size(),
-          model.stats().peak(TorchStats.Kind.RESERVED_BYTES, "all"), model.stats().peak(TorchStats.Kind.ALLOCATED_BYTES, "all"),
+          model.torchStats().peak(TorchStats.Kind.RESERVED_BYTES, "all"), model.torchStats().peak(TorchStats.Kind.ALLOCATED_BYTES, "all"),
           finalMatches, first);
     }
 

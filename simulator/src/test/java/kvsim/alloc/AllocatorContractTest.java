@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
@@ -89,9 +90,9 @@ class AllocatorContractTest {
         "the churn should both serve and refuse: " + model.allocations() + " served, " + model.refusals() + " refused");
     model.freeAll();
     Allocator a = model.allocator();
-    assertEquals(0, a.allocatedBytes());
-    assertEquals(0, a.requestedBytes());
-    assertEquals(0, a.liveAllocations());
+    assertEquals(0, a.stats().allocatedBytes());
+    assertEquals(0, a.stats().requestedBytes());
+    assertEquals(0, a.stats().liveAllocations());
     assertEquals(freeAtStart, a.freeBytes(), "free bytes after every free, against a fresh model");
   }
 
@@ -126,7 +127,7 @@ class AllocatorContractTest {
     List<AllocOutcome> outcomes = churn(model, 77L, 2_000);
     assertEquals(model.allocations() + model.refusals(), outcomes.size());
     Allocator a = model.allocator();
-    assertTrue(a.modelledNanos() > 0, "no modelled time after " + outcomes.size() + " requests");
+    assertTrue(a.stats().modelledNanos() > 0, "no modelled time after " + outcomes.size() + " requests");
   }
 
   @ParameterizedTest
@@ -154,10 +155,29 @@ class AllocatorContractTest {
     AllocOutcome.Allocated second = assertInstanceOf(AllocOutcome.Allocated.class, a.allocate(AllocRequest.of(Bytes.MiB, Tag.KV)));
     a.free(first.handle());
     assertThrows(AllocatorMisuseException.class, () -> a.free(first.handle()), "double free");
-    assertEquals(1, a.liveAllocations(), "the refused double free changed the live count");
+    assertEquals(1, a.stats().liveAllocations(), "the refused double free changed the live count");
     a.free(second.handle());
     a.checkInvariants();
-    assertEquals(0, a.allocatedBytes());
+    assertEquals(0, a.stats().allocatedBytes());
+  }
+
+  @ParameterizedTest
+  @MethodSource("models")
+  void aSharedGaugeThatDriftsFromTheModelsOwnStructuresIsAnInvariantViolation(AllocatorRegistry.Entry entry) {
+    // Each drift moves one gauge (reserved, allocated, requested, live) away from the walk.
+    List<Consumer<AllocatorStats>> drifts =
+        List.of(
+            s -> s.reserve(512),
+            s -> s.onAlloc(0, 512),
+            s -> s.onAlloc(1, 0),
+            s -> s.onFree(0, 0));
+    for (Consumer<AllocatorStats> drift : drifts) {
+      Allocator a = build(entry, REGION, Map.of());
+      assertInstanceOf(AllocOutcome.Allocated.class, a.allocate(AllocRequest.of(Bytes.MiB, Tag.KV)));
+      a.checkInvariants();
+      drift.accept(a.stats());
+      assertThrows(InvariantViolation.class, a::checkInvariants);
+    }
   }
 
   @ParameterizedTest
@@ -168,7 +188,7 @@ class AllocatorContractTest {
     List<AllocOutcome> first = churn(one, 4242L, 1_500);
     List<AllocOutcome> second = churn(two, 4242L, 1_500);
     assertEquals(first, second);
-    assertEquals(one.allocator().modelledNanos(), two.allocator().modelledNanos());
+    assertEquals(one.allocator().stats().modelledNanos(), two.allocator().stats().modelledNanos());
     assertEquals(one.allocator().layout(), two.allocator().layout());
     assertEquals(one.allocator().extraMetrics(), two.allocator().extraMetrics());
     List<AllocOutcome> otherSeed = churn(checked(entry), 4243L, 1_500);
@@ -216,8 +236,8 @@ class AllocatorContractTest {
       assertEquals(segment.addressBytes() + segment.sizeBytes(), cursor, "blocks do not reach the segment end");
       previousEnd = cursor;
     }
-    assertEquals(a.allocatedBytes(), active, "active blocks against allocated bytes");
-    assertEquals(a.requestedBytes(), requested, "requested bytes in the layout");
+    assertEquals(a.stats().allocatedBytes(), active, "active blocks against allocated bytes");
+    assertEquals(a.stats().requestedBytes(), requested, "requested bytes in the layout");
     assertFalse(model.liveHandles().isEmpty(), "nothing was live, so the layout check proved little");
   }
 }

@@ -73,7 +73,7 @@ class AllocatorProperties {
       }
     }
     model.freeAll();
-    if (allocator.allocatedBytes() != 0 || allocator.requestedBytes() != 0 || allocator.freeBytes() != freeAtStart) {
+    if (allocator.stats().allocatedBytes() != 0 || allocator.stats().requestedBytes() != 0 || allocator.freeBytes() != freeAtStart) {
       throw new AssertionError(name + ": bytes do not balance after every free");
     }
   }

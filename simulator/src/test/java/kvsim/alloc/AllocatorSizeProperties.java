@@ -193,12 +193,12 @@ class AllocatorSizeProperties {
       t = op.dtNanos() > Long.MAX_VALUE - t ? Long.MAX_VALUE : t + op.dtNanos();
       metrics.record(
           t,
-          allocator.reservedBytes(),
-          allocator.allocatedBytes(),
-          allocator.requestedBytes(),
+          allocator.stats().reservedBytes(),
+          allocator.stats().allocatedBytes(),
+          allocator.stats().requestedBytes(),
           allocator.freeBytes(),
           allocator.largestFreeBytes(),
-          allocator.liveAllocations());
+          allocator.stats().liveAllocations());
     }
     checkSummaries(setup, metrics);
     model.freeAll();

@@ -5,6 +5,7 @@ import java.util.List;
 import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
+import kvsim.alloc.AllocatorStats;
 import kvsim.alloc.Extents;
 import kvsim.alloc.OomReason;
 import kvsim.devicemodel.Region;
@@ -17,12 +18,14 @@ import kvsim.devicemodel.Region;
  *
  * <p>The gauge relations: {@code 0 ≤ requested ≤ allocated ≤ reserved ≤ region}, {@code 0 ≤
  * largestFree ≤ free}, {@code allocated + free ≤ region}, the allocated and requested bytes and the
- * live count equal to the ledger's sums, and modelled time never decreasing. Handles lie in [0,
- * 2^56). Every check is written so that it cannot overflow itself, since requests may be as large
- * as {@code Long.MAX_VALUE}: a wrapped sum would let a wrong allocation pass.
+ * live count equal to the ledger's sums, modelled time never decreasing, and {@link
+ * Allocator#stats()} always the same object. Handles lie in [0, 2^56). Every check is written so
+ * that it cannot overflow itself, since requests may be as large as {@code Long.MAX_VALUE}: a
+ * wrapped sum would let a wrong allocation pass.
  */
 public final class CheckedAllocator {
   private final Allocator allocator;
+  private final AllocatorStats stats;
   private final Region region;
   private final ExtentLedger ledger;
   private final List<Long> live = new ArrayList<>();
@@ -34,6 +37,7 @@ public final class CheckedAllocator {
   /** Wraps {@code allocator}, which manages {@code region}, and checks its fresh state. */
   public CheckedAllocator(Allocator allocator, Region region) {
     this.allocator = allocator;
+    this.stats = allocator.stats();
     this.region = region;
     this.ledger = new ExtentLedger(region);
     afterEvent("construction");
@@ -61,9 +65,9 @@ public final class CheckedAllocator {
 
   /** Makes a request and checks its outcome. */
   public AllocOutcome allocate(AllocRequest request) {
-    long allocatedBefore = allocator.allocatedBytes();
-    long requestedBefore = allocator.requestedBytes();
-    long liveBefore = allocator.liveAllocations();
+    long allocatedBefore = stats.allocatedBytes();
+    long requestedBefore = stats.requestedBytes();
+    long liveBefore = stats.liveAllocations();
     AllocOutcome outcome = allocator.allocate(request);
     String what = "request of " + request.sizeBytes() + " B";
     if (outcome instanceof AllocOutcome.Allocated a) {
@@ -93,9 +97,9 @@ public final class CheckedAllocator {
             what + ": refused although the largest request that would succeed is " + oom.largestFreeBytes() + " B");
       }
       require(
-          allocator.allocatedBytes() == allocatedBefore
-              && allocator.requestedBytes() == requestedBefore
-              && allocator.liveAllocations() == liveBefore,
+          stats.allocatedBytes() == allocatedBefore
+              && stats.requestedBytes() == requestedBefore
+              && stats.liveAllocations() == liveBefore,
           what + ": a refusal changed the allocated or requested bytes or the live count");
     }
     afterEvent(what);
@@ -126,9 +130,10 @@ public final class CheckedAllocator {
   private void afterEvent(String what) {
     events++;
     allocator.checkInvariants();
-    long reserved = allocator.reservedBytes();
-    long allocated = allocator.allocatedBytes();
-    long requested = allocator.requestedBytes();
+    require(allocator.stats() == stats, what + ": stats() returned another object than at construction");
+    long reserved = stats.reservedBytes();
+    long allocated = stats.allocatedBytes();
+    long requested = stats.requestedBytes();
     long free = allocator.freeBytes();
     long largest = allocator.largestFreeBytes();
     String gauges =
@@ -138,12 +143,12 @@ public final class CheckedAllocator {
     require(allocated <= reserved && reserved <= region.sizeBytes(), gauges);
     require(0 <= largest && largest <= free, gauges);
     require(free <= region.sizeBytes() - allocated, gauges); // allocated + free ≤ region, without the sum
-    require(allocator.liveAllocations() == ledger.liveCount(), what + ": live count " + allocator.liveAllocations()
+    require(stats.liveAllocations() == ledger.liveCount(), what + ": live count " + stats.liveAllocations()
         + ", ledger " + ledger.liveCount());
     require(requested == ledger.requestedBytes(), what + ": requested " + requested + ", ledger " + ledger.requestedBytes());
     require(allocated == ledger.allocatedBytes(), what + ": allocated " + allocated + ", outcomes sum to "
         + ledger.allocatedBytes());
-    long nanos = allocator.modelledNanos();
+    long nanos = stats.modelledNanos();
     require(nanos >= lastModelledNanos, what + ": modelled time went back from " + lastModelledNanos + " to " + nanos);
     lastModelledNanos = nanos;
   }

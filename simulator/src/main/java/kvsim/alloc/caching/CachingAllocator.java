@@ -11,6 +11,7 @@ import kvsim.alloc.AllocRequest;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorListener;
 import kvsim.alloc.AllocatorMisuseException;
+import kvsim.alloc.AllocatorStats;
 import kvsim.alloc.Extents;
 import kvsim.alloc.InvariantViolation;
 import kvsim.alloc.LatencyModel;
@@ -48,7 +49,10 @@ import kvsim.devicemodel.Region;
  *   <li>Memory goes back only through {@code release_available_cached_blocks} (spec §6.1), {@code
  *       empty_cache} (spec §6.2, whole classic segments; expandable pages per spec §7.5) and garbage
  *       collection (spec §6.3, only with a per-process memory fraction).
- *   <li>Statistics are PyTorch's (spec §8), see {@link TorchStats}.
+ *   <li>Statistics are PyTorch's (spec §8), see {@link TorchStats} ({@link #torchStats()}). The
+ *       SPI's gauges ({@link #stats()}) are kept beside them: reserved bytes are {@code
+ *       total_allocated_memory}, allocated and requested bytes and the live count the {@code all}
+ *       values of {@code allocated_bytes}, {@code requested_bytes} and {@code allocation}.
  * </ul>
  *
  * <p>Not modelled: private pools (CUDA graphs, MemPool), cross-stream frees ({@code
@@ -88,13 +92,12 @@ public final class CachingAllocator implements TorchCachingModel {
   private final BlockPool smallPool;
   private final BlockPool largePool;
   private final TreeMap<Long, Segment> segments = new TreeMap<>();
-  private final TorchStats stats = new TorchStats();
+  private final TorchStats torchStats = new TorchStats();
+  private final AllocatorStats stats = new AllocatorStats();
   private final LatencyModel latency;
   private final Block searchKey = new Block(0);
   private AllocatorListener listener = NO_LISTENER;
 
-  /** total_allocated_memory: bytes held from the driver (classic segments + mapped pages). */
-  private long totalAllocatedMemory;
   /** Bytes of the segments held as one whole free block (Note [Releasable segments]). */
   private long releasableBytes;
   /** The last question to {@link #maxRequestWithSegmentUpTo} (-1: none yet) and its answer. */
@@ -102,7 +105,6 @@ public final class CachingAllocator implements TorchCachingModel {
   private long segmentUpToRequest;
   private long nextSerial;
   private boolean hardReject;
-  private long modelledNanos;
   private long[] streamsSeen = new long[4];
   private int streamCount;
 
@@ -148,7 +150,7 @@ public final class CachingAllocator implements TorchCachingModel {
     this.smallPool = new BlockPool(true, tieBreak);
     this.largePool = new BlockPool(false, tieBreak);
     this.latency = latency;
-    stats.maxSplitSize = maxSplitSize == TorchAllocConf.UNLIMITED ? -1 : maxSplitSize;
+    torchStats.maxSplitSize = maxSplitSize == TorchAllocConf.UNLIMITED ? -1 : maxSplitSize;
     Arrays.fill(freeHandles, -1);
   }
 
@@ -197,10 +199,23 @@ public final class CachingAllocator implements TorchCachingModel {
     return driver;
   }
 
-  /** Returns PyTorch's statistics. */
+  /** Returns PyTorch's statistics ({@code torch.cuda.memory_stats()}). */
   @Override
-  public TorchStats stats() {
+  public TorchStats torchStats() {
+    return torchStats;
+  }
+
+  @Override
+  public AllocatorStats stats() {
     return stats;
+  }
+
+  /**
+   * total_allocated_memory: bytes held from the driver (classic segments + mapped pages), which
+   * is the reserved-bytes gauge.
+   */
+  private long totalAllocatedMemory() {
+    return stats.reservedBytes();
   }
 
   @Override
@@ -280,10 +295,10 @@ public final class CachingAllocator implements TorchCachingModel {
   public AllocOutcome allocate(AllocRequest request) {
     long orig = request.sizeBytes();
     long stream = request.stream();
-    modelledNanos += latency.allocBaseNanos();
+    stats.addModelledNanos(latency.allocBaseNanos());
     if (orig >= MAX_REQUEST_BYTES) {
       // Before any rounding: this bound keeps round_size and get_allocation_size below 2^61.
-      stats.numOoms++;
+      torchStats.numOoms++;
       return new AllocOutcome.OutOfMemory(OomReason.TOO_LARGE, orig, freeBytes(), largestFreeBytes());
     }
     noteStream(stream);
@@ -293,7 +308,7 @@ public final class CachingAllocator implements TorchCachingModel {
     if (block == null) {
       block = allocateNew(pool, stream, size);
       if (block == null) {
-        stats.numOoms++;
+        torchStats.numOoms++;
         return AllocOutcome.OutOfMemory.classify(orig, freeBytes(), largestFreeBytes());
       }
     }
@@ -363,12 +378,12 @@ public final class CachingAllocator implements TorchCachingModel {
   /** alloc_block (spec §4.5): new memory from the driver; the block is in no pool. */
   private Block allocBlock(BlockPool pool, long stream, long size, long allocSize, boolean isRetry) {
     if (isRetry) {
-      stats.numAllocRetries++;
+      torchStats.numAllocRetries++;
     }
     // total + allocSize > allowed, as a difference: a large segment size can make the sum wrap.
-    if (setFraction && allocSize > allowedMemoryMaximum - totalAllocatedMemory) {
+    if (setFraction && allocSize > allowedMemoryMaximum - totalAllocatedMemory()) {
       if (conf.throwOnCudamallocOom()) {
-        stats.numOomRejections++;
+        torchStats.numOomRejections++;
         hardReject = true;
       }
       return null;
@@ -380,19 +395,19 @@ public final class CachingAllocator implements TorchCachingModel {
     if (ptr < 0) {
       return null;
     }
-    modelledNanos += latency.deviceAllocNanos();
-    totalAllocatedMemory += allocSize;
+    stats.addModelledNanos(latency.deviceAllocNanos());
+    stats.reserve(allocSize);
     Segment seg = new Segment(ptr, allocSize, stream, pool, false, 0, nextSerial++);
     putSegment(seg);
     Block b = new Block(seg, ptr, allocSize);
     seg.head = b;
     segmentChanged(seg);
-    stats.increase(TorchStats.Kind.SEGMENT, pool.small, 1);
-    stats.increase(TorchStats.Kind.RESERVED_BYTES, pool.small, allocSize);
+    torchStats.increase(TorchStats.Kind.SEGMENT, pool.small, 1);
+    torchStats.increase(TorchStats.Kind.RESERVED_BYTES, pool.small, allocSize);
     if (allocSize >= maxSplitSize) {
-      stats.oversizeSegment(true);
+      torchStats.oversizeSegment(true);
     }
-    stats.numDeviceAlloc++;
+    torchStats.numDeviceAlloc++;
     listener.segmentAlloc(ptr, allocSize, stream);
     return b;
   }
@@ -411,25 +426,26 @@ public final class CachingAllocator implements TorchCachingModel {
       remaining.size -= size;
       pool.insert(remaining);
       if (alreadySplit && !expandable) {
-        stats.decrease(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, size);
+        torchStats.decrease(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, size);
       } else if (!expandable) {
-        stats.increase(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, remaining.size);
-        stats.increase(TorchStats.Kind.INACTIVE_SPLIT, small, 1);
+        torchStats.increase(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, remaining.size);
+        torchStats.increase(TorchStats.Kind.INACTIVE_SPLIT, small, 1);
       }
     } else if (alreadySplit && !expandable) {
-      stats.decrease(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, block.size);
-      stats.decrease(TorchStats.Kind.INACTIVE_SPLIT, small, 1);
+      torchStats.decrease(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, block.size);
+      torchStats.decrease(TorchStats.Kind.INACTIVE_SPLIT, small, 1);
     }
     block.allocated = true;
     block.requestedSize = orig;
     block.handle = newHandle(block);
-    stats.increase(TorchStats.Kind.ALLOCATION, small, 1);
-    stats.increase(TorchStats.Kind.ALLOCATED_BYTES, small, block.size);
-    stats.increase(TorchStats.Kind.ACTIVE, small, 1);
-    stats.increase(TorchStats.Kind.ACTIVE_BYTES, small, block.size);
-    stats.increase(TorchStats.Kind.REQUESTED_BYTES, small, orig);
+    torchStats.increase(TorchStats.Kind.ALLOCATION, small, 1);
+    torchStats.increase(TorchStats.Kind.ALLOCATED_BYTES, small, block.size);
+    torchStats.increase(TorchStats.Kind.ACTIVE, small, 1);
+    torchStats.increase(TorchStats.Kind.ACTIVE_BYTES, small, block.size);
+    torchStats.increase(TorchStats.Kind.REQUESTED_BYTES, small, orig);
+    stats.onAlloc(orig, block.size);
     if (block.size >= maxSplitSize) {
-      stats.oversizeAllocation(true);
+      torchStats.oversizeAllocation(true);
     }
     segmentChanged(block.segment);
     return block;
@@ -440,14 +456,15 @@ public final class CachingAllocator implements TorchCachingModel {
   @Override
   public void free(long handle) {
     Block b = checked(handle);
-    modelledNanos += latency.freeBaseNanos();
+    stats.addModelledNanos(latency.freeBaseNanos());
     releaseHandle(b);
     b.allocated = false;
     boolean small = b.segment.pool.small;
-    stats.decrease(TorchStats.Kind.ALLOCATION, small, 1);
-    stats.decrease(TorchStats.Kind.ALLOCATED_BYTES, small, b.size);
+    torchStats.decrease(TorchStats.Kind.ALLOCATION, small, 1);
+    torchStats.decrease(TorchStats.Kind.ALLOCATED_BYTES, small, b.size);
+    stats.onFree(b.requestedSize, b.size);
     if (b.size >= maxSplitSize) {
-      stats.oversizeAllocation(false);
+      torchStats.oversizeAllocation(false);
     }
     freeBlock(b);
   }
@@ -478,12 +495,12 @@ public final class CachingAllocator implements TorchCachingModel {
     }
     boolean small = pool.small;
     if (!block.expandable()) {
-      stats.change(TorchStats.Kind.INACTIVE_SPLIT, small, netBlocks);
-      stats.change(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, netBytes);
+      torchStats.change(TorchStats.Kind.INACTIVE_SPLIT, small, netBlocks);
+      torchStats.change(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, netBytes);
     }
-    stats.decrease(TorchStats.Kind.ACTIVE, small, 1);
-    stats.decrease(TorchStats.Kind.ACTIVE_BYTES, small, originalSize);
-    stats.decrease(TorchStats.Kind.REQUESTED_BYTES, small, requested);
+    torchStats.decrease(TorchStats.Kind.ACTIVE, small, 1);
+    torchStats.decrease(TorchStats.Kind.ACTIVE_BYTES, small, originalSize);
+    torchStats.decrease(TorchStats.Kind.REQUESTED_BYTES, small, requested);
     segmentChanged(block.segment);
   }
 
@@ -555,7 +572,7 @@ public final class CachingAllocator implements TorchCachingModel {
   }
 
   private void releaseCachedBlocks() {
-    stats.numSyncAllStreams++;
+    torchStats.numSyncAllStreams++;
     releaseBlocks(largePool);
     releaseBlocks(smallPool);
   }
@@ -611,15 +628,15 @@ public final class CachingAllocator implements TorchCachingModel {
       throw new InvariantViolation(NAME, "release of " + b + ", which is not a whole free classic segment");
     }
     BlockPool pool = seg.pool;
-    stats.numDeviceFree++;
+    torchStats.numDeviceFree++;
     listener.segmentFree(b.address, b.size, b.stream);
     driver.free(b.address, b.size);
-    modelledNanos += latency.deviceFreeNanos();
-    totalAllocatedMemory -= b.size;
-    stats.decrease(TorchStats.Kind.SEGMENT, pool.small, 1);
-    stats.decrease(TorchStats.Kind.RESERVED_BYTES, pool.small, b.size);
+    stats.addModelledNanos(latency.deviceFreeNanos());
+    stats.unreserve(b.size);
+    torchStats.decrease(TorchStats.Kind.SEGMENT, pool.small, 1);
+    torchStats.decrease(TorchStats.Kind.RESERVED_BYTES, pool.small, b.size);
     if (b.size >= maxSplitSize) {
-      stats.oversizeSegment(false);
+      torchStats.oversizeSegment(false);
     }
     pool.remove(b);
     removeSegment(seg);
@@ -628,10 +645,10 @@ public final class CachingAllocator implements TorchCachingModel {
   /** garbage_collect_cached_blocks (spec §6.3). */
   private void garbageCollectCachedBlocks() {
     long gcThreshold = (long) (conf.garbageCollectionThreshold() * (double) allowedMemoryMaximum);
-    if (totalAllocatedMemory <= gcThreshold) {
+    if (totalAllocatedMemory() <= gcThreshold) {
       return;
     }
-    long target = totalAllocatedMemory - gcThreshold;
+    long target = totalAllocatedMemory() - gcThreshold;
     long reclaimed = 0;
     long totalAge = 0;
     long freeable = 0;
@@ -706,7 +723,7 @@ public final class CachingAllocator implements TorchCachingModel {
     if (!driver.map(start, mappedBytes, toMap.stream)) {
       return false;
     }
-    modelledNanos += latency.deviceAllocNanos();
+    stats.addModelledNanos(latency.deviceAllocNanos());
     pool.unmapped.remove(toMap);
     toMap.mapped = true;
     if (mappedBytes < toMap.size) {
@@ -719,9 +736,9 @@ public final class CachingAllocator implements TorchCachingModel {
     tryMergeBlocks(toMap, toMap.prev, pool);
     tryMergeBlocks(toMap, toMap.next, pool);
     pool.insert(toMap);
-    totalAllocatedMemory += mappedBytes;
-    stats.increase(TorchStats.Kind.RESERVED_BYTES, pool.small, mappedBytes);
-    stats.numDeviceAlloc++;
+    stats.reserve(mappedBytes);
+    torchStats.increase(TorchStats.Kind.RESERVED_BYTES, pool.small, mappedBytes);
+    torchStats.numDeviceAlloc++;
     listener.segmentMap(start, mappedBytes, toMap.stream);
     segmentChanged(seg);
     return true;
@@ -757,7 +774,7 @@ public final class CachingAllocator implements TorchCachingModel {
     }
     long unmappedBytes = end - begin;
     driver.unmap(begin, unmappedBytes);
-    modelledNanos += latency.deviceFreeNanos();
+    stats.addModelledNanos(latency.deviceFreeNanos());
     pool.remove(block);
     long before = begin - block.address;
     if (before > 0) {
@@ -777,9 +794,9 @@ public final class CachingAllocator implements TorchCachingModel {
     tryMergeBlocks(block, block.prev, pool);
     tryMergeBlocks(block, block.next, pool);
     pool.unmapped.add(block);
-    totalAllocatedMemory -= unmappedBytes;
-    stats.decrease(TorchStats.Kind.RESERVED_BYTES, pool.small, unmappedBytes);
-    stats.numDeviceFree++;
+    stats.unreserve(unmappedBytes);
+    torchStats.decrease(TorchStats.Kind.RESERVED_BYTES, pool.small, unmappedBytes);
+    torchStats.numDeviceFree++;
     listener.segmentUnmap(begin, unmappedBytes, block.stream);
     segmentChanged(seg);
   }
@@ -925,11 +942,11 @@ public final class CachingAllocator implements TorchCachingModel {
     driver.adopt(layout.addressBytes(), layout.sizeBytes());
     Segment seg = new Segment(layout.addressBytes(), layout.sizeBytes(), layout.stream(), pool, false, 0, nextSerial++);
     putSegment(seg);
-    totalAllocatedMemory += seg.size;
-    stats.increase(TorchStats.Kind.SEGMENT, small, 1);
-    stats.increase(TorchStats.Kind.RESERVED_BYTES, small, seg.size);
+    stats.reserve(seg.size);
+    torchStats.increase(TorchStats.Kind.SEGMENT, small, 1);
+    torchStats.increase(TorchStats.Kind.RESERVED_BYTES, small, seg.size);
     if (seg.size >= maxSplitSize) {
-      stats.oversizeSegment(true);
+      torchStats.oversizeSegment(true);
     }
     List<SegmentLayout.Block> in = layout.blocks();
     Block[] made = new Block[in.size()];
@@ -982,8 +999,8 @@ public final class CachingAllocator implements TorchCachingModel {
         made.add(b);
         in.add(sb);
       }
-      totalAllocatedMemory += run.sizeBytes();
-      stats.increase(TorchStats.Kind.RESERVED_BYTES, small, run.sizeBytes());
+      stats.reserve(run.sizeBytes());
+      torchStats.increase(TorchStats.Kind.RESERVED_BYTES, small, run.sizeBytes());
       cursor = run.addressBytes() + run.sizeBytes();
     }
     if (cursor > addressBytes + sizeBytes) {
@@ -1010,20 +1027,21 @@ public final class CachingAllocator implements TorchCachingModel {
         b.requestedSize = sb.requestedBytes();
         b.handle = newHandle(b);
         handles[i] = b.handle;
-        stats.increase(TorchStats.Kind.ALLOCATION, small, 1);
-        stats.increase(TorchStats.Kind.ALLOCATED_BYTES, small, b.size);
-        stats.increase(TorchStats.Kind.ACTIVE, small, 1);
-        stats.increase(TorchStats.Kind.ACTIVE_BYTES, small, b.size);
-        stats.increase(TorchStats.Kind.REQUESTED_BYTES, small, b.requestedSize);
+        torchStats.increase(TorchStats.Kind.ALLOCATION, small, 1);
+        torchStats.increase(TorchStats.Kind.ALLOCATED_BYTES, small, b.size);
+        torchStats.increase(TorchStats.Kind.ACTIVE, small, 1);
+        torchStats.increase(TorchStats.Kind.ACTIVE_BYTES, small, b.size);
+        torchStats.increase(TorchStats.Kind.REQUESTED_BYTES, small, b.requestedSize);
+        stats.onAlloc(b.requestedSize, b.size);
         if (b.size >= maxSplitSize) {
-          stats.oversizeAllocation(true);
+          torchStats.oversizeAllocation(true);
         }
       } else {
         handles[i] = -1;
         b.segment.pool.insert(b);
         if (b.isSplit() && !b.expandable()) {
-          stats.increase(TorchStats.Kind.INACTIVE_SPLIT, small, 1);
-          stats.increase(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, b.size);
+          torchStats.increase(TorchStats.Kind.INACTIVE_SPLIT, small, 1);
+          torchStats.increase(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, b.size);
         }
       }
     }
@@ -1123,29 +1141,14 @@ public final class CachingAllocator implements TorchCachingModel {
 
   // ---------------------------------------------------------------- gauges
 
-  @Override
-  public long reservedBytes() {
-    return totalAllocatedMemory;
-  }
-
-  @Override
-  public long allocatedBytes() {
-    return stats.currentAll(TorchStats.Kind.ALLOCATED_BYTES);
-  }
-
-  @Override
-  public long requestedBytes() {
-    return stats.currentAll(TorchStats.Kind.REQUESTED_BYTES);
-  }
-
   private long driverHeadroom() {
     long free = Math.max(0, driver.freeBytes());
-    return setFraction ? Math.min(free, Math.max(0, allowedMemoryMaximum - totalAllocatedMemory)) : free;
+    return setFraction ? Math.min(free, Math.max(0, allowedMemoryMaximum - totalAllocatedMemory())) : free;
   }
 
   @Override
   public long freeBytes() {
-    return totalAllocatedMemory - allocatedBytes() + driverHeadroom();
+    return totalAllocatedMemory() - stats.allocatedBytes() + driverHeadroom();
   }
 
   /**
@@ -1216,7 +1219,7 @@ public final class CachingAllocator implements TorchCachingModel {
     long releasable = walk ? walkReleasableBytes() : releasableBytes;
     long c = walk ? driver.largestMallocBytes(this::releasableAt) : driver.largestMallocBytes();
     if (setFraction) {
-      c = Math.min(c, Math.max(0, allowedMemoryMaximum - totalAllocatedMemory + releasable));
+      c = Math.min(c, Math.max(0, allowedMemoryMaximum - totalAllocatedMemory() + releasable));
     }
     if (c < SMALL_BUFFER_BYTES) {
       long smallPrefix = maxRequestRoundingTo(smallMax, SMALL_SIZE_BYTES);
@@ -1308,16 +1311,6 @@ public final class CachingAllocator implements TorchCachingModel {
   }
 
   @Override
-  public long liveAllocations() {
-    return stats.currentAll(TorchStats.Kind.ALLOCATION);
-  }
-
-  @Override
-  public long modelledNanos() {
-    return modelledNanos;
-  }
-
-  @Override
   public LatencyModel latency() {
     return latency;
   }
@@ -1330,7 +1323,7 @@ public final class CachingAllocator implements TorchCachingModel {
 
   @Override
   public Map<String, Long> extraMetrics() {
-    Map<String, Long> out = new LinkedHashMap<>(stats.asMap());
+    Map<String, Long> out = new LinkedHashMap<>(torchStats.asMap());
     if (driver instanceof RegionDriver rd) {
       out.put("driver_contiguity_refusals", rd.contiguityRefusals());
     }
@@ -1479,25 +1472,27 @@ public final class CachingAllocator implements TorchCachingModel {
             + " blocks with a whole page but has " + wholeSegments[p] + " and " + unmappable[p]);
       }
       boolean small = p == 0;
-      expect("allocated_bytes", stats.currentPool(TorchStats.Kind.ALLOCATED_BYTES, small), allocatedBytes[p]);
-      expect("allocation", stats.currentPool(TorchStats.Kind.ALLOCATION, small), allocations[p]);
-      expect("active_bytes", stats.currentPool(TorchStats.Kind.ACTIVE_BYTES, small), allocatedBytes[p]);
-      expect("active", stats.currentPool(TorchStats.Kind.ACTIVE, small), allocations[p]);
-      expect("requested_bytes", stats.currentPool(TorchStats.Kind.REQUESTED_BYTES, small), requested[p]);
-      expect("reserved_bytes", stats.currentPool(TorchStats.Kind.RESERVED_BYTES, small), reserved[p]);
-      expect("segment", stats.currentPool(TorchStats.Kind.SEGMENT, small), segmentCount[p]);
-      expect("inactive_split", stats.currentPool(TorchStats.Kind.INACTIVE_SPLIT, small), inactiveSplit[p]);
-      expect("inactive_split_bytes", stats.currentPool(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small), inactiveSplitBytes[p]);
+      expect("allocated_bytes", torchStats.currentPool(TorchStats.Kind.ALLOCATED_BYTES, small), allocatedBytes[p]);
+      expect("allocation", torchStats.currentPool(TorchStats.Kind.ALLOCATION, small), allocations[p]);
+      expect("active_bytes", torchStats.currentPool(TorchStats.Kind.ACTIVE_BYTES, small), allocatedBytes[p]);
+      expect("active", torchStats.currentPool(TorchStats.Kind.ACTIVE, small), allocations[p]);
+      expect("requested_bytes", torchStats.currentPool(TorchStats.Kind.REQUESTED_BYTES, small), requested[p]);
+      expect("reserved_bytes", torchStats.currentPool(TorchStats.Kind.RESERVED_BYTES, small), reserved[p]);
+      expect("segment", torchStats.currentPool(TorchStats.Kind.SEGMENT, small), segmentCount[p]);
+      expect("inactive_split", torchStats.currentPool(TorchStats.Kind.INACTIVE_SPLIT, small), inactiveSplit[p]);
+      expect("inactive_split_bytes", torchStats.currentPool(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small), inactiveSplitBytes[p]);
     }
-    expect("reserved_bytes.all", totalAllocatedMemory, reserved[0] + reserved[1]);
-    expect("reserved_bytes.all (stat)", stats.currentAll(TorchStats.Kind.RESERVED_BYTES), reserved[0] + reserved[1]);
+    expect("reserved_bytes.all (stat)", torchStats.currentAll(TorchStats.Kind.RESERVED_BYTES), reserved[0] + reserved[1]);
     expect("live handles", handleHigh - freeHandleCount, allocations[0] + allocations[1]);
-    String negative = stats.firstNegative();
+    stats.check(
+        NAME, reserved[0] + reserved[1], allocatedBytes[0] + allocatedBytes[1], requested[0] + requested[1],
+        allocations[0] + allocations[1]);
+    String negative = torchStats.firstNegative();
     if (negative != null) {
       fail("negative stat " + negative);
     }
     if (driver instanceof RegionDriver rd) {
-      expect("driver bytes in use", rd.usedBytes(), totalAllocatedMemory);
+      expect("driver bytes in use", rd.usedBytes(), totalAllocatedMemory());
       for (Segment s : segments.values()) {
         if (!s.expandable && (s.address < rd.baseBytes() || s.end() > rd.baseBytes() + rd.capacityBytes())) {
           fail("segment 0x" + Long.toHexString(s.address) + " lies outside the region");
@@ -1517,8 +1512,8 @@ public final class CachingAllocator implements TorchCachingModel {
     if (largest != walked) {
       fail("largest free request is " + largest + " B from the kept structures but " + walked + " B by walking the segments");
     }
-    if (setFraction && totalAllocatedMemory > allowedMemoryMaximum) {
-      fail("reserved " + totalAllocatedMemory + " B exceeds the memory fraction's " + allowedMemoryMaximum + " B");
+    if (setFraction && totalAllocatedMemory() > allowedMemoryMaximum) {
+      fail("reserved " + totalAllocatedMemory() + " B exceeds the memory fraction's " + allowedMemoryMaximum + " B");
     }
   }
 

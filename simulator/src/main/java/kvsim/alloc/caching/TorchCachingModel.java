@@ -41,8 +41,8 @@ public interface TorchCachingModel extends Allocator {
   /** Returns the device size used for the memory fraction and expandable reservations. */
   long deviceTotalBytes();
 
-  /** Returns PyTorch's statistics. */
-  TorchStats stats();
+  /** Returns PyTorch's statistics ({@code torch.cuda.memory_stats()}). */
+  TorchStats torchStats();
 
   /** Returns round_size (spec §4.1) of a request below {@link #MAX_REQUEST_BYTES}. */
   long roundSize(long sizeBytes);

@@ -10,6 +10,7 @@ import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorMisuseException;
+import kvsim.alloc.AllocatorStats;
 import kvsim.alloc.Extents;
 import kvsim.alloc.InvariantViolation;
 import kvsim.alloc.LatencyModel;
@@ -86,10 +87,7 @@ public final class FirstFitAllocator implements Allocator {
   private int freeSlotCount;
   private int slotsUsed; // slots [0, slotsUsed) have been handed out at least once
 
-  private long allocatedBytes;
-  private long requestedBytes;
-  private long liveAllocations;
-  private long modelledNanos;
+  private final AllocatorStats stats;
 
   /** Builds the model from its registry context (option {@code alignment}). */
   public FirstFitAllocator(AllocatorContext context) {
@@ -116,6 +114,7 @@ public final class FirstFitAllocator implements Allocator {
     this.alignmentBytes = alignmentBytes;
     this.latency = latency;
     this.free = new FreeExtentTree(1024);
+    this.stats = AllocatorStats.reserving(region.sizeBytes());
     if (region.sizeBytes() > 0) {
       free.insert(region.baseBytes(), region.sizeBytes());
     }
@@ -139,12 +138,12 @@ public final class FirstFitAllocator implements Allocator {
     long size = request.sizeBytes();
     if (size > region.sizeBytes()) {
       // Refused before rounding, which could overflow for sizes near Long.MAX_VALUE.
-      modelledNanos += latency.allocNanos(0);
+      stats.addModelledNanos(latency.allocNanos(0));
       return refuse(size, size);
     }
     long rounded = roundUp(size);
     int node = free.firstFit(rounded);
-    modelledNanos += latency.allocNanos(free.lastSteps());
+    stats.addModelledNanos(latency.allocNanos(free.lastSteps()));
     if (node == FreeExtentTree.NONE) {
       return refuse(size, rounded);
     }
@@ -156,9 +155,7 @@ public final class FirstFitAllocator implements Allocator {
     slots[s + ALLOCATED] = rounded;
     slots[s + REQUESTED] = size;
     slots[s + GENERATION] = generation;
-    allocatedBytes += rounded;
-    requestedBytes += size;
-    liveAllocations++;
+    stats.onAlloc(size, rounded);
     return new AllocOutcome.Allocated((generation << 32) | slot, rounded, Extents.single(at, rounded));
   }
 
@@ -181,10 +178,8 @@ public final class FirstFitAllocator implements Allocator {
     int s = slot * SLOT_STRIDE;
     long bytes = slots[s + ALLOCATED];
     free.insert(slots[s], bytes);
-    modelledNanos += latency.freeNanos(free.lastSteps());
-    allocatedBytes -= bytes;
-    requestedBytes -= slots[s + REQUESTED];
-    liveAllocations--;
+    stats.addModelledNanos(latency.freeNanos(free.lastSteps()));
+    stats.onFree(slots[s + REQUESTED], bytes);
     slots[s + ALLOCATED] = 0;
     slots[s + REQUESTED] = 0;
     freeSlots[freeSlotCount++] = slot;
@@ -222,39 +217,19 @@ public final class FirstFitAllocator implements Allocator {
   }
 
   @Override
-  public long reservedBytes() {
-    return region.sizeBytes();
-  }
-
-  @Override
-  public long allocatedBytes() {
-    return allocatedBytes;
-  }
-
-  @Override
-  public long requestedBytes() {
-    return requestedBytes;
+  public AllocatorStats stats() {
+    return stats;
   }
 
   @Override
   public long freeBytes() {
-    return region.sizeBytes() - allocatedBytes;
+    return region.sizeBytes() - stats.allocatedBytes();
   }
 
   @Override
   public long largestFreeBytes() {
     long largest = free.largestBytes();
     return largest - largest % alignmentBytes;
-  }
-
-  @Override
-  public long liveAllocations() {
-    return liveAllocations;
-  }
-
-  @Override
-  public long modelledNanos() {
-    return modelledNanos;
   }
 
   @Override
@@ -271,10 +246,10 @@ public final class FirstFitAllocator implements Allocator {
   @Override
   public void checkInvariants() {
     free.checkInvariants(name());
-    if (free.freeBytes() + allocatedBytes != region.sizeBytes()) {
+    if (free.freeBytes() + stats.allocatedBytes() != region.sizeBytes()) {
       throw new InvariantViolation(
           name(),
-          "bytes do not balance: " + free.freeBytes() + " free + " + allocatedBytes + " allocated != "
+          "bytes do not balance: " + free.freeBytes() + " free + " + stats.allocatedBytes() + " allocated != "
               + region.sizeBytes() + " region");
     }
     long allocated = 0;
@@ -307,9 +282,7 @@ public final class FirstFitAllocator implements Allocator {
       requested += asked;
       live++;
     }
-    if (allocated != allocatedBytes || requested != requestedBytes || live != liveAllocations) {
-      throw new InvariantViolation(name(), "allocated or requested bytes or live count do not match the allocations");
-    }
+    stats.check(name(), region.sizeBytes(), allocated, requested, live);
     if (live + freeSlotCount != slotsUsed) {
       throw new InvariantViolation(name(), "slot stack holds " + freeSlotCount + " slots, expected " + (slotsUsed - live));
     }

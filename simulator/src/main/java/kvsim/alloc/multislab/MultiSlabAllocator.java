@@ -10,6 +10,7 @@ import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorMisuseException;
+import kvsim.alloc.AllocatorStats;
 import kvsim.alloc.Extents;
 import kvsim.alloc.InvariantViolation;
 import kvsim.alloc.LatencyModel;
@@ -81,9 +82,10 @@ public final class MultiSlabAllocator implements Allocator {
   private final int[] bySize; // class indices, smallest block first
   private final int largest;
   private final LatencyModel latency;
+  private final AllocatorStats stats;
+  private final long blockBytesTotal; // the blocks of every class together
 
   private long fallbackAllocations;
-  private long modelledNanos;
 
   /** Builds the model from its registry context (option {@code classes}). */
   public MultiSlabAllocator(AllocatorContext context) {
@@ -111,6 +113,8 @@ public final class MultiSlabAllocator implements Allocator {
       labels[c] = label(sc.blockBytes());
       base = pools[c].endBytes();
     }
+    this.blockBytesTotal = base - region.baseBytes();
+    this.stats = AllocatorStats.reserving(region.sizeBytes());
     this.bySize =
         IntStream.range(0, n)
             .boxed()
@@ -230,7 +234,7 @@ public final class MultiSlabAllocator implements Allocator {
     if (size > big.blockBytes()) {
       probes++;
       if (!request.splittable()) {
-        modelledNanos += latency.allocNanos(probes);
+        stats.addModelledNanos(latency.allocNanos(probes));
         return new AllocOutcome.OutOfMemory(OomReason.TOO_LARGE, size, freeBytes(), largestFreeBytes());
       }
       // size ≤ the free bytes of the class bounds the block count by its int free count.
@@ -238,22 +242,26 @@ public final class MultiSlabAllocator implements Allocator {
         return take(largest, (int) Bytes.ceilDiv(size, big.blockBytes()), size, probes);
       }
     }
-    modelledNanos += latency.allocNanos(probes);
+    stats.addModelledNanos(latency.allocNanos(probes));
     return AllocOutcome.OutOfMemory.classify(size, freeBytes(), largestFreeBytes());
   }
 
   private AllocOutcome take(int c, int blocks, long size, int probes) {
     FixedBlockPool pool = pools[c];
     int head = pool.take(blocks, size);
-    modelledNanos += latency.allocNanos(probes + blocks);
+    stats.onAlloc(size, blocks * pool.blockBytes());
+    stats.addModelledNanos(latency.allocNanos(probes + blocks));
     return new AllocOutcome.Allocated(((long) c << 32) | head, blocks * pool.blockBytes(), pool.extentsOf(head));
   }
 
   @Override
   public void free(long handle) {
     int c = checkedClass(handle);
-    int n = pools[c].release((int) handle);
-    modelledNanos += latency.freeNanos(n);
+    FixedBlockPool pool = pools[c];
+    long requested = pool.requestedOf((int) handle);
+    int n = pool.release((int) handle);
+    stats.onFree(requested, n * pool.blockBytes());
+    stats.addModelledNanos(latency.freeNanos(n));
   }
 
   private int checkedClass(long handle) {
@@ -271,40 +279,19 @@ public final class MultiSlabAllocator implements Allocator {
   }
 
   @Override
-  public long reservedBytes() {
-    return region.sizeBytes();
+  public AllocatorStats stats() {
+    return stats;
   }
 
-  @Override
-  public long allocatedBytes() {
-    long sum = 0;
-    for (FixedBlockPool pool : pools) {
-      sum += pool.allocatedBlocks() * pool.blockBytes();
-    }
-    return sum;
-  }
-
-  @Override
-  public long requestedBytes() {
-    long sum = 0;
-    for (FixedBlockPool pool : pools) {
-      sum += pool.requestedBytes();
-    }
-    return sum;
-  }
-
+  /** Returns the free blocks of every class together: all blocks less the allocated ones, O(1). */
   @Override
   public long freeBytes() {
-    long sum = 0;
-    for (FixedBlockPool pool : pools) {
-      sum += (long) pool.freeBlocks() * pool.blockBytes();
-    }
-    return sum;
+    return blockBytesTotal - stats.allocatedBytes();
   }
 
   /**
    * Returns the larger of the largest block that is free in any class and the free blocks of the
-   * largest class taken together (a splittable request's limit).
+   * largest class taken together (a splittable request's limit); O(number of classes).
    */
   @Override
   public long largestFreeBytes() {
@@ -316,20 +303,6 @@ public final class MultiSlabAllocator implements Allocator {
     }
     FixedBlockPool big = pools[largest];
     return Math.max(best, (long) big.freeBlocks() * big.blockBytes());
-  }
-
-  @Override
-  public long liveAllocations() {
-    long sum = 0;
-    for (FixedBlockPool pool : pools) {
-      sum += pool.liveAllocations();
-    }
-    return sum;
-  }
-
-  @Override
-  public long modelledNanos() {
-    return modelledNanos;
   }
 
   @Override
@@ -354,9 +327,15 @@ public final class MultiSlabAllocator implements Allocator {
   @Override
   public void checkInvariants() {
     long expectedBase = region.baseBytes();
+    long allocated = 0;
+    long requested = 0;
+    long live = 0;
     for (int c = 0; c < pools.length; c++) {
       FixedBlockPool pool = pools[c];
       pool.checkInvariants(name() + " class " + labels[c]);
+      allocated += pool.allocatedBlocks() * pool.blockBytes();
+      requested += pool.requestedBytes();
+      live += pool.liveAllocations();
       if (pool.baseBytes() != expectedBase) {
         throw new InvariantViolation(
             name(), "class " + labels[c] + " starts at " + pool.baseBytes() + ", expected " + expectedBase);
@@ -370,6 +349,7 @@ public final class MultiSlabAllocator implements Allocator {
     if (expectedBase > region.endBytes()) {
       throw new InvariantViolation(name(), "classes end at " + expectedBase + ", past the region end " + region.endBytes());
     }
+    stats.check(name(), region.sizeBytes(), allocated, requested, live);
   }
 
   @Override

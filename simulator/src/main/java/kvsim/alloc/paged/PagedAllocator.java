@@ -9,6 +9,7 @@ import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorMisuseException;
+import kvsim.alloc.AllocatorStats;
 import kvsim.alloc.Extents;
 import kvsim.alloc.InvariantViolation;
 import kvsim.alloc.LatencyModel;
@@ -56,11 +57,7 @@ public final class PagedAllocator implements Allocator {
   private final LatencyModel latency;
   private final int[][] tableOfHead;
   private final long[] requestedOfHead;
-
-  private long allocatedPages;
-  private long requestedBytes;
-  private long liveAllocations;
-  private long modelledNanos;
+  private final AllocatorStats stats;
 
   /** Builds the model from its registry context (option {@code block-tokens}). */
   public PagedAllocator(AllocatorContext context) {
@@ -118,6 +115,7 @@ public final class PagedAllocator implements Allocator {
     this.latency = latency;
     this.tableOfHead = new int[numPages][];
     this.requestedOfHead = new long[numPages];
+    this.stats = AllocatorStats.reserving(region.sizeBytes());
   }
 
   @Override
@@ -144,18 +142,18 @@ public final class PagedAllocator implements Allocator {
   public AllocOutcome allocate(AllocRequest request) {
     long size = request.sizeBytes();
     if (!request.splittable()) {
-      modelledNanos += latency.allocNanos(0);
+      stats.addModelledNanos(latency.allocNanos(0));
       return new AllocOutcome.OutOfMemory(OomReason.TOO_LARGE, size, freeBytes(), largestFreeBytes());
     }
     if (size > region.sizeBytes()) {
       // More than the whole region can never be served. Checked before the page count so that the
       // count stays within the pool's int range (sizes near 2^63 used to wrap it around).
-      modelledNanos += latency.allocNanos(0);
+      stats.addModelledNanos(latency.allocNanos(0));
       return new AllocOutcome.OutOfMemory(OomReason.TOO_LARGE, size, freeBytes(), largestFreeBytes());
     }
     long needed = Bytes.ceilDiv(size, pageBytes);
     if (needed > pool.numFreeBlocks()) {
-      modelledNanos += latency.allocNanos(0);
+      stats.addModelledNanos(latency.allocNanos(0));
       return AllocOutcome.OutOfMemory.classify(size, freeBytes(), largestFreeBytes());
     }
     int n = (int) needed;
@@ -166,10 +164,8 @@ public final class PagedAllocator implements Allocator {
     int head = table[0];
     tableOfHead[head] = table;
     requestedOfHead[head] = size;
-    allocatedPages += n;
-    requestedBytes += size;
-    liveAllocations++;
-    modelledNanos += latency.allocNanos(n);
+    stats.onAlloc(size, n * pageBytes);
+    stats.addModelledNanos(latency.allocNanos(n));
     return new AllocOutcome.Allocated(head, n * pageBytes, extentsOf(table));
   }
 
@@ -190,11 +186,9 @@ public final class PagedAllocator implements Allocator {
     int[] table = tableOfHead[head];
     pool.freeBlocks(table, 0, table.length, true);
     tableOfHead[head] = null;
-    allocatedPages -= table.length;
-    requestedBytes -= requestedOfHead[head];
+    stats.onFree(requestedOfHead[head], table.length * pageBytes);
     requestedOfHead[head] = 0;
-    liveAllocations--;
-    modelledNanos += latency.freeNanos(table.length);
+    stats.addModelledNanos(latency.freeNanos(table.length));
   }
 
   private int checkedHead(long handle) {
@@ -215,18 +209,8 @@ public final class PagedAllocator implements Allocator {
   }
 
   @Override
-  public long reservedBytes() {
-    return region.sizeBytes();
-  }
-
-  @Override
-  public long allocatedBytes() {
-    return allocatedPages * pageBytes;
-  }
-
-  @Override
-  public long requestedBytes() {
-    return requestedBytes;
+  public AllocatorStats stats() {
+    return stats;
   }
 
   @Override
@@ -237,16 +221,6 @@ public final class PagedAllocator implements Allocator {
   @Override
   public long largestFreeBytes() {
     return (long) pool.numFreeBlocks() * pageBytes;
-  }
-
-  @Override
-  public long liveAllocations() {
-    return liveAllocations;
-  }
-
-  @Override
-  public long modelledNanos() {
-    return modelledNanos;
   }
 
   @Override
@@ -294,13 +268,11 @@ public final class PagedAllocator implements Allocator {
       requested += r;
     }
     pool.checkInvariants(expected);
-    if (pages != allocatedPages || pages + pool.numFreeBlocks() != pool.usableBlocks()) {
+    if (pages + pool.numFreeBlocks() != pool.usableBlocks()) {
       throw new InvariantViolation(
           name(), "pages do not balance: " + pages + " allocated + " + pool.numFreeBlocks() + " free != " + pool.usableBlocks());
     }
-    if (requested != requestedBytes || live != liveAllocations) {
-      throw new InvariantViolation(name(), "requested bytes or live count do not match the allocations");
-    }
+    stats.check(name(), region.sizeBytes(), pages * pageBytes, requested, live);
   }
 
   @Override

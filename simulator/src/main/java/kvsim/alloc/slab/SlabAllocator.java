@@ -7,6 +7,7 @@ import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorMisuseException;
+import kvsim.alloc.AllocatorStats;
 import kvsim.alloc.Extents;
 import kvsim.alloc.LatencyModel;
 import kvsim.alloc.OomReason;
@@ -47,7 +48,7 @@ public final class SlabAllocator implements Allocator {
   private final long blockBytes;
   private final LatencyModel latency;
   private final FixedBlockPool blocks;
-  private long modelledNanos;
+  private final AllocatorStats stats;
 
   /** Builds the model from its registry context (option {@code block-size}). */
   public SlabAllocator(AllocatorContext context) {
@@ -66,6 +67,7 @@ public final class SlabAllocator implements Allocator {
     this.latency = latency;
     this.blocks =
         new FixedBlockPool(region.baseBytes(), blockBytes, FixedBlockPool.blockCountFor(region.sizeBytes(), blockBytes));
+    this.stats = AllocatorStats.reserving(region.sizeBytes());
   }
 
   @Override
@@ -82,24 +84,28 @@ public final class SlabAllocator implements Allocator {
   public AllocOutcome allocate(AllocRequest request) {
     long size = request.sizeBytes();
     if (!request.splittable() && size > blockBytes) {
-      modelledNanos += latency.allocNanos(0);
+      stats.addModelledNanos(latency.allocNanos(0));
       return new AllocOutcome.OutOfMemory(OomReason.TOO_LARGE, size, freeBytes(), largestFreeBytes());
     }
     // size > freeBytes() first: the same refusal as too few blocks, without overflow in ceilDiv.
     if (size > freeBytes() || Bytes.ceilDiv(size, blockBytes) > blocks.freeBlocks()) {
-      modelledNanos += latency.allocNanos(0);
+      stats.addModelledNanos(latency.allocNanos(0));
       return AllocOutcome.OutOfMemory.classify(size, freeBytes(), largestFreeBytes());
     }
     int n = (int) Bytes.ceilDiv(size, blockBytes);
     int head = blocks.take(n, size);
-    modelledNanos += latency.allocNanos(n);
+    stats.onAlloc(size, n * blockBytes);
+    stats.addModelledNanos(latency.allocNanos(n));
     return new AllocOutcome.Allocated(head, n * blockBytes, blocks.extentsOf(head));
   }
 
   @Override
   public void free(long handle) {
-    int n = blocks.release(checkedHead(handle));
-    modelledNanos += latency.freeNanos(n);
+    int head = checkedHead(handle);
+    long requested = blocks.requestedOf(head);
+    int n = blocks.release(head);
+    stats.onFree(requested, n * blockBytes);
+    stats.addModelledNanos(latency.freeNanos(n));
   }
 
   private int checkedHead(long handle) {
@@ -115,18 +121,8 @@ public final class SlabAllocator implements Allocator {
   }
 
   @Override
-  public long reservedBytes() {
-    return region.sizeBytes();
-  }
-
-  @Override
-  public long allocatedBytes() {
-    return blocks.allocatedBlocks() * blockBytes;
-  }
-
-  @Override
-  public long requestedBytes() {
-    return blocks.requestedBytes();
+  public AllocatorStats stats() {
+    return stats;
   }
 
   @Override
@@ -140,16 +136,6 @@ public final class SlabAllocator implements Allocator {
   }
 
   @Override
-  public long liveAllocations() {
-    return blocks.liveAllocations();
-  }
-
-  @Override
-  public long modelledNanos() {
-    return modelledNanos;
-  }
-
-  @Override
   public LatencyModel latency() {
     return latency;
   }
@@ -157,6 +143,7 @@ public final class SlabAllocator implements Allocator {
   @Override
   public void checkInvariants() {
     blocks.checkInvariants(name());
+    stats.check(name(), region.sizeBytes(), blocks.allocatedBlocks() * blockBytes, blocks.requestedBytes(), blocks.liveAllocations());
   }
 
   @Override

@@ -78,11 +78,11 @@ class CachingAllocatorProperties {
       m.free(h);
     }
     m.checkInvariants();
-    assertEquals(0, m.allocatedBytes());
-    assertEquals(0, m.requestedBytes());
+    assertEquals(0, m.stats().allocatedBytes());
+    assertEquals(0, m.stats().requestedBytes());
     m.emptyCache();
     m.checkInvariants();
-    assertEquals(0, m.reservedBytes(), "with everything free, empty_cache returns every byte");
+    assertEquals(0, m.stats().reservedBytes(), "with everything free, empty_cache returns every byte");
   }
 
   private static void assertNoAdjacentFreeBlocks(List<SegmentLayout> layout) {

@@ -93,7 +93,7 @@ class CachingAllocatorTest {
     assertEquals(17 * MiB, addr(twoHalf));
     assertEquals(3 * MiB, twoHalf.allocatedBytes(), "0.5 MiB would remain: the whole 3 MiB block is handed out");
     assertEquals(1, h.events.size(), "no new segment after the first");
-    assertEquals(20 * MiB, h.model.allocatedBytes());
+    assertEquals(20 * MiB, h.model.stats().allocatedBytes());
   }
 
   @Test
@@ -118,7 +118,7 @@ class CachingAllocatorTest {
     AllocOutcome.Allocated a = h.alloc(99 * MiB + MiB / 2);
     assertEquals(100 * MiB, a.allocatedBytes());
     assertEquals(1, h.model.layout().get(0).blocks().size());
-    assertEquals(99 * MiB + MiB / 2, h.model.requestedBytes());
+    assertEquals(99 * MiB + MiB / 2, h.model.stats().requestedBytes());
   }
 
   @Test
@@ -234,7 +234,7 @@ class CachingAllocatorTest {
     assertEquals(0, h.stat("allocated_bytes.all.current"));
     assertEquals(1024 + 3 * MiB, h.stat("allocated_bytes.all.freed"));
     assertEquals(1024 + 3 * MiB, h.stat("active_bytes.all.peak"));
-    assertEquals(22 * MiB, h.model.reservedBytes(), "nothing goes back to the driver on free");
+    assertEquals(22 * MiB, h.model.stats().reservedBytes(), "nothing goes back to the driver on free");
     assertEquals(22 * MiB, h.model.freeBytes() - (GiB - 22 * MiB));
   }
 
@@ -250,7 +250,7 @@ class CachingAllocatorTest {
     h.model.emptyCache();
     h.model.checkInvariants();
     assertEquals(List.of("segment_free 22 30", "segment_free 0 2"), h.events, "pool order: large (by size), then small");
-    assertEquals(20 * MiB, h.model.reservedBytes(), "the split segment of 'keep' stays");
+    assertEquals(20 * MiB, h.model.stats().reservedBytes(), "the split segment of 'keep' stays");
     assertEquals(1, h.stat("num_sync_all_streams"));
     h.free(keep);
   }
@@ -271,7 +271,7 @@ class CachingAllocatorTest {
     assertEquals(OomReason.NO_MEMORY, oom.reason());
     assertEquals(1, h.stat("num_ooms"));
     assertEquals(2, h.stat("num_alloc_retries"));
-    assertEquals(60 * MiB, h.model.reservedBytes(), "an OOM keeps everything it did not release");
+    assertEquals(60 * MiB, h.model.stats().reservedBytes(), "an OOM keeps everything it did not release");
     h.free(big);
     h.free(b);
   }
@@ -302,7 +302,7 @@ class CachingAllocatorTest {
     AllocOutcome o = h.tryAlloc(10 * MiB);
     assertFalse(o.succeeded(), "20 + 10 MiB exceed 25 MiB");
     assertEquals(1, h.stat("num_ooms"));
-    assertEquals(20 * MiB, h.model.reservedBytes());
+    assertEquals(20 * MiB, h.model.stats().reservedBytes());
   }
 
   @Test
@@ -319,7 +319,7 @@ class CachingAllocatorTest {
     Harness h = new Harness("garbage_collection_threshold:0.5", 200 * MiB);
     h.free(h.alloc(30 * MiB));
     h.free(h.alloc(40 * MiB));
-    assertEquals(70 * MiB, h.model.reservedBytes(), "no fraction: no GC");
+    assertEquals(70 * MiB, h.model.stats().reservedBytes(), "no fraction: no GC");
   }
 
   @Test
@@ -335,7 +335,7 @@ class CachingAllocatorTest {
     h.alloc(40 * MiB); // reserved 90 MiB > 0.5 × 100 MiB: GC before attempt 1
     assertEquals(List.of("segment_free 0 30", "segment_free 30 30", "segment_free 60 30", "segment_alloc 0 40"), h.events);
     assertEquals(0, h.stat("num_sync_all_streams"), "GC is not empty_cache");
-    assertEquals(40 * MiB, h.model.reservedBytes());
+    assertEquals(40 * MiB, h.model.stats().reservedBytes());
   }
 
   @Test
@@ -347,7 +347,7 @@ class CachingAllocatorTest {
     AllocOutcome.Allocated second = h.alloc(16 * MiB);
     assertEquals(16 * MiB, addr(second), "the free 4 MiB tail and 20 MiB more merge into 24 MiB at X+16 MiB");
     assertEquals(List.of("segment_map 0 20", "segment_map 20 20"), h.events);
-    assertEquals(40 * MiB, h.model.reservedBytes());
+    assertEquals(40 * MiB, h.model.stats().reservedBytes());
     assertEquals(0, h.stat("segment.all.current"), "mapping does not count segments");
     assertEquals(2, h.stat("num_device_alloc"));
     assertEquals(0, h.stat("inactive_split.all.current"), "expandable blocks never count in inactive_split");
@@ -388,7 +388,7 @@ class CachingAllocatorTest {
     h.model.emptyCache();
     h.model.checkInvariants();
     assertEquals(List.of("segment_unmap 0 20"), h.events, "only page [0,20) lies inside a free block");
-    assertEquals(40 * MiB, h.model.reservedBytes());
+    assertEquals(40 * MiB, h.model.stats().reservedBytes());
     List<SegmentLayout> runs = h.model.layout();
     assertEquals(1, runs.size());
     assertEquals(20 * MiB, runs.get(0).addressBytes());
@@ -397,7 +397,7 @@ class CachingAllocatorTest {
     h.events.clear();
     h.model.emptyCache();
     assertEquals(List.of("segment_unmap 20 40"), h.events);
-    assertEquals(0, h.model.reservedBytes());
+    assertEquals(0, h.model.stats().reservedBytes());
     assertTrue(h.model.layout().isEmpty(), "a fully unmapped segment is released");
     h.model.checkInvariants();
   }
@@ -446,8 +446,8 @@ class CachingAllocatorTest {
   void gaugesFollowTheSpi() {
     Harness h = new Harness("", 100 * MiB);
     AllocOutcome.Allocated a = h.alloc(5 * MiB);
-    assertEquals(20 * MiB, h.model.reservedBytes());
-    assertEquals(5 * MiB, h.model.allocatedBytes());
+    assertEquals(20 * MiB, h.model.stats().reservedBytes());
+    assertEquals(5 * MiB, h.model.stats().allocatedBytes());
     assertEquals(100 * MiB - 5 * MiB, h.model.freeBytes());
     assertEquals(80 * MiB, h.model.largestFreeBytes(), "the driver can still give 80 MiB in one piece");
     AllocOutcome.Allocated b = h.alloc(80 * MiB);
@@ -455,7 +455,7 @@ class CachingAllocatorTest {
     assertFalse(h.tryAlloc(1).succeeded());
     h.free(b);
     assertEquals(80 * MiB, h.model.largestFreeBytes(), "the ladder would release the whole free 80 MiB segment");
-    assertEquals(1, h.model.liveAllocations());
+    assertEquals(1, h.model.stats().liveAllocations());
     assertEquals(a.extents(), h.model.extentsOf(a.handle()));
   }
 
@@ -524,7 +524,7 @@ class CachingAllocatorTest {
     // reserved + that segment passes 2^63: the fraction check must not wrap into a pass.
     AllocOutcome o = h.tryAlloc(2 * MiB);
     assertEquals(OomReason.FRAGMENTATION, ((AllocOutcome.OutOfMemory) o).reason(), "free bytes, but no segment for them");
-    assertEquals(12 * MiB, h.model.reservedBytes());
+    assertEquals(12 * MiB, h.model.stats().reservedBytes());
     assertEquals(List.of("segment_alloc 0 12"), h.events);
   }
 

@@ -264,7 +264,7 @@ class LargestFreeProperties {
     h.model.checkInvariants();
     assertTrue(expected.size() > 40);
     assertEquals(expected, h.events);
-    assertEquals(20 * MiB, h.model.reservedBytes(), "only the split segment of 'keep' stays");
+    assertEquals(20 * MiB, h.model.stats().reservedBytes(), "only the split segment of 'keep' stays");
     h.free(keep);
   }
 }

@@ -83,8 +83,8 @@ class FirstFitAllocatorTest {
     assertEquals(4096, ff.alignmentBytes());
     AllocOutcome.Allocated a = served(ff.allocate(bytes(1)));
     assertEquals(4096, a.allocatedBytes());
-    assertEquals(1, ff.requestedBytes());
-    assertEquals(4096, ff.allocatedBytes());
+    assertEquals(1, ff.stats().requestedBytes());
+    assertEquals(4096, ff.stats().allocatedBytes());
     assertEquals(Extents.single(8192, 4096), served(ff.allocate(bytes(4096))).extents());
     assertEquals("4096", context.effectiveOptions().get("alignment").toString());
   }
@@ -166,7 +166,7 @@ class FirstFitAllocatorTest {
     assertNotEquals(first, second);
     assertThrows(AllocatorMisuseException.class, () -> ff.free(first));
     assertThrows(AllocatorMisuseException.class, () -> ff.extentsOf(first));
-    assertEquals(1, ff.liveAllocations());
+    assertEquals(1, ff.stats().liveAllocations());
     ff.free(second);
     assertThrows(AllocatorMisuseException.class, () -> ff.free(12345));
   }
@@ -175,9 +175,9 @@ class FirstFitAllocatorTest {
   void latencyIsFiftyNanosecondsPlusTenPerTreeLevel() {
     FirstFitAllocator ff = new FirstFitAllocator(REGION, 512);
     long a = served(ff.allocate(bytes(100))).handle();
-    assertEquals(50 + 10, ff.modelledNanos(), "one free extent: the search visits one level");
+    assertEquals(50 + 10, ff.stats().modelledNanos(), "one free extent: the search visits one level");
     ff.free(a);
-    assertEquals(2 * (50 + 10), ff.modelledNanos(), "the neighbour search visits the one remaining extent");
+    assertEquals(2 * (50 + 10), ff.stats().modelledNanos(), "the neighbour search visits the one remaining extent");
   }
 
   @Test
@@ -211,12 +211,10 @@ class FirstFitAllocatorTest {
   }
 
   @Test
-  void aCorruptedByteCounterIsAnInvariantViolation() throws ReflectiveOperationException {
+  void aCorruptedByteCounterIsAnInvariantViolation() {
     FirstFitAllocator ff = new FirstFitAllocator(REGION, 512);
     served(ff.allocate(bytes(100)));
-    Field allocated = FirstFitAllocator.class.getDeclaredField("allocatedBytes");
-    allocated.setAccessible(true);
-    allocated.setLong(ff, 1024);
+    ff.stats().onAlloc(0, 512); // allocated bytes 1024, the allocations hold 512
     assertThrows(InvariantViolation.class, ff::checkInvariants);
   }
 

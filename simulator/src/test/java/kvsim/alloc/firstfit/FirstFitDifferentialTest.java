@@ -88,8 +88,8 @@ class FirstFitDifferentialTest {
       }
       assertEquals(slow.freeBytes(), fast.freeBytes(), "op " + op);
       assertEquals(slow.largestFreeBytes(), fast.largestFreeBytes(), "op " + op);
-      assertEquals(slow.requestedBytes(), fast.requestedBytes(), "op " + op);
-      assertEquals(live.size(), fast.liveAllocations(), "op " + op);
+      assertEquals(slow.requestedBytes(), fast.stats().requestedBytes(), "op " + op);
+      assertEquals(live.size(), fast.stats().liveAllocations(), "op " + op);
       assertEquals((long) slow.freeExtentCount(), fast.extraMetrics().get("free_extents"), "op " + op);
       maxFreeExtents = Math.max(maxFreeExtents, slow.freeExtentCount());
       if (op % checkEvery == 0) {

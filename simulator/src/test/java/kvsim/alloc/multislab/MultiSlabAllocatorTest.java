@@ -79,8 +79,8 @@ class MultiSlabAllocatorTest {
     MultiSlabAllocator ms = build(new Region("all", 0, 80 * GiB), Map.of());
     AllocOutcome.Allocated a = served(ms.allocate(AllocRequest.of(100 * KiB, Tag.KV)));
     assertEquals(256 * KiB, a.allocatedBytes());
-    assertEquals(256 * KiB, ms.allocatedBytes());
-    assertEquals(100 * KiB, ms.requestedBytes());
+    assertEquals(256 * KiB, ms.stats().allocatedBytes());
+    assertEquals(100 * KiB, ms.stats().requestedBytes());
     assertEquals(100 * KiB, ms.extraMetrics().get("class_256KiB_requested_bytes"));
   }
 
@@ -177,9 +177,9 @@ class MultiSlabAllocatorTest {
   void latencyIsTwentyNanosecondsPlusTenPerClassLookedAtAndPerBlock() {
     MultiSlabAllocator ms = small();
     AllocOutcome.Allocated a = served(ms.allocate(AllocRequest.of(2 * MiB, Tag.KV)));
-    assertEquals(20 + 10 * (1 + 1), ms.modelledNanos(), "one class looked at, one block");
+    assertEquals(20 + 10 * (1 + 1), ms.stats().modelledNanos(), "one class looked at, one block");
     ms.free(a.handle());
-    assertEquals(40 + 20 + 10, ms.modelledNanos());
+    assertEquals(40 + 20 + 10, ms.stats().modelledNanos());
   }
 
   @Test

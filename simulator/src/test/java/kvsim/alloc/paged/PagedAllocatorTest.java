@@ -89,7 +89,7 @@ class PagedAllocatorTest {
     assertEquals(3 * PAGE, x.allocatedBytes());
     assertEquals(1, x.extents().count(), "adjacent pages merge into one extent");
     assertEquals(PAGE, x.extents().offsetBytes(0));
-    assertEquals(2 * PAGE + 1, a.requestedBytes());
+    assertEquals(2 * PAGE + 1, a.stats().requestedBytes());
     assertEquals(5 * PAGE, a.freeBytes());
   }
 
@@ -134,8 +134,8 @@ class PagedAllocatorTest {
       assertEquals(freeBefore, oom.freeBytes());
       a.checkInvariants();
     }
-    assertEquals(3 * PAGE, a.allocatedBytes());
-    assertEquals(1, a.liveAllocations());
+    assertEquals(3 * PAGE, a.stats().allocatedBytes());
+    assertEquals(1, a.stats().liveAllocations());
     assertArrayEquals(queueBefore, a.freeQueue());
   }
 
@@ -205,8 +205,8 @@ class PagedAllocatorTest {
       a.free(h);
     }
     a.checkInvariants();
-    assertEquals(0, a.allocatedBytes());
-    assertEquals(0, a.requestedBytes());
+    assertEquals(0, a.stats().allocatedBytes());
+    assertEquals(0, a.stats().requestedBytes());
     assertEquals(256 * PAGE, a.freeBytes());
     assertFalse(a.layout().isEmpty());
   }

@@ -41,7 +41,7 @@ class SlabAllocatorTest {
     AllocOutcome.Allocated kv = served(slab.allocate(AllocRequest.of(5 * MiB, Tag.KV)));
     assertEquals(6 * MiB, kv.allocatedBytes());
     assertEquals(Extents.single(0, 6 * MiB), kv.extents());
-    assertEquals(5 * MiB, slab.requestedBytes());
+    assertEquals(5 * MiB, slab.stats().requestedBytes());
     slab.free(kv.handle());
     // Blocks 0, 1, 2 were pushed in that order, so block 2 comes back first.
     assertEquals(Extents.single(4 * MiB, 2 * MiB), served(slab.allocate(AllocRequest.of(1, Tag.KV))).extents());
@@ -65,7 +65,7 @@ class SlabAllocatorTest {
           assertInstanceOf(AllocOutcome.OutOfMemory.class, slab.allocate(AllocRequest.of(size, Tag.KV)));
       assertEquals(OomReason.NO_MEMORY, oom.reason());
     }
-    assertEquals(0, slab.liveAllocations());
+    assertEquals(0, slab.stats().liveAllocations());
   }
 
   @Test
@@ -90,8 +90,8 @@ class SlabAllocatorTest {
   void latencyIsTwentyNanosecondsPerCallPlusTenPerBlock() {
     SlabAllocator slab = new SlabAllocator(new Region("kv", 0, 16 * MiB), 2 * MiB);
     AllocOutcome.Allocated a = served(slab.allocate(AllocRequest.of(5 * MiB, Tag.KV)));
-    assertEquals(20 + 3 * 10, slab.modelledNanos());
+    assertEquals(20 + 3 * 10, slab.stats().modelledNanos());
     slab.free(a.handle());
-    assertEquals(2 * (20 + 3 * 10), slab.modelledNanos());
+    assertEquals(2 * (20 + 3 * 10), slab.stats().modelledNanos());
   }
 }
