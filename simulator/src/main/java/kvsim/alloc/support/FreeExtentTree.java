@@ -360,6 +360,31 @@ public final class FreeExtentTree {
     return x;
   }
 
+  /**
+   * Returns the extents in address order as two arrays, {@code {offsets, sizes}}, each of {@link
+   * #extentCount()} entries; O(n).
+   */
+  public long[][] toArrays() {
+    long[] offsets = new long[count];
+    long[] sizes = new long[count];
+    int[] stack = new int[height[root] + 1];
+    int depth = 0;
+    int i = 0;
+    int n = root;
+    while (n != NONE || depth > 0) {
+      while (n != NONE) {
+        stack[depth++] = n;
+        n = left(n);
+      }
+      n = stack[--depth];
+      offsets[i] = offset(n);
+      sizes[i] = size(n);
+      i++;
+      n = right(n);
+    }
+    return new long[][] {offsets, sizes};
+  }
+
   /** Returns the lowest-address extent, or {@link #NONE} when the tree is empty. */
   public int first() {
     int n = root;
