@@ -12,8 +12,9 @@ import kvsim.alloc.InvariantViolation;
  *   <li>Extents never overlap and never touch: {@link #insert} merges a new extent with the one
  *       that ends where it starts and the one that starts where it ends.
  *   <li>{@link #firstFit} returns the lowest-address extent of at least a given size, {@link
- *       #takeLow} cuts bytes off an extent's low end and {@link #remove} drops a whole extent. All
- *       three, and {@link #insert}, cost O(log n) for n extents; {@link #largestBytes()},
+ *       #find} the extent at an address, {@link #takeLow} cuts bytes off an extent's low end and
+ *       {@link #remove} drops a whole extent. All four, and {@link #insert}, cost O(log n) for n
+ *       extents; {@link #largestBytes()},
  *       {@link #extentCount()} and {@link #freeBytes()} cost O(1).
  *   <li>Nodes are indices into primitive arrays; removed nodes are recycled, so a steady workload
  *       allocates nothing. A node index names an extent until the next change to the tree.
@@ -214,6 +215,26 @@ public final class FreeExtentTree {
     pathValid = true;
     lastSteps = depth;
     return n;
+  }
+
+  /**
+   * Returns the extent that starts at {@code offsetBytes}, or {@link #NONE}; O(log n). A {@link
+   * #takeLow} or {@link #remove} of the extent found right after needs no second search.
+   */
+  public int find(long offsetBytes) {
+    pathValid = false;
+    int depth = 0;
+    for (int n = root; n != NONE; ) {
+      push(depth++, n);
+      long at = offset(n);
+      if (at == offsetBytes) {
+        pathLength = depth;
+        pathValid = true;
+        return n;
+      }
+      n = at < offsetBytes ? right(n) : left(n);
+    }
+    return NONE;
   }
 
   /**
