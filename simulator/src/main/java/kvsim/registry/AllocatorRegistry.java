@@ -6,6 +6,8 @@ import java.util.Map;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorFactory;
+import kvsim.alloc.bestfit.BestFitAllocator;
+import kvsim.alloc.buddy.BuddyAllocator;
 import kvsim.alloc.caching.CachingAllocator;
 import kvsim.alloc.firstfit.FirstFitAllocator;
 import kvsim.alloc.multislab.MultiSlabAllocator;
@@ -32,6 +34,16 @@ public final class AllocatorRegistry {
 
   static {
     register("first-fit", "lowest-address free extent that fits, split low, coalesce, O(log n)", FirstFitAllocator::new);
+    register(
+        BestFitAllocator.NAME,
+        "smallest free extent that fits (lowest address on ties), alignment "
+            + exactSize(BestFitAllocator.DEFAULT_ALIGNMENT_BYTES) + ", split low, coalesce, O(log n)",
+        BestFitAllocator::new);
+    register(
+        BuddyAllocator.NAME,
+        "binary buddy: power-of-two blocks from min-block (default " + exactSize(BuddyAllocator.DEFAULT_MIN_BLOCK_BYTES)
+            + "), smallest block that fits, merge buddies",
+        BuddyAllocator::new);
     register("slab", "one block size (default 2 MiB), LIFO free stack, O(1)", SlabAllocator::new);
     register("multi-slab", "size classes with a share of the region each (2/32 MiB, 256 KiB, 256 MiB)", MultiSlabAllocator::new);
     register("paged", "vLLM KV block pool: pages of block-tokens (default 16) x KV bytes per token", PagedAllocator::new);
@@ -39,6 +51,17 @@ public final class AllocatorRegistry {
   }
 
   private AllocatorRegistry() {}
+
+  /** Formats a size with the largest binary unit that divides it ({@code 2 MiB}, {@code 512 B}) for a description. */
+  private static String exactSize(long bytes) {
+    String[] units = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (i < units.length - 1 && bytes >= 1024 && bytes % 1024 == 0) {
+      bytes /= 1024;
+      i++;
+    }
+    return bytes + " " + units[i];
+  }
 
   private static void register(String name, String description, AllocatorFactory factory) {
     if (ENTRIES.put(name, new Entry(name, description, factory)) != null) {
