@@ -54,8 +54,8 @@ import org.openjdk.jmh.infra.Blackhole;
  *       blocks between them.
  * </ul>
  *
- * <p>{@code allocator} defaults to the three arena models; {@link ChurnAllRegistered} runs every
- * model in the registry.
+ * <p>{@code allocator} defaults to the arena models; {@link ChurnAllRegistered} runs every model in
+ * the registry.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -67,7 +67,7 @@ public class ChurnBenchmark {
   static final int LIVE = 10_000;
   static final int SCRIPT = 1 << 20;
 
-  @Param({"first-fit", "slab", "multi-slab"})
+  @Param({"first-fit", "best-fit", "buddy", "slab", "multi-slab"})
   public String allocator;
 
   @Param({"1-8MiB", "256KiB-2MiB"})

@@ -14,6 +14,8 @@
  *       bytes), vLLM's "block"; not an OS page.
  *   <li><b>Slab</b>: an array of equal blocks of one size class.
  *   <li><b>Extent</b>: an address range [offset, offset + size) handed to a caller.
+ *   <li><b>Order, buddy</b>: in the buddy model, a block of order k holds {@code min-block × 2^k}
+ *       bytes; its buddy is the other half of the block of order k + 1 it was split from.
  *   <li><b>Reserved / allocated / requested</b>: bytes held from the device / bytes in allocated
  *       blocks, rounding included / bytes callers asked for.
  * </ul>

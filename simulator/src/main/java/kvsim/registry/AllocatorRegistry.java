@@ -10,6 +10,8 @@ import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorFactory;
 import kvsim.alloc.Capability;
 import kvsim.alloc.LatencyModel;
+import kvsim.alloc.bestfit.BestFitAllocator;
+import kvsim.alloc.buddy.BuddyAllocator;
 import kvsim.alloc.caching.CachingAllocator;
 import kvsim.alloc.caching.DeviceDriver;
 import kvsim.alloc.caching.RecordedDriver;
@@ -71,6 +73,18 @@ public final class AllocatorRegistry {
             + Bytes.format(FirstFitAllocator.DEFAULT_ALIGNMENT_BYTES) + ")",
         EnumSet.of(Capability.CONTIGUOUS),
         FirstFitAllocator::new);
+    register(
+        BestFitAllocator.NAME,
+        "smallest free extent that fits (lowest address on ties), split low, coalesce, O(log n); option alignment (default "
+            + Bytes.format(BestFitAllocator.DEFAULT_ALIGNMENT_BYTES) + ")",
+        EnumSet.of(Capability.CONTIGUOUS),
+        BestFitAllocator::new);
+    register(
+        BuddyAllocator.NAME,
+        "binary buddy: power-of-two blocks, smallest block that fits, buddies merged on free; option min-block (default "
+            + Bytes.format(BuddyAllocator.DEFAULT_MIN_BLOCK_BYTES) + ")",
+        EnumSet.of(Capability.CONTIGUOUS),
+        BuddyAllocator::new);
     register(
         "slab",
         "one block size, LIFO free stack, O(1); option block-size (default " + Bytes.format(SlabAllocator.DEFAULT_BLOCK_BYTES) + ")",

@@ -39,10 +39,11 @@ import net.jqwik.api.constraints.Size;
  * summaries stay in range: fragmentation within [0, 1], byte gauges within [0, region].
  *
  * <p>Models run with their default options and with the options that change their size arithmetic
- * (a non-power-of-two alignment, one-token pages, PyTorch's rounding divisions, a
- * {@code max_non_split_rounding_mb} near 2^43, a segment size near 2^63, a memory fraction), over a
- * small region at an unaligned base and over the default 80 GiB device. Expandable segments are
- * left out: their pages lie in virtual reservations beyond the region by design.
+ * (a non-power-of-two alignment, one-token pages, buddy blocks from 4 KiB and from 1 GiB, PyTorch's
+ * rounding divisions, a {@code max_non_split_rounding_mb} near 2^43, a segment size near 2^63, a
+ * memory fraction), over a small region at an unaligned base and over the default 80 GiB device.
+ * Expandable segments are left out: their pages lie in virtual reservations beyond the region by
+ * design.
  */
 class AllocatorSizeProperties {
   static final Region SMALL = AllocatorProperties.REGION;
@@ -52,6 +53,8 @@ class AllocatorSizeProperties {
   static final Map<String, List<Map<String, String>>> VARIANTS =
       Map.of(
           "first-fit", List.of(Map.of("alignment", "1000"), Map.of("alignment", "2MiB")),
+          "best-fit", List.of(Map.of("alignment", "1000"), Map.of("alignment", "2MiB")),
+          "buddy", List.of(Map.of("min-block", "4KiB"), Map.of("min-block", "1GiB")),
           "slab", List.of(Map.of("block-size", "3MiB")),
           "multi-slab", List.of(Map.of("classes", "512KiB:30,8MiB:30,64MiB:40")),
           "paged", List.of(Map.of("block-tokens", "1")),
@@ -204,7 +207,10 @@ class AllocatorSizeProperties {
     model.freeAll();
   }
 
-  /** Requests above the region are refused; paged and PyTorch's model call the sizes they cannot represent too_large. */
+  /**
+   * Requests above the region are refused; paged, buddy and PyTorch's model call the sizes they
+   * cannot represent too_large.
+   */
   static void checkOutcome(Setup setup, AllocRequest request, AllocOutcome outcome) {
     long size = request.sizeBytes();
     String what = setup + ": request of " + size + " B (splittable " + request.splittable() + ")";
@@ -212,7 +218,7 @@ class AllocatorSizeProperties {
       throw new AssertionError(what + " was served from a smaller region: " + outcome);
     }
     boolean tooLarge =
-        (setup.name().equals("paged") && size > setup.region().sizeBytes())
+        ((setup.name().equals("paged") || setup.name().equals("buddy")) && size > setup.region().sizeBytes())
             || (setup.name().equals(CachingAllocator.NAME) && size >= CachingAllocator.MAX_REQUEST_BYTES);
     if (tooLarge
         && !(outcome instanceof AllocOutcome.OutOfMemory oom && oom.reason() == OomReason.TOO_LARGE)) {

@@ -12,8 +12,9 @@ import kvsim.alloc.InvariantViolation;
  *   <li>Extents never overlap and never touch: {@link #insert} merges a new extent with the one
  *       that ends where it starts and the one that starts where it ends.
  *   <li>{@link #firstFit} returns the lowest-address extent of at least a given size, {@link
- *       #takeLow} cuts bytes off an extent's low end and {@link #remove} drops a whole extent. All
- *       three, and {@link #insert}, cost O(log n) for n extents; {@link #largestBytes()},
+ *       #find} the extent at an address, {@link #takeLow} cuts bytes off an extent's low end and
+ *       {@link #remove} drops a whole extent. All four, and {@link #insert}, cost O(log n) for n
+ *       extents; {@link #largestBytes()},
  *       {@link #extentCount()} and {@link #freeBytes()} cost O(1).
  *   <li>Nodes are indices into primitive arrays; removed nodes are recycled, so a steady workload
  *       allocates nothing. A node index names an extent until the next change to the tree.
@@ -217,6 +218,26 @@ public final class FreeExtentTree {
   }
 
   /**
+   * Returns the extent that starts at {@code offsetBytes}, or {@link #NONE}; O(log n). A {@link
+   * #takeLow} or {@link #remove} of the extent found right after needs no second search.
+   */
+  public int find(long offsetBytes) {
+    pathValid = false;
+    int depth = 0;
+    for (int n = root; n != NONE; ) {
+      push(depth++, n);
+      long at = offset(n);
+      if (at == offsetBytes) {
+        pathLength = depth;
+        pathValid = true;
+        return n;
+      }
+      n = at < offsetBytes ? right(n) : left(n);
+    }
+    return NONE;
+  }
+
+  /**
    * Cuts {@code sizeBytes} off the low end of an extent, removing it when nothing is left, and
    * returns the start address of the bytes cut off.
    */
@@ -358,6 +379,31 @@ public final class FreeExtentTree {
     raiseMaxUpwards(depth - 1, sizeBytes);
     rebalanceUpwards(depth - 1, true);
     return x;
+  }
+
+  /**
+   * Returns the extents in address order as two arrays, {@code {offsets, sizes}}, each of {@link
+   * #extentCount()} entries; O(n).
+   */
+  public long[][] toArrays() {
+    long[] offsets = new long[count];
+    long[] sizes = new long[count];
+    int[] stack = new int[height[root] + 1];
+    int depth = 0;
+    int i = 0;
+    int n = root;
+    while (n != NONE || depth > 0) {
+      while (n != NONE) {
+        stack[depth++] = n;
+        n = left(n);
+      }
+      n = stack[--depth];
+      offsets[i] = offset(n);
+      sizes[i] = size(n);
+      i++;
+      n = right(n);
+    }
+    return new long[][] {offsets, sizes};
   }
 
   /** Returns the lowest-address extent, or {@link #NONE} when the tree is empty. */

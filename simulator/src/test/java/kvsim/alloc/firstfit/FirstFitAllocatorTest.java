@@ -17,6 +17,7 @@ import kvsim.alloc.Extents;
 import kvsim.alloc.InvariantViolation;
 import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
+import kvsim.alloc.support.AllocationSlots;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
@@ -223,9 +224,11 @@ class FirstFitAllocatorTest {
     FirstFitAllocator ff = new FirstFitAllocator(REGION, 512);
     served(ff.allocate(bytes(512)));
     served(ff.allocate(bytes(512)));
-    Field slots = FirstFitAllocator.class.getDeclaredField("slots");
+    Field table = FirstFitAllocator.class.getDeclaredField("slots");
+    table.setAccessible(true);
+    Field slots = AllocationSlots.class.getDeclaredField("slots");
     slots.setAccessible(true);
-    ((long[]) slots.get(ff))[4] = 4096; // slot 1's offset: the second allocation now sits on the first
+    ((long[]) slots.get(table.get(ff)))[4] = 4096; // slot 1's offset: the second allocation now sits on the first
     InvariantViolation e = assertThrows(InvariantViolation.class, ff::checkInvariants);
     assertTrue(e.getMessage().contains("overlap") || e.getMessage().contains("gap"), e.getMessage());
   }
