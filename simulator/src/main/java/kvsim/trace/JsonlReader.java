@@ -103,6 +103,19 @@ abstract class JsonlReader implements AutoCloseable {
     return header;
   }
 
+  /** Returns the file's name, for reports. */
+  public String name() {
+    return Path.of(source).getFileName().toString();
+  }
+
+  /** Returns the file's path and header, for a run's config echo. */
+  public Map<String, Object> describe() {
+    Map<String, Object> d = new LinkedHashMap<>();
+    d.put("trace", source);
+    d.put("header", header);
+    return d;
+  }
+
   /**
    * Moves to the next record and returns its line, or -1 at the end of the file; the parser then
    * stands on the record's {@code START_OBJECT}.

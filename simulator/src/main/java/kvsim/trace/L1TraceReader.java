@@ -5,8 +5,6 @@ import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import kvsim.core.InputException;
 import kvsim.core.LongLongMap;
 import kvsim.core.Tag;
@@ -38,19 +36,6 @@ public final class L1TraceReader extends JsonlReader implements EventSource {
   /** Reads a trace from a stream; {@code source} names it in messages. */
   public static L1TraceReader open(String source, InputStream in) throws IOException {
     return new L1TraceReader(source, in);
-  }
-
-  @Override
-  public String name() {
-    return Path.of(source).getFileName().toString();
-  }
-
-  @Override
-  public Map<String, Object> describe() {
-    Map<String, Object> d = new LinkedHashMap<>();
-    d.put("trace", source);
-    d.put("header", header());
-    return d;
   }
 
   /** Returns the number of events read so far. */

@@ -6,8 +6,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import kvsim.core.InputException;
 
 /**
@@ -57,19 +55,6 @@ public final class RequestTraceReader extends JsonlReader implements RequestSour
   @Override
   public int hashBlockTokens() {
     return hashBlockTokens;
-  }
-
-  @Override
-  public String name() {
-    return Path.of(source).getFileName().toString();
-  }
-
-  @Override
-  public Map<String, Object> describe() {
-    Map<String, Object> d = new LinkedHashMap<>();
-    d.put("trace", source);
-    d.put("header", header());
-    return d;
   }
 
   /** Returns the number of requests read so far. */

@@ -5,9 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.KvBlockManager;
 import kvsim.core.ModelPreset;
@@ -15,7 +13,6 @@ import kvsim.devicemodel.DeviceSpec;
 import kvsim.devicemodel.Roofline;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.trace.Request;
-import kvsim.trace.RequestSource;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -33,35 +30,10 @@ class PagedServingTest {
     return new PagedKvManager(bm, hashBlockTokens, AllocatorRegistry.blockManagerLatency());
   }
 
-  private static RequestSource source(List<Request> requests, int hashBlockTokens) {
-    Iterator<Request> it = requests.iterator();
-    return new RequestSource() {
-      @Override
-      public Request next() {
-        return it.hasNext() ? it.next() : null;
-      }
-
-      @Override
-      public int hashBlockTokens() {
-        return hashBlockTokens;
-      }
-
-      @Override
-      public String name() {
-        return "test";
-      }
-
-      @Override
-      public Map<String, Object> describe() {
-        return Map.of();
-      }
-    };
-  }
-
   private static ServingMetrics run(List<Request> requests, PagedKvManager kv, int hashBlockTokens) throws IOException {
     SchedulerConfig config = SchedulerConfig.defaults(2048);
     VllmV1Scheduler sched = new VllmV1Scheduler(config, kv);
-    return new ServingEngine(sched, kv, ROOFLINE, config, MODEL.kvBytesPerToken(), true, null).run(source(requests, hashBlockTokens));
+    return new ServingEngine(sched, kv, ROOFLINE, config, MODEL.kvBytesPerToken(), true, null).run(ServingEngineTest.source(requests, hashBlockTokens));
   }
 
   @Property(tries = 200)

@@ -23,6 +23,11 @@ class ServingEngineTest {
   private static final Roofline ROOFLINE = Roofline.of(MODEL, DeviceSpec.parse("a100-40"));
 
   static RequestSource source(List<Request> requests) {
+    return source(requests, 0);
+  }
+
+  /** A source of these requests, with prefix hashes of {@code hashBlockTokens} tokens. */
+  static RequestSource source(List<Request> requests, int hashBlockTokens) {
     Iterator<Request> it = requests.iterator();
     return new RequestSource() {
       @Override
@@ -32,7 +37,7 @@ class ServingEngineTest {
 
       @Override
       public int hashBlockTokens() {
-        return 0;
+        return hashBlockTokens;
       }
 
       @Override
