@@ -42,7 +42,7 @@ final class TorchReplayCommand implements Callable<Integer> {
   @Option(names = "--device", paramLabel = "N", description = "Replay only this CUDA device (default: every device with history).")
   int device = -1;
 
-  @Option(names = "--tie-break", paramLabel = "address|segment-age", description = "Free-block tie-break of the recording's PyTorch version (default: ${DEFAULT-VALUE}).", defaultValue = "address")
+  @Option(names = "--tie-break", paramLabel = "address|segment-age", description = "Free-block tie-break of the recording's PyTorch version (default: ${DEFAULT-VALUE}).", defaultValue = TorchCachingModel.DEFAULT_TIE_BREAK_LABEL)
   String tieBreak;
 
   @Option(names = "--torch-alloc-conf", paramLabel = "CONF", description = "Replay with these options instead of the recording's allocator_settings (PyTorch syntax).")

@@ -32,8 +32,10 @@ public interface TorchCachingModel extends Allocator {
    * Long.MAX_VALUE}, which is why the device may not exceed it either.
    */
   long MAX_REQUEST_BYTES = 1L << 60;
+  /** The label of the default tie-break, a constant so that command-line options can quote it. */
+  String DEFAULT_TIE_BREAK_LABEL = "address";
   /** The free-block tie-break of every PyTorch release up to at least 2.11, the model's default. */
-  TieBreak DEFAULT_TIE_BREAK = TieBreak.ADDRESS;
+  TieBreak DEFAULT_TIE_BREAK = TieBreak.of(DEFAULT_TIE_BREAK_LABEL);
 
   /** Returns the options in force. */
   TorchAllocConf conf();
