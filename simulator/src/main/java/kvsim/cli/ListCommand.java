@@ -7,6 +7,7 @@ import kvsim.core.ModelPreset;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.registry.WorkloadRegistry;
+import kvsim.serving.ServingSystems;
 import kvsim.workload.LengthPreset;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -65,12 +66,19 @@ final class ListCommand implements Runnable {
     for (ModelPreset m : ModelPreset.presets().values()) {
       out.printf(
           java.util.Locale.ROOT,
-          "  %-16s %d layers, %d KV heads x %d, %s KV per token%n",
+          "  %-16s %d layers, %d KV heads x %d, %s KV per token, %.1fB parameters, context %d tokens%n",
           m.name(),
           m.layers(),
           m.kvHeads(),
           m.headDim(),
-          Bytes.format(m.kvBytesPerToken()));
+          Bytes.format(m.kvBytesPerToken()),
+          m.parameters() / 1e9,
+          m.maxModelLen());
+    }
+    out.println();
+    out.println("Serving systems (kvsim serving --system NAME):");
+    for (ServingSystems.System sys : ServingSystems.systems()) {
+      out.printf("  %-16s %s%n", sys.name(), sys.description());
     }
     out.flush();
   }
