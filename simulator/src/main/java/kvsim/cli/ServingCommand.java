@@ -33,7 +33,10 @@ final class ServingCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "WORKLOAD", description = "Request trace file, or request generator spec.")
   String workload;
 
-  @Option(names = "--system", split = ",", paramLabel = "NAME", description = "Systems to run (default: vllm). Known: vllm.")
+  @Option(names = "--system", split = ",", paramLabel = "NAME", description = "Systems to run (default: vllm). Known: vllm (vLLM v1, paged KV "
+      + "with prefix caching); orca-max, orca-pow2, orca-oracle (the vLLM paper's Orca baselines: no preemption, one buddy block per request "
+      + "reserving max_model_len tokens, the next power of two of its final length, or exactly its final length); hf-naive (one request at "
+      + "a time, its KV grown by doubling and copying in PyTorch's caching allocator).")
   List<String> systems = new ArrayList<>();
 
   @Option(names = "--model", paramLabel = "MODEL", description = "Model preset (see `kvsim list`). Default: llama-2-7b.")
@@ -107,17 +110,17 @@ final class ServingCommand implements Callable<Integer> {
 
   @SuppressWarnings("unchecked")
   private static void table(PrintWriter out, List<ServingRunner.SystemResult> results) {
-    String format = "%-10s %8s %8s %9s %9s %9s %10s %8s %7s %7s %7s %7s %7s%n";
+    String format = "%-12s %8s %8s %9s %9s %9s %10s %8s %7s %7s %7s %7s %7s%n";
     out.printf(Locale.ROOT, format,
         "system", "requests", "rejected", "tokens/s", "TTFT p50", "TPOT p50", "norm. lat", "batch", "preempt", "tokens", "reserv.", "int.", "ext.");
-    out.printf(Locale.ROOT, format, "-".repeat(10), "-".repeat(8), "-".repeat(8), "-".repeat(9), "-".repeat(9), "-".repeat(9), "-".repeat(10),
+    out.printf(Locale.ROOT, format, "-".repeat(12), "-".repeat(8), "-".repeat(8), "-".repeat(9), "-".repeat(9), "-".repeat(9), "-".repeat(10),
         "-".repeat(8), "-".repeat(7), "-".repeat(7), "-".repeat(7), "-".repeat(7), "-".repeat(7));
     for (ServingRunner.SystemResult r : results) {
       Map<String, Object> m = r.metrics().toMap();
       Map<String, Object> ttft = (Map<String, Object>) m.get("ttft_seconds");
       Map<String, Object> tpot = (Map<String, Object>) m.get("tpot_seconds");
       Map<String, Object> norm = (Map<String, Object>) m.get("normalized_latency_seconds_per_token");
-      out.printf(Locale.ROOT, "%-10s %8d %8d %9s %9s %9s %10s %8s %7d %7s %7s %7s %7s%n",
+      out.printf(Locale.ROOT, "%-12s %8d %8d %9s %9s %9s %10s %8s %7d %7s %7s %7s %7s%n",
           r.system(), r.metrics().finished(), r.metrics().rejected(), num(m.get("throughput_tokens_per_second"), "%.0f"),
           seconds(ttft.get("p50")), seconds(tpot.get("p50")), seconds(norm.get("mean")), num(m.get("batch_size_mean"), "%.1f"),
           r.metrics().preemptions(), frac(r.metrics().meanFraction("token_states")), frac(r.metrics().meanFraction("reserved_future")),

@@ -1,5 +1,7 @@
 package kvsim.serving;
 
+import java.util.Map;
+
 /**
  * The KV-cache memory of a serving system as its scheduler sees it: a sequence asks for slots for
  * its next tokens and gets them or not. Implementations put the KV of each sequence into an
@@ -50,6 +52,11 @@ public interface KvManager {
    * (the rest: free memory, allocator overhead); the four sum to the region's slots.
    */
   void breakdown(long[] out);
+
+  /** Returns the manager's own counters by result-file name, for the run's summary (empty by default). */
+  default Map<String, Long> counters() {
+    return Map.of();
+  }
 
   /** Checks the manager and its allocator; throws when broken. */
   void checkInvariants();

@@ -23,6 +23,8 @@ import kvsim.metrics.Samples;
  *       or more, or one that the whole KV region cannot hold), iterations, preemptions, prompt
  *       tokens computed (recomputation included) and output tokens; the prefix cache's hit rate in
  *       tokens where the KV manager has one.
+ *   <li>{@code kv_manager}: the KV manager's own counters ({@link KvManager#counters}), when it
+ *       has any.
  * </ul>
  */
 public final class ServingMetrics {
@@ -47,6 +49,8 @@ public final class ServingMetrics {
   long firstArrivalNanos = -1;
   long lastFinishNanos;
   private final long[] slots = new long[4];
+  /** The KV manager's own counters at the end of the run ({@link KvManager#counters}). */
+  Map<String, Long> kvCounters = Map.of();
 
   void recordFinish(Sequence s) {
     double arrival = s.request.arrivalNanos();
@@ -104,6 +108,9 @@ public final class ServingMetrics {
       kv.put(g.name(), one);
     }
     m.put("kv_breakdown", kv);
+    if (!kvCounters.isEmpty()) {
+      m.put("kv_manager", new LinkedHashMap<>(kvCounters));
+    }
     return m;
   }
 
@@ -134,6 +141,11 @@ public final class ServingMetrics {
   /** Returns the mean batch size, or NaN before any iteration. */
   public double meanBatchSize() {
     return iterations == 0 ? Double.NaN : (double) batchSum / iterations;
+  }
+
+  /** Returns the KV manager's counters at the end of the run (empty for a manager without any). */
+  public Map<String, Long> kvCounters() {
+    return kvCounters;
   }
 
   /** Returns the finished requests. */

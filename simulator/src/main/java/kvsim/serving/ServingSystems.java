@@ -4,14 +4,30 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import kvsim.alloc.paged.BlockManagerConfig;
+import kvsim.core.Bytes;
 import kvsim.core.InputException;
+import kvsim.core.ModelPreset;
+import kvsim.devicemodel.DeviceSpec;
 import kvsim.registry.AllocatorRegistry;
 
 /**
  * The serving systems a user picks with one word, each a scheduler over a KV manager over an
- * allocator. Today: {@code vllm} (vLLM v1's scheduler over its block manager, prefix caching on,
- * the default of vLLM since 0.8). The Orca baselines of the vLLM paper and vLLM v0 are not built
- * yet.
+ * allocator:
+ *
+ * <ul>
+ *   <li>{@code vllm}: vLLM v1's scheduler over its block manager, prefix caching on (the default of
+ *       vLLM since 0.8).
+ *   <li>{@code orca-max}, {@code orca-pow2}, {@code orca-oracle}: the vLLM paper's Orca baselines,
+ *       {@link OrcaScheduler} over a {@link ContiguousKvManager} on the {@code buddy} allocator
+ *       (default options) with the reservation policy of the name.
+ *   <li>{@code hf-naive}: a plain PyTorch program serving one request at a time ({@link
+ *       OrcaScheduler} with {@code max_num_seqs} 1, whatever the run's limit) whose KV cache grows
+ *       by copying ({@link ContiguousKvManager.Reservation#GROW}) in PyTorch's caching allocator
+ *       (default options). Only the KV cache is in that allocator's region; a real program would
+ *       also allocate its activations and temporaries there, which is not modelled yet.
+ * </ul>
+ *
+ * <p>vLLM v0 is not built yet.
  */
 public final class ServingSystems {
   /**
@@ -30,8 +46,17 @@ public final class ServingSystems {
    * @param blockTokens tokens per KV block (paged systems)
    * @param scheduler the scheduler's limits
    * @param hashBlockTokens tokens per prefix hash of the request source (0 for none)
+   * @param model the model (its KV bytes per token are {@code kvBytesPerToken})
+   * @param device the device, for allocator models that need it and for copy times
    */
-  public record Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens) {}
+  public record Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens,
+      ModelPreset model, DeviceSpec device) {
+    public Build {
+      if (model.kvBytesPerToken() != kvBytesPerToken) {
+        throw new IllegalArgumentException("KV bytes per token " + kvBytesPerToken + " are not " + model.name() + "'s " + model.kvBytesPerToken());
+      }
+    }
+  }
 
   /**
    * A built system: its scheduler and KV manager, and the parts to echo in results.
@@ -44,8 +69,21 @@ public final class ServingSystems {
 
   private static final Map<String, System> SYSTEMS = new LinkedHashMap<>();
 
+  /** The allocator of the Orca baselines, as the vLLM paper says. */
+  public static final String ORCA_ALLOCATOR = "buddy";
+  /** The allocator of {@code hf-naive}. */
+  public static final String NAIVE_ALLOCATOR = "pytorch-caching";
+
   static {
     SYSTEMS.put("vllm", new System("vllm", "vLLM v1: FCFS continuous batching with chunked prefill, preemption by recompute; paged KV blocks with prefix caching"));
+    SYSTEMS.put("orca-max", new System("orca-max",
+        "Orca(Max): iteration-level FCFS, whole-prompt prefill, no preemption; a contiguous buddy block of max_model_len tokens per request"));
+    SYSTEMS.put("orca-pow2", new System("orca-pow2",
+        "Orca(Pow2): as orca-max, reserving the next power of two of the request's final length (at most 2x)"));
+    SYSTEMS.put("orca-oracle", new System("orca-oracle",
+        "Orca(Oracle): as orca-max, reserving exactly the request's final length (prompt + output)"));
+    SYSTEMS.put("hf-naive", new System("hf-naive",
+        "a plain PyTorch program: one request at a time, its KV cache grown by doubling and copying in PyTorch's caching allocator"));
   }
 
   private ServingSystems() {}
@@ -69,9 +107,52 @@ public final class ServingSystems {
     return kvMemoryBytes / (kvBytesPerToken * blockTokens);
   }
 
-  /** Builds a fresh instance of a system. */
+  /** Builds a fresh instance of a system; throws InputException when the KV memory cannot serve it. */
   public static Built build(String name, Build b) {
     get(name);
+    return switch (name) {
+      case "vllm" -> vllm(b);
+      case "orca-max" -> orca(name, b, ContiguousKvManager.Reservation.MAX);
+      case "orca-pow2" -> orca(name, b, ContiguousKvManager.Reservation.POW2);
+      case "orca-oracle" -> orca(name, b, ContiguousKvManager.Reservation.ORACLE);
+      case "hf-naive" -> naive(b);
+      default -> throw new IllegalStateException("system " + name + " has no build");
+    };
+  }
+
+  private static Built orca(String name, Build b, ContiguousKvManager.Reservation reservation) {
+    return contiguous(name, b, b.scheduler(), ORCA_ALLOCATOR, reservation);
+  }
+
+  private static Built naive(Build b) {
+    SchedulerConfig c = b.scheduler();
+    SchedulerConfig one = new SchedulerConfig(c.maxNumBatchedTokens(), 1, c.maxModelLen(), c.enableChunkedPrefill(), c.longPrefillTokenThreshold());
+    return contiguous("hf-naive", b, one, NAIVE_ALLOCATOR, ContiguousKvManager.Reservation.GROW);
+  }
+
+  private static Built contiguous(String name, Build b, SchedulerConfig config, String allocator, ContiguousKvManager.Reservation reservation) {
+    ContiguousKvManager kv = ContiguousKvManager.create(allocator, Map.of(), b.kvMemoryBytes(), b.device(), b.model(), reservation, config.maxModelLen());
+    if (kv.capacityTokens() < config.maxModelLen()) {
+      throw new InputException(name + ": " + allocator + " over KV memory of " + Bytes.format(b.kvMemoryBytes()) + " gives one sequence at most "
+          + kv.capacityTokens() + " tokens" + (reservation == ContiguousKvManager.Reservation.GROW ? " while it grows (old and new buffer)" : "")
+          + ", fewer than max_model_len " + config.maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
+    }
+    Map<String, Object> parts = new LinkedHashMap<>();
+    parts.put("scheduler", "orca");
+    parts.put("kv_manager", "contiguous");
+    parts.put("allocator", allocator);
+    parts.put("allocator_options", kv.allocatorOptions());
+    parts.put("reservation", reservation.label());
+    parts.put("prefix_caching", false);
+    parts.put("max_num_batched_tokens", config.maxNumBatchedTokens());
+    parts.put("max_num_seqs", config.maxNumSeqs());
+    parts.put("max_model_len", config.maxModelLen());
+    parts.put("enable_chunked_prefill", false);
+    parts.put("preemption", "none");
+    return new Built(new OrcaScheduler(config, kv), kv, parts);
+  }
+
+  private static Built vllm(Build b) {
     long numBlocks = numBlocks(b.kvMemoryBytes(), b.kvBytesPerToken(), b.blockTokens());
     if (numBlocks < 2 || numBlocks > Integer.MAX_VALUE / 2) {
       throw new InputException("KV memory of " + b.kvMemoryBytes() + " B makes " + numBlocks + " blocks of " + b.blockTokens() + " tokens; need 2 to " + Integer.MAX_VALUE / 2);

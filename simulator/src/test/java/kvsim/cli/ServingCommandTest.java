@@ -51,9 +51,29 @@ class ServingCommandTest {
 
   @Test
   void anUnknownSystemIsNamed() {
-    CliRun run = CliRun.of("serving", "requests:count=5", "--system", "orca-max");
+    CliRun run = CliRun.of("serving", "requests:count=5", "--system", "orca");
     assertEquals(2, run.exitCode());
-    assertEquals("kvsim: error: unknown system 'orca-max' (known: vllm)", run.err().strip());
+    assertEquals("kvsim: error: unknown system 'orca' (known: vllm, orca-max, orca-pow2, orca-oracle, hf-naive)", run.err().strip());
+  }
+
+  @Test
+  void theOrcaBaselinesAndHfNaiveRunWithTheirParts() throws IOException {
+    Path out = dir.resolve("orca");
+    CliRun run = CliRun.of("serving", "requests:preset=sharegpt,rate=2,count=40", "--system", "orca-max,orca-pow2,orca-oracle,hf-naive",
+        "--model", "opt-13b", "--device", "a100-40", "--kv-memory", "12GiB", "--check", "-q", "-o", out.toString()).ok();
+    assertTrue(run.out().contains("orca-oracle "), run.out());
+    JsonNode systems = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("systems");
+    String[] reservations = {"max", "pow2", "oracle", "grow"};
+    for (int i = 0; i < 4; i++) {
+      JsonNode sys = systems.get(i);
+      long finished = sys.get("requests_finished").asLong();
+      assertEquals(40, finished + sys.get("requests_rejected").asLong(), sys.get("system").asText());
+      assertEquals(0, sys.get("preemptions").asLong());
+      assertEquals(reservations[i], sys.get("parts").get("reservation").asText());
+      assertEquals(i < 3 ? "buddy" : "pytorch-caching", sys.get("parts").get("allocator").asText());
+      assertEquals(finished, sys.get("kv_manager").get("reservations").asLong());
+    }
+    assertTrue(systems.get(3).get("kv_manager").get("copies").asLong() > 0, "hf-naive grows by copying");
   }
 
   @Test

@@ -1,0 +1,347 @@
+package kvsim.serving;
+
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Map;
+import kvsim.alloc.AllocOutcome;
+import kvsim.alloc.AllocRequest;
+import kvsim.alloc.Allocator;
+import kvsim.alloc.AllocatorContext;
+import kvsim.alloc.Capability;
+import kvsim.alloc.OomReason;
+import kvsim.core.InputException;
+import kvsim.core.ModelPreset;
+import kvsim.core.Tag;
+import kvsim.devicemodel.DeviceSpec;
+import kvsim.devicemodel.Region;
+import kvsim.devicemodel.Roofline;
+import kvsim.registry.AllocatorRegistry;
+
+/**
+ * KV memory as the pre-paging systems keep it: each sequence's KV cache is one contiguous buffer,
+ * taken in a single unsplittable request from a {@link Capability#CONTIGUOUS} allocator model (built
+ * through the registry) that manages the whole KV region. How many tokens the buffer holds is the
+ * {@link Reservation} policy's choice; the vLLM paper's Orca baselines reserve at admission and
+ * never grow, a plain PyTorch program grows by copying.
+ *
+ * <ul>
+ *   <li>A waiting sequence's first {@link #allocate} reserves its buffer: the policy's tokens ×
+ *       the model's KV bytes per token, or fails and changes nothing. While the computed tokens stay
+ *       within the reservation, later calls succeed without touching the allocator.
+ *   <li>{@link Reservation#GROW} alone lets a sequence outgrow its buffer: the manager allocates a
+ *       new one of twice the tokens (at least what is needed, at most {@code max_model_len}), counts
+ *       a copy of the computed tokens' bytes, and frees the old one; if the new buffer cannot be had
+ *       it fails and the sequence keeps the old one. For the other policies a sequence never
+ *       outgrows its reservation (it is at least the final length), and doing so is a bug.
+ *   <li>Latency: the allocator's own modelled time ({@code stats().modelledNanos()}), plus, for each
+ *       copy, its bytes read and written once over HBM at the copy bandwidth given (the roofline's
+ *       achieved share of peak bandwidth by default, {@link #copyBytesPerSecond(DeviceSpec)}).
+ *   <li>Breakdown, in tokens of the region ({@code region bytes / KV bytes per token}): token
+ *       states are the computed tokens; reserved is {@code min(reservation, final length) −
+ *       computed}, the part of the buffer that tokens still to come will fill; internal waste is
+ *       {@code reservation − min(reservation, final length)}, reserved but never to be filled;
+ *       external waste is the rest: free memory, memory the allocator keeps cached, and the
+ *       allocator's rounding (allocated minus requested bytes: a buddy block's power-of-two
+ *       padding, PyTorch's 512 B rounding and unsplit remainders). Rounding is counted as external
+ *       because no policy asked for it and no sequence can use it; the policy's own
+ *       over-reservation is internal.
+ *   <li>No prefix cache: {@link #lookup} returns 0.
+ * </ul>
+ */
+public final class ContiguousKvManager implements KvManager {
+
+  /** How many tokens a sequence's buffer holds. */
+  public enum Reservation {
+    /** {@code max_model_len} tokens at admission (Orca(Max): 2,048 slots for OPT). */
+    MAX,
+    /**
+     * The next power of two of the final length (prompt + output) at admission, at most {@code
+     * max_model_len}: at most 2× over-reservation (Orca(Pow2)).
+     */
+    POW2,
+    /** Exactly the final length, prompt + output, at admission (Orca(Oracle)). */
+    ORACLE,
+    /**
+     * The prompt at admission; when the sequence outgrows its buffer, a buffer of twice the tokens
+     * (at most {@code max_model_len}), a copy, and a free of the old one.
+     */
+    GROW;
+
+    /** Returns the lower-case name used in results ({@code max}, {@code pow2}, …). */
+    public String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /** One sequence's buffer. */
+  private static final class Buffer {
+    long handle;
+    int reservedTokens;
+  }
+
+  private final Allocator allocator;
+  private final Reservation reservation;
+  private final long kvBytesPerToken;
+  private final int maxModelLen;
+  private final double copyBytesPerSecond;
+  private final long regionTokens;
+  private final long capacityTokens;
+  private final long allocatorNanosAtStart;
+  private Map<String, Object> allocatorOptions = Map.of();
+  /** Sequences holding a buffer, in the order they got it (the breakdown and the checker walk them). */
+  private final LinkedHashSet<Sequence> holding = new LinkedHashSet<>();
+  private long reservations;
+  private long refusals;
+  private long fragmentationRefusals;
+  private long copies;
+  private long copiedBytes;
+  private double copyNanos;
+
+  /**
+   * A manager over {@code allocator}, an empty contiguous model of a region of {@code regionBytes}.
+   *
+   * @param allocator the allocator model, nothing allocated yet
+   * @param regionBytes the size of the region it manages
+   * @param reservation the reservation policy
+   * @param kvBytesPerToken the model's KV bytes per token
+   * @param maxModelLen the longest sequence, prompt plus output
+   * @param copyBytesPerSecond bytes a growth copy moves per second (read and written once each)
+   */
+  public ContiguousKvManager(Allocator allocator, long regionBytes, Reservation reservation, long kvBytesPerToken, int maxModelLen,
+      double copyBytesPerSecond) {
+    if (kvBytesPerToken < 1 || maxModelLen < 2 || !(copyBytesPerSecond > 0)) {
+      throw new IllegalArgumentException("KV bytes per token and copy bandwidth must be positive, max_model_len at least 2");
+    }
+    if (allocator.stats().liveAllocations() != 0) {
+      throw new IllegalArgumentException(allocator.name() + " already holds allocations");
+    }
+    this.allocator = allocator;
+    this.reservation = reservation;
+    this.kvBytesPerToken = kvBytesPerToken;
+    this.maxModelLen = maxModelLen;
+    this.copyBytesPerSecond = copyBytesPerSecond;
+    this.regionTokens = regionBytes / kvBytesPerToken;
+    long largest = allocator.largestFreeBytes() / kvBytesPerToken;
+    // Note [Room to grow]: a growing sequence holds its old buffer (up to its length, anywhere in
+    // the region) while it takes the new one (up to its length too); the free memory on the larger
+    // side of the old buffer holds the new one when the region holds three times the length.
+    this.capacityTokens = reservation == Reservation.GROW ? largest / 3 : largest;
+    this.allocatorNanosAtStart = allocator.stats().modelledNanos();
+  }
+
+  /**
+   * Builds a manager over a fresh model of the registry's allocator {@code allocatorName}, which
+   * must declare {@link Capability#CONTIGUOUS}, managing a KV region of {@code kvMemoryBytes}.
+   *
+   * @throws InputException when the allocator is unknown, not contiguous, or rejects its options
+   */
+  public static ContiguousKvManager create(String allocatorName, Map<String, String> options, long kvMemoryBytes, DeviceSpec device,
+      ModelPreset model, Reservation reservation, int maxModelLen) {
+    AllocatorRegistry.Entry entry = AllocatorRegistry.get(allocatorName);
+    if (!entry.capabilities().contains(Capability.CONTIGUOUS)) {
+      throw new InputException("allocator " + allocatorName + " is " + entry.capabilityLabels()
+          + ", not contiguous: a contiguous KV manager needs one extent per sequence");
+    }
+    Region region = new Region("kv", 0, kvMemoryBytes);
+    AllocatorContext context = new AllocatorContext(allocatorName, region, device, model, options);
+    Allocator a = AllocatorRegistry.create(context);
+    ContiguousKvManager m = new ContiguousKvManager(a, kvMemoryBytes, reservation, model.kvBytesPerToken(), maxModelLen, copyBytesPerSecond(device));
+    m.allocatorOptions = new LinkedHashMap<>(context.effectiveOptions());
+    return m;
+  }
+
+  /** Returns the allocator's options in force, defaults included (empty when built without the registry). */
+  public Map<String, Object> allocatorOptions() {
+    return allocatorOptions;
+  }
+
+  /**
+   * Returns the bandwidth of a growth copy on {@code device}: the roofline's achieved share of peak
+   * HBM bandwidth, halved because every byte is read and written.
+   */
+  public static double copyBytesPerSecond(DeviceSpec device) {
+    return device.hbmBytesPerSecond() * Roofline.DEFAULT_MEMORY_EFFICIENCY / 2;
+  }
+
+  /** Returns the allocator model under the manager. */
+  public Allocator allocator() {
+    return allocator;
+  }
+
+  /** Returns the reservation policy. */
+  public Reservation reservation() {
+    return reservation;
+  }
+
+  private static Buffer of(Sequence s) {
+    return (Buffer) s.kvState;
+  }
+
+  /** Returns the tokens the policy reserves for {@code s} at admission, which needs {@code needed}. */
+  int admissionTokens(Sequence s, int needed) {
+    int tokens = switch (reservation) {
+      case MAX -> maxModelLen;
+      case POW2 -> (int) Math.min(maxModelLen, nextPowerOfTwo(s.finalTokens()));
+      case ORACLE -> s.finalTokens();
+      case GROW -> needed;
+    };
+    return Math.max(tokens, needed);
+  }
+
+  /** Returns the smallest power of two of at least {@code x} (1 for x ≤ 1). */
+  static long nextPowerOfTwo(long x) {
+    return x <= 1 ? 1 : Long.highestOneBit(x - 1) << 1;
+  }
+
+  @Override
+  public void add(Sequence s) {
+    s.kvState = null;
+  }
+
+  @Override
+  public int lookup(Sequence s) {
+    return 0;
+  }
+
+  @Override
+  public boolean allocate(Sequence s, int numNewTokens) {
+    if (numNewTokens <= 0 || (long) s.numComputedTokens + numNewTokens > s.numTokens) {
+      throw new IllegalArgumentException(numNewTokens + " new tokens for " + s);
+    }
+    int needed = s.numComputedTokens + numNewTokens;
+    Buffer b = of(s);
+    if (b == null) {
+      int tokens = admissionTokens(s, needed);
+      AllocOutcome.Allocated got = take(tokens);
+      if (got == null) {
+        return false;
+      }
+      b = new Buffer();
+      b.handle = got.handle();
+      b.reservedTokens = tokens;
+      s.kvState = b;
+      holding.add(s);
+      reservations++;
+    } else if (needed > b.reservedTokens) {
+      if (reservation != Reservation.GROW) {
+        throw new IllegalStateException(s + " outgrows its " + reservation.label() + " reservation of " + b.reservedTokens + " tokens");
+      }
+      int tokens = (int) Math.max(needed, Math.min(maxModelLen, 2L * b.reservedTokens));
+      AllocOutcome.Allocated got = take(tokens);
+      if (got == null) {
+        return false;
+      }
+      long bytes = (long) s.numComputedTokens * kvBytesPerToken;
+      copies++;
+      copiedBytes += bytes;
+      copyNanos += bytes / copyBytesPerSecond * 1e9;
+      allocator.free(b.handle);
+      b.handle = got.handle();
+      b.reservedTokens = tokens;
+    }
+    s.numComputedTokens = needed;
+    return true;
+  }
+
+  /** Asks the allocator for a buffer of {@code tokens}; null, counted, when it refuses. */
+  private AllocOutcome.Allocated take(int tokens) {
+    AllocOutcome out = allocator.allocate(new AllocRequest(Math.multiplyExact(tokens, kvBytesPerToken), Tag.KV, false, 0));
+    if (out instanceof AllocOutcome.Allocated a) {
+      return a;
+    }
+    refusals++;
+    if (((AllocOutcome.OutOfMemory) out).reason() == OomReason.FRAGMENTATION) {
+      fragmentationRefusals++;
+    }
+    return null;
+  }
+
+  @Override
+  public void append(Sequence s, int token) {}
+
+  @Override
+  public void preempt(Sequence s) {
+    release(s);
+  }
+
+  @Override
+  public void finish(Sequence s) {
+    release(s);
+  }
+
+  private void release(Sequence s) {
+    Buffer b = of(s);
+    if (b != null) {
+      allocator.free(b.handle);
+      s.kvState = null;
+      holding.remove(s);
+    }
+  }
+
+  @Override
+  public long capacityTokens() {
+    return capacityTokens;
+  }
+
+  @Override
+  public long modelledNanos() {
+    return allocator.stats().modelledNanos() - allocatorNanosAtStart + Math.round(copyNanos);
+  }
+
+  @Override
+  public void breakdown(long[] out) {
+    long tokens = 0;
+    long future = 0;
+    long waste = 0;
+    for (Sequence s : holding) {
+      int reserved = of(s).reservedTokens;
+      long usable = Math.min(reserved, s.finalTokens());
+      tokens += s.numComputedTokens;
+      future += usable - s.numComputedTokens;
+      waste += reserved - usable;
+    }
+    out[0] = tokens;
+    out[1] = future;
+    out[2] = waste;
+    out[3] = regionTokens - tokens - future - waste;
+  }
+
+  /**
+   * Returns {@code reservations} (buffers taken at admission), {@code reservations_refused} and
+   * {@code fragmentation_refusals} (refused although the free bytes sufficed; admissions and
+   * growths both count, every time they are tried), {@code copies}, {@code copied_bytes} and {@code
+   * copy_nanos} (growths).
+   */
+  @Override
+  public Map<String, Long> counters() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("reservations", reservations);
+    m.put("reservations_refused", refusals);
+    m.put("fragmentation_refusals", fragmentationRefusals);
+    m.put("copies", copies);
+    m.put("copied_bytes", copiedBytes);
+    m.put("copy_nanos", Math.round(copyNanos));
+    return m;
+  }
+
+  @Override
+  public void checkInvariants() {
+    allocator.checkInvariants();
+    long requested = 0;
+    for (Sequence s : holding) {
+      Buffer b = of(s);
+      if (b == null || s.status == Sequence.Status.FINISHED) {
+        throw new IllegalStateException(s + " is listed as holding a buffer");
+      }
+      if (s.numComputedTokens > b.reservedTokens) {
+        throw new IllegalStateException(s + " computed more than its " + b.reservedTokens + " reserved tokens");
+      }
+      requested += b.reservedTokens * kvBytesPerToken;
+    }
+    if (allocator.stats().liveAllocations() != holding.size() || allocator.stats().requestedBytes() != requested) {
+      throw new IllegalStateException("the allocator holds " + allocator.stats().liveAllocations() + " allocations of "
+          + allocator.stats().requestedBytes() + " B requested; the sequences hold " + holding.size() + " buffers of " + requested + " B");
+    }
+  }
+}

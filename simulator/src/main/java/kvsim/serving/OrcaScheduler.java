@@ -1,0 +1,108 @@
+package kvsim.serving;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+
+/**
+ * Orca's iteration-level scheduler (Yu et al., "Orca: A Distributed Serving System for
+ * Transformer-Based Generative Models", OSDI 2022) as the vLLM paper's Orca baselines use it: FCFS,
+ * a request's KV memory reserved whole when it is admitted, nothing ever preempted.
+ *
+ * <ul>
+ *   <li>Running sequences first, in admission order: each computes all its uncomputed tokens
+ *       (after admission that is one decode token per iteration). They count against the token
+ *       budget but are never held back by it.
+ *   <li>Then waiting sequences in FCFS order, while fewer than {@code max_num_seqs} run: the head
+ *       prefills its whole prompt in one iteration (no chunked prefill). It is admitted only if its
+ *       prompt fits what is left of {@code max_num_batched_tokens}, or if nothing else is scheduled
+ *       in the iteration (so a prompt longer than the budget still runs, alone), and only if the KV
+ *       manager reserves its memory. The first that cannot be admitted stops admission: FCFS
+ *       head-of-line blocking, as in Orca.
+ *   <li>Nothing is preempted: a sequence once admitted keeps its memory until it finishes.
+ *   <li>A running sequence whose allocation fails (only a growing reservation can fail after
+ *       admission) is not scheduled in this iteration and tries again in the next; no sequence is
+ *       admitted in an iteration in which one stalled, so that the memory freed by finishing
+ *       sequences goes to the stalled ones first. If every running sequence stalls and nothing can
+ *       be admitted, no sequence can ever progress (nothing will be freed): the scheduler throws,
+ *       as a PyTorch program that cannot grow its cache dies of out-of-memory.
+ * </ul>
+ */
+public final class OrcaScheduler implements Scheduler {
+  private final SchedulerConfig config;
+  private final KvManager kv;
+  private final ArrayDeque<Sequence> waitingQueue = new ArrayDeque<>();
+  private final ArrayList<Sequence> runningList = new ArrayList<>();
+  private long stalls;
+
+  /** A scheduler with these limits ({@code max_num_seqs}, {@code max_num_batched_tokens}) over this KV manager. */
+  public OrcaScheduler(SchedulerConfig config, KvManager kv) {
+    this.config = config;
+    this.kv = kv;
+  }
+
+  @Override
+  public void add(Sequence s) {
+    waitingQueue.addLast(s);
+  }
+
+  @Override
+  public int waiting() {
+    return waitingQueue.size();
+  }
+
+  @Override
+  public int running() {
+    return runningList.size();
+  }
+
+  /** Returns how many times a running sequence could not get memory for its next token and waited an iteration. */
+  public long stalls() {
+    return stalls;
+  }
+
+  @Override
+  public void removeFinished() {
+    runningList.removeIf(s -> s.status == Sequence.Status.FINISHED);
+  }
+
+  @Override
+  public void schedule(StepPlan plan) {
+    plan.clear();
+    long budget = config.maxNumBatchedTokens();
+    int stalled = 0;
+    for (Sequence s : runningList) {
+      int n = s.numTokens - s.numComputedTokens;
+      if (n <= 0) {
+        continue;
+      }
+      if (!kv.allocate(s, n)) {
+        stalled++;
+        continue;
+      }
+      plan.add(s, n);
+      budget -= n;
+    }
+    stalls += stalled;
+    if (stalled == 0) {
+      while (!waitingQueue.isEmpty() && runningList.size() < config.maxNumSeqs()) {
+        Sequence s = waitingQueue.peekFirst();
+        int n = s.numTokens - s.numComputedTokens;
+        if (n > budget && plan.size() > 0) {
+          break;
+        }
+        if (!kv.allocate(s, n)) {
+          break;
+        }
+        waitingQueue.pollFirst();
+        runningList.add(s);
+        s.status = Sequence.Status.RUNNING;
+        plan.add(s, n);
+        budget -= n;
+      }
+    }
+    if (plan.size() == 0 && stalled > 0) {
+      throw new IllegalStateException("out of KV memory: " + stalled + " running sequences cannot get memory for their next token and "
+          + waitingQueue.size() + " wait; nothing can progress (first: " + runningList.get(0) + ")");
+    }
+  }
+}
