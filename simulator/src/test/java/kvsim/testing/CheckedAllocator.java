@@ -22,6 +22,9 @@ import kvsim.devicemodel.Region;
  * Allocator#stats()} always the same object. Handles lie in [0, 2^56). Every check is written so
  * that it cannot overflow itself, since requests may be as large as {@code Long.MAX_VALUE}: a
  * wrapped sum would let a wrong allocation pass.
+ *
+ * <p>The ledger holds extents of the region, or of the model's virtual space where it has one
+ * ({@link Allocator#virtualSpace()}, Note [Virtual extents]), which must not overlap the region.
  */
 public final class CheckedAllocator {
   private final Allocator allocator;
@@ -39,7 +42,11 @@ public final class CheckedAllocator {
     this.allocator = allocator;
     this.stats = allocator.stats();
     this.region = region;
-    this.ledger = new ExtentLedger(region);
+    Region space = allocator.virtualSpace().orElse(region);
+    if (space != region && space.baseBytes() < region.endBytes() && region.baseBytes() < space.endBytes()) {
+      throw new AssertionError(allocator.name() + ": virtual space " + space + " overlaps the region " + region);
+    }
+    this.ledger = new ExtentLedger(space);
     afterEvent("construction");
   }
 
