@@ -26,6 +26,7 @@ import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.KvBlockManager;
 import kvsim.alloc.paged.PagedAllocator;
 import kvsim.alloc.slab.SlabAllocator;
+import kvsim.alloc.vattention.VAttentionAllocator;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 
@@ -107,6 +108,12 @@ public final class AllocatorRegistry {
             + CachingAllocator.DEFAULT_TIE_BREAK.label() + ")",
         EnumSet.of(Capability.CONTIGUOUS),
         CachingAllocator::new);
+    register(
+        VAttentionAllocator.NAME,
+        "vAttention: a contiguous virtual range per allocation, physical pages mapped from a LIFO pool; option page-size (default "
+            + Bytes.format(VAttentionAllocator.DEFAULT_PAGE_BYTES) + ", 64 KiB to 2 MiB)",
+        EnumSet.of(Capability.CONTIGUOUS, Capability.VIRTUAL),
+        VAttentionAllocator::new);
   }
 
   private AllocatorRegistry() {}
