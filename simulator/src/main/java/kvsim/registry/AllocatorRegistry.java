@@ -93,7 +93,8 @@ public final class AllocatorRegistry {
         SlabAllocator::new);
     register(
         "multi-slab",
-        "size classes, each with a share of the region; option classes (default " + MultiSlabAllocator.DEFAULT_CLASSES + ")",
+        "size classes, each with a share of the region; options classes (default " + MultiSlabAllocator.DEFAULT_CLASSES
+            + "), split (default " + MultiSlabAllocator.DEFAULT_SPLIT + ": a request between classes takes one block of the larger)",
         EnumSet.of(Capability.BLOCK),
         MultiSlabAllocator::new);
     register(

@@ -42,10 +42,10 @@ import net.jqwik.api.constraints.Size;
  *
  * <p>Models run with their default options and with the options that change their size arithmetic
  * (a non-power-of-two alignment, one-token pages, buddy blocks from 4 KiB and from 1 GiB,
- * vAttention's 64 KiB pages, PyTorch's rounding divisions, a {@code max_non_split_rounding_mb} near
- * 2^43, a segment size near 2^63, a memory fraction), over a small region at an unaligned base and
- * over the default 80 GiB device. Expandable segments are left out: their pages lie in virtual
- * reservations beyond the region by design.
+ * multi-slab's splitting between classes, vAttention's 64 KiB pages, PyTorch's rounding divisions,
+ * a {@code max_non_split_rounding_mb} near 2^43, a segment size near 2^63, a memory fraction), over
+ * a small region at an unaligned base and over the default 80 GiB device. Expandable segments are
+ * left out: their pages lie in virtual reservations beyond the region by design.
  */
 class AllocatorSizeProperties {
   static final Region SMALL = AllocatorProperties.REGION;
@@ -58,7 +58,11 @@ class AllocatorSizeProperties {
           "best-fit", List.of(Map.of("alignment", "1000"), Map.of("alignment", "2MiB")),
           "buddy", List.of(Map.of("min-block", "4KiB"), Map.of("min-block", "1GiB")),
           "slab", List.of(Map.of("block-size", "3MiB")),
-          "multi-slab", List.of(Map.of("classes", "512KiB:30,8MiB:30,64MiB:40")),
+          "multi-slab",
+          List.of(
+              Map.of("classes", "512KiB:30,8MiB:30,64MiB:40"),
+              Map.of("split", "true"),
+              Map.of("classes", "512KiB:30,8MiB:30,64MiB:40", "split", "true")),
           "paged", List.of(Map.of("block-tokens", "1")),
           VAttentionAllocator.NAME, List.of(Map.of("page-size", "64KiB")),
           CachingAllocator.NAME,
