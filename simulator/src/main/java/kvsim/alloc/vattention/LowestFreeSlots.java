@@ -1,6 +1,7 @@
 package kvsim.alloc.vattention;
 
 import java.util.Arrays;
+import java.util.function.IntPredicate;
 import kvsim.alloc.InvariantViolation;
 
 /**
@@ -75,7 +76,7 @@ final class LowestFreeSlots {
    * Checks the heap order and that the free slots are distinct, below {@link #used()} and not
    * {@code live}; throws {@link InvariantViolation} naming {@code owner} when broken.
    */
-  void checkInvariants(String owner, java.util.function.IntPredicate live) {
+  void checkInvariants(String owner, IntPredicate live) {
     boolean[] seen = new boolean[used];
     for (int i = 0; i < size; i++) {
       int s = heap[i];

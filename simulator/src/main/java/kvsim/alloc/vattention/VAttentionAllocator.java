@@ -30,11 +30,10 @@ import kvsim.devicemodel.Region;
  * (github.com/microsoft/vattention, {@code vattention/}):
  *
  * <ul>
- *   <li>Physical pages are {@code page-size} bytes (default {@value #DEFAULT_PAGE_BYTES} B = 2 MiB,
- *       the granularity of {@code cuMemCreate}; a power of two from 64 KiB, the sizes below 2 MiB
- *       being those vAttention reaches with its own UVM driver). The region holds {@code
- *       floor(region / page)} pages, page i at {@code base + i × page}; a tail shorter than a page
- *       is never used. The pages are created once, up front ({@code reserve_physical_pages}), so
+ *   <li>Physical pages are {@code page-size} bytes (default 2 MiB, the granularity of {@code
+ *       cuMemCreate}; a power of two from 64 KiB, the sizes below 2 MiB being those vAttention
+ *       reaches with its own UVM driver). The region holds {@code floor(region / page)} pages, page
+ *       i at {@code base + i × page}; a tail shorter than a page is never used. The pages are created once, up front ({@code reserve_physical_pages}), so
  *       the whole region is reserved from the start.
  *   <li>The free pages form one pool used as a stack, as vAttention's ({@code pop_back} to map,
  *       {@code push_back} on unmap): the page unmapped last is mapped next. At the start page 0 is
