@@ -2,10 +2,13 @@ package kvsim.alloc;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import kvsim.devicemodel.Region;
 
 /**
  * An allocator model: it manages one {@link kvsim.devicemodel.Region} of the simulated device and answers
- * requests with extents inside it. See {@code package-info.java} for the vocabulary.
+ * requests with extents inside it, or, for a {@link Capability#VIRTUAL} model, inside its {@link
+ * #virtualSpace()} (Note [Virtual extents]). See {@code package-info.java} for the vocabulary.
  *
  * <p>Contract, checked for every registered model by {@code AllocatorContractTest}:
  *
@@ -25,9 +28,17 @@ import java.util.Map;
  *       every model; {@link #freeBytes()} and {@link #largestFreeBytes()} cost what Note [Gauge
  *       cost] lists.
  *   <li>{@link #checkInvariants()} throws {@link InvariantViolation} if the model's state is
- *       inconsistent: overlapping extents, extents outside the region, bytes that do not balance,
- *       bad reference counts. Tests call it after every event.
+ *       inconsistent: overlapping extents, extents outside the region (the virtual space), bytes
+ *       that do not balance, bad reference counts. Tests call it after every event.
  * </ul>
+ *
+ * <p>Note [Virtual extents]: a {@link Capability#VIRTUAL} model gives each allocation one range of
+ * virtual addresses, the single extent its capability promises, backed by physical pages that need
+ * not be adjacent. The pages lie in the region, and {@link #layout()} shows them; the virtual
+ * ranges lie in {@link #virtualSpace()}, an address range apart from the region (as a GPU's virtual
+ * addresses are apart from its physical memory), so that neither the engine nor a test mistakes a
+ * virtual range for the physical memory it maps. What the contract says of extents holds there: no
+ * two live ones overlap, and each lies inside the virtual space.
  *
  * <p>Note [Shared gauges]: what every model counts the same way (bytes reserved, allocated and
  * requested, live allocations, modelled time) lives in one {@link AllocatorStats} the model owns
@@ -44,9 +55,9 @@ import java.util.Map;
  * <ul>
  *   <li>{@code first-fit}: O(1), the largest extent kept at the root of the free-extent tree.
  *   <li>{@code slab}, {@code paged}: O(1), every free block or page (a splittable request can use
- *       them all).
+ *       them all); {@code vattention}: O(1), every free page (any request can use them all).
  *   <li>{@code multi-slab}: O(number of size classes), a scan for the largest class with a free
- *       block.
+ *       block (with {@code split=true}, for each class's free blocks up to the next class's block).
  *   <li>{@code pytorch-caching}: O(log n) in the free blocks and segments: a floor lookup in each
  *       pool's free-block tree, the driver's largest {@code cudaMalloc} from its releasable runs
  *       ({@code ReleasableRuns}, O(log n)), and binary searches over request sizes (some 60 steps
@@ -97,6 +108,15 @@ public interface Allocator {
 
   /** Returns the extents of a live allocation. */
   Extents extentsOf(long handle);
+
+  /**
+   * Returns the virtual address space that a {@link Capability#VIRTUAL} model's extents lie in,
+   * apart from its region; empty for every other model, whose extents lie in its region (Note
+   * [Virtual extents]).
+   */
+  default Optional<Region> virtualSpace() {
+    return Optional.empty();
+  }
 
   /**
    * Returns the segments the model holds and the blocks that tile them, in address order, for

@@ -19,8 +19,9 @@ import java.util.Locale;
  */
 public enum Capability {
   /**
-   * Each allocation is one extent {@code [offset, offset + size)} of the region's address space:
-   * {@link Allocator#extentsOf} always returns exactly one extent, for splittable requests too.
+   * Each allocation is one extent {@code [offset, offset + size)} of the region's address space (of
+   * the model's virtual space where it is also {@link #VIRTUAL}): {@link Allocator#extentsOf} always
+   * returns exactly one extent, for splittable requests too.
    */
   CONTIGUOUS,
 
@@ -35,7 +36,9 @@ public enum Capability {
   /**
    * Each allocation is one contiguous range of virtual addresses whose physical memory is mapped
    * in pages on demand, so it can grow in place by mapping more pages without moving (the
-   * vAttention design); implies {@link #CONTIGUOUS}.
+   * vAttention design); implies {@link #CONTIGUOUS}. The extents lie in {@link
+   * Allocator#virtualSpace()}, the physical pages in the region, where {@link Allocator#layout()}
+   * shows them (Note [Virtual extents] in {@link Allocator}).
    */
   VIRTUAL;
 

@@ -24,8 +24,9 @@ final class ListCommand implements Runnable {
   public void run() {
     PrintWriter out = spec.commandLine().getOut();
     out.println("Allocators (name, capabilities, description):");
+    int width = AllocatorRegistry.entries().stream().mapToInt(e -> e.capabilityLabels().length()).max().orElse(0);
     for (AllocatorRegistry.Entry e : AllocatorRegistry.entries()) {
-      out.printf("  %-16s %-11s %s%n", e.name(), e.capabilityLabels(), e.description());
+      out.printf("  %-16s %-" + width + "s %s%n", e.name(), e.capabilityLabels(), e.description());
     }
     out.println();
     out.println("Workload generators (replay/compare WORKLOAD as NAME:key=value,...; kvsim generate NAME):");

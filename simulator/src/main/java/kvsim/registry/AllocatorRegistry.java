@@ -26,6 +26,7 @@ import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.KvBlockManager;
 import kvsim.alloc.paged.PagedAllocator;
 import kvsim.alloc.slab.SlabAllocator;
+import kvsim.alloc.vattention.VAttentionAllocator;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 
@@ -92,7 +93,8 @@ public final class AllocatorRegistry {
         SlabAllocator::new);
     register(
         "multi-slab",
-        "size classes, each with a share of the region; option classes (default " + MultiSlabAllocator.DEFAULT_CLASSES + ")",
+        "size classes, each with a share of the region; options classes (default " + MultiSlabAllocator.DEFAULT_CLASSES
+            + "), split (default " + MultiSlabAllocator.DEFAULT_SPLIT + ": a request between classes takes one block of the larger)",
         EnumSet.of(Capability.BLOCK),
         MultiSlabAllocator::new);
     register(
@@ -107,6 +109,12 @@ public final class AllocatorRegistry {
             + CachingAllocator.DEFAULT_TIE_BREAK.label() + ")",
         EnumSet.of(Capability.CONTIGUOUS),
         CachingAllocator::new);
+    register(
+        VAttentionAllocator.NAME,
+        "vAttention: a contiguous virtual range per allocation, physical pages mapped from a LIFO pool; option page-size (default "
+            + Bytes.format(VAttentionAllocator.DEFAULT_PAGE_BYTES) + ", 64 KiB to 2 MiB)",
+        EnumSet.of(Capability.CONTIGUOUS, Capability.VIRTUAL),
+        VAttentionAllocator::new);
   }
 
   private AllocatorRegistry() {}

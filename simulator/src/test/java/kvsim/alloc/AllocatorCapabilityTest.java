@@ -36,6 +36,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  *   <li>{@link Capability#BLOCK}: every extent of every live allocation is a run of whole blocks of
  *       the model's layout, all blocks of one size; and when only non-adjacent blocks are free, a
  *       splittable request of two blocks is served with two extents.
+ *   <li>{@link Capability#VIRTUAL}: a model has a virtual space apart from its region exactly when
+ *       it declares the capability; every extent lies in that space and is a whole number of the
+ *       pages its layout shows in the region; and when only non-adjacent pages are free, an
+ *       unsplittable request of two pages is served with one extent.
  * </ul>
  */
 class AllocatorCapabilityTest {
@@ -51,6 +55,10 @@ class AllocatorCapabilityTest {
 
   static Stream<Named<AllocatorRegistry.Entry>> blockModels() {
     return models().filter(n -> n.getPayload().capabilities().contains(Capability.BLOCK));
+  }
+
+  static Stream<Named<AllocatorRegistry.Entry>> virtualModels() {
+    return models().filter(n -> n.getPayload().capabilities().contains(Capability.VIRTUAL));
   }
 
   private static CheckedAllocator checked(AllocatorRegistry.Entry entry, Region region) {
@@ -141,6 +149,62 @@ class AllocatorCapabilityTest {
     assertEquals(block, a.extents().sizeBytes(0));
     assertEquals(block, a.extents().sizeBytes(1));
     assertWholeBlocks(entry.name(), model);
+  }
+
+  @ParameterizedTest
+  @MethodSource("models")
+  void aModelHasAVirtualSpaceApartFromItsRegionExactlyWhenItDeclaresVirtual(AllocatorRegistry.Entry entry) {
+    Allocator a = AllocatorContractTest.build(entry, REGION, Map.of());
+    assertEquals(entry.capabilities().contains(Capability.VIRTUAL), a.virtualSpace().isPresent(), entry.name());
+    a.virtualSpace().ifPresent(space -> {
+      assertTrue(space.endBytes() <= REGION.baseBytes() || space.baseBytes() >= REGION.endBytes(), space + " overlaps " + REGION);
+      assertTrue(space.sizeBytes() >= a.freeBytes(), "the virtual space cannot hold one range of every free byte: " + space);
+    });
+  }
+
+  @ParameterizedTest
+  @MethodSource("virtualModels")
+  void aVirtualModelGivesOneRangeInItsVirtualSpaceOfWholePages(AllocatorRegistry.Entry entry) {
+    CheckedAllocator model = checked(entry, AllocatorContractTest.REGION);
+    Region space = model.allocator().virtualSpace().orElseThrow();
+    long page = largestRepeatedBlockBytes(model.allocator().layout());
+    int[] served = new int[1];
+    churn(model, 13L, 3_000, false, a -> {
+      served[0]++;
+      assertTrue(space.contains(a.extents().offsetBytes(0), a.extents().sizeBytes(0)), a.extents() + " outside " + space);
+      assertEquals(0, a.extents().sizeBytes(0) % page, () -> a.extents() + " is not whole pages of " + page + " B");
+    });
+    assertTrue(served[0] > 500, "only " + served[0] + " requests served");
+  }
+
+  @ParameterizedTest
+  @MethodSource("virtualModels")
+  void aVirtualModelServesOneRangeFromNonAdjacentPages(AllocatorRegistry.Entry entry) {
+    CheckedAllocator model = checked(entry, REGION);
+    long page = largestRepeatedBlockBytes(model.allocator().layout());
+    AllocRequest onePage = new AllocRequest(page, Tag.ACTIVATION, false, 0);
+    while (model.allocate(onePage).succeeded()) {
+      assertTrue(model.liveHandles().size() <= REGION.sizeBytes() / page, "more pages than fit");
+    }
+    int filled = model.liveHandles().size();
+    List<Long> everyOther = new ArrayList<>();
+    for (int i = 0; i < filled; i += 2) {
+      everyOther.add(model.liveHandles().get(i));
+    }
+    everyOther.forEach(model::free);
+    SegmentLayout.Block previous = null;
+    for (SegmentLayout s : model.allocator().layout()) {
+      for (SegmentLayout.Block b : s.blocks()) {
+        boolean bothFree = previous != null && previous.state() == SegmentLayout.State.INACTIVE && b.state() == SegmentLayout.State.INACTIVE
+            && previous.sizeBytes() == page && b.sizeBytes() == page && previous.addressBytes() + page == b.addressBytes();
+        assertTrue(!bothFree, entry.name() + ": two adjacent free pages at " + previous);
+        previous = b;
+      }
+    }
+    AllocOutcome.Allocated a =
+        assertInstanceOf(AllocOutcome.Allocated.class, model.allocate(new AllocRequest(2 * page, Tag.ACTIVATION, false, 0)));
+    assertEquals(1, a.extents().count(), entry.name() + " gave " + a.extents());
+    assertEquals(2 * page, a.extents().sizeBytes(0));
   }
 
   /** The block size of the layout's largest class: the largest size that at least two blocks have. */

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import kvsim.alloc.caching.CachingAllocator;
+import kvsim.alloc.vattention.VAttentionAllocator;
 import kvsim.core.Bytes;
 import kvsim.core.ModelPreset;
 import kvsim.core.Tag;
@@ -33,17 +34,18 @@ import net.jqwik.api.constraints.Size;
  * arithmetic overflows — {@code Long.MAX_VALUE} and just below it, powers of two from 2^60, the
  * region's size ± 1, page and block sizes × 2^31 ± 1 — splittable and not. After every operation
  * {@link CheckedAllocator} checks that nothing was thrown, that a served request lies inside the
- * region with at least the bytes asked for, the model's invariants and the gauge relations; this
- * class adds that a request above the region is refused (as {@code too_large} where the model
- * promises it), and feeds the gauges into {@link RunMetrics} at times up to 2^63 so that its
- * summaries stay in range: fragmentation within [0, 1], byte gauges within [0, region].
+ * region (the virtual space of a virtual model) with at least the bytes asked for, the model's
+ * invariants and the gauge relations; this class adds that a request above the region is refused
+ * (as {@code too_large} where the model promises it), and feeds the gauges into {@link RunMetrics}
+ * at times up to 2^63 so that its summaries stay in range: fragmentation within [0, 1], byte gauges
+ * within [0, region].
  *
  * <p>Models run with their default options and with the options that change their size arithmetic
- * (a non-power-of-two alignment, one-token pages, buddy blocks from 4 KiB and from 1 GiB, PyTorch's
- * rounding divisions, a {@code max_non_split_rounding_mb} near 2^43, a segment size near 2^63, a
- * memory fraction), over a small region at an unaligned base and over the default 80 GiB device.
- * Expandable segments are left out: their pages lie in virtual reservations beyond the region by
- * design.
+ * (a non-power-of-two alignment, one-token pages, buddy blocks from 4 KiB and from 1 GiB,
+ * multi-slab's splitting between classes, vAttention's 64 KiB pages, PyTorch's rounding divisions,
+ * a {@code max_non_split_rounding_mb} near 2^43, a segment size near 2^63, a memory fraction), over
+ * a small region at an unaligned base and over the default 80 GiB device. Expandable segments are
+ * left out: their pages lie in virtual reservations beyond the region by design.
  */
 class AllocatorSizeProperties {
   static final Region SMALL = AllocatorProperties.REGION;
@@ -56,8 +58,13 @@ class AllocatorSizeProperties {
           "best-fit", List.of(Map.of("alignment", "1000"), Map.of("alignment", "2MiB")),
           "buddy", List.of(Map.of("min-block", "4KiB"), Map.of("min-block", "1GiB")),
           "slab", List.of(Map.of("block-size", "3MiB")),
-          "multi-slab", List.of(Map.of("classes", "512KiB:30,8MiB:30,64MiB:40")),
+          "multi-slab",
+          List.of(
+              Map.of("classes", "512KiB:30,8MiB:30,64MiB:40"),
+              Map.of("split", "true"),
+              Map.of("classes", "512KiB:30,8MiB:30,64MiB:40", "split", "true")),
           "paged", List.of(Map.of("block-tokens", "1")),
+          VAttentionAllocator.NAME, List.of(Map.of("page-size", "64KiB")),
           CachingAllocator.NAME,
           List.of(
               Map.of("torch-alloc-conf", "roundup_power2_divisions:[256:1,512:2,>:8]"),
@@ -208,8 +215,8 @@ class AllocatorSizeProperties {
   }
 
   /**
-   * Requests above the region are refused; paged, buddy and PyTorch's model call the sizes they
-   * cannot represent too_large.
+   * Requests above the region are refused; paged, buddy, vattention and PyTorch's model call the
+   * sizes they cannot represent too_large.
    */
   static void checkOutcome(Setup setup, AllocRequest request, AllocOutcome outcome) {
     long size = request.sizeBytes();
@@ -218,7 +225,8 @@ class AllocatorSizeProperties {
       throw new AssertionError(what + " was served from a smaller region: " + outcome);
     }
     boolean tooLarge =
-        ((setup.name().equals("paged") || setup.name().equals("buddy")) && size > setup.region().sizeBytes())
+        ((setup.name().equals("paged") || setup.name().equals("buddy") || setup.name().equals(VAttentionAllocator.NAME))
+                && size > setup.region().sizeBytes())
             || (setup.name().equals(CachingAllocator.NAME) && size >= CachingAllocator.MAX_REQUEST_BYTES);
     if (tooLarge
         && !(outcome instanceof AllocOutcome.OutOfMemory oom && oom.reason() == OomReason.TOO_LARGE)) {

@@ -17,11 +17,15 @@ import kvsim.devicemodel.Region;
  * (or the model's {@code InvariantViolation}) naming the model and the event number.
  *
  * <p>The gauge relations: {@code 0 ≤ requested ≤ allocated ≤ reserved ≤ region}, {@code 0 ≤
- * largestFree ≤ free}, {@code allocated + free ≤ region}, the allocated and requested bytes and the
+ * largestFree ≤ free}, every refusal for lack of memory and every splittable request refused as
+ * fragmentation above largestFree, {@code allocated + free ≤ region}, the allocated and requested bytes and the
  * live count equal to the ledger's sums, modelled time never decreasing, and {@link
  * Allocator#stats()} always the same object. Handles lie in [0, 2^56). Every check is written so
  * that it cannot overflow itself, since requests may be as large as {@code Long.MAX_VALUE}: a
  * wrapped sum would let a wrong allocation pass.
+ *
+ * <p>The ledger holds extents of the region, or of the model's virtual space where it has one
+ * ({@link Allocator#virtualSpace()}, Note [Virtual extents]), which must not overlap the region.
  */
 public final class CheckedAllocator {
   private final Allocator allocator;
@@ -39,7 +43,11 @@ public final class CheckedAllocator {
     this.allocator = allocator;
     this.stats = allocator.stats();
     this.region = region;
-    this.ledger = new ExtentLedger(region);
+    Region space = allocator.virtualSpace().orElse(region);
+    if (space != region && space.baseBytes() < region.endBytes() && region.baseBytes() < space.endBytes()) {
+      throw new AssertionError(allocator.name() + ": virtual space " + space + " overlaps the region " + region);
+    }
+    this.ledger = new ExtentLedger(space);
     afterEvent("construction");
   }
 
@@ -91,7 +99,11 @@ public final class CheckedAllocator {
       if (oom.reason() == OomReason.FRAGMENTATION) {
         require(oom.freeBytes() >= oom.requestedBytes(), what + ": fragmentation with only " + oom.freeBytes() + " B free");
       }
-      if (oom.reason() != OomReason.TOO_LARGE) {
+      // The largest free request is the largest splittable one that would succeed (the SPI's
+      // definition), so a splittable refusal lies above it, as does a refusal for lack of memory. An
+      // unsplittable request may be refused below it as fragmentation where the model would serve a
+      // splittable one of its size with blocks it cannot use as one (multi-slab with split=true).
+      if (oom.reason() == OomReason.NO_MEMORY || (oom.reason() == OomReason.FRAGMENTATION && request.splittable())) {
         require(
             oom.largestFreeBytes() < oom.requestedBytes(),
             what + ": refused although the largest request that would succeed is " + oom.largestFreeBytes() + " B");

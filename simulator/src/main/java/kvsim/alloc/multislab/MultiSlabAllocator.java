@@ -39,7 +39,8 @@ import kvsim.devicemodel.Region;
  *       when that class is full it falls back to the next larger class, and so on.
  *   <li>A splittable request larger than the largest block takes {@code ceil(size / largest
  *       block)} blocks of the largest class (not necessarily adjacent); an unsplittable one is
- *       {@code too_large}. No other request is split.
+ *       {@code too_large}. No other request is split, unless option {@code split} is {@code true}
+ *       (default {@value #DEFAULT_SPLIT}): Note [Splitting between classes].
  *   <li>An allocation holds whole blocks: {@code allocatedBytes} counts them, so the gap between
  *       request and block is internal fragmentation.
  *   <li>Any other refusal is {@code fragmentation} when the free blocks of all classes together
@@ -47,13 +48,31 @@ import kvsim.devicemodel.Region;
  *   <li>Freeing a handle that is not live is an error (double free).
  * </ul>
  *
+ * <p>Note [Splitting between classes]: the multi-block variant of the slab-allocator article lets a
+ * splittable request that falls between two classes take several blocks of the smaller class
+ * instead of one block of the larger. kvsim reads "the smaller class" as the largest class whose
+ * block is smaller than the request, the class the default rule above already splits over when
+ * the request exceeds every block; {@code split=true} extends that rule to every gap between
+ * classes. With it, a splittable request of {@code size} bytes whose smallest holding class does
+ * not have exactly that block size first takes {@code ceil(size / block)} blocks of the largest
+ * class with a smaller block, when that class has so many free; otherwise, or when a class's
+ * block is exactly the request, it takes one block as the default rule does (smallest class that
+ * holds it, then larger ones); a request of exactly a class's size falls back to splitting over
+ * the class below when every class that holds it is full. So any request the default rule would
+ * serve is still served, and the requests that succeed stay all those up to {@link
+ * #largestFreeBytes()}: a refusal never follows from a smaller class running short while a larger
+ * one would have served. Unsplittable requests, and every request under the default {@code
+ * split=false}, follow the rules above unchanged; the option is echoed in a run's options only when
+ * given, so that a default run's result files stay what they were before it existed.
+ *
  * <p>Latency defaults: 20 ns per call plus 10 ns per size class looked at and per block popped or
  * pushed, the {@code slab} model's stack costs plus a short class search.
  *
  * <p>Extra metrics, per class labelled by its block size ({@code 2MiB}, {@code 256KiB}): {@code
  * class_<label>_blocks}, {@code _free_blocks}, {@code _live_allocations}, {@code
  * _requested_bytes}; and {@code fallback_allocations}, the requests served by a larger class than
- * the smallest one that holds them.
+ * the smallest one that holds them; with {@code split=true} also {@code split_allocations}, the
+ * requests served by several blocks of the largest class smaller than them.
  */
 public final class MultiSlabAllocator implements Allocator {
   /** Default latencies: 20 ns per call plus 10 ns per class probed or block taken (the class comment says why). */
@@ -61,6 +80,9 @@ public final class MultiSlabAllocator implements Allocator {
 
   /** The default classes: 2 MiB 70 %, 32 MiB 15 %, 256 KiB 10 %, 256 MiB 5 %. */
   public static final String DEFAULT_CLASSES = "2MiB:70,32MiB:15,256KiB:10,256MiB:5";
+
+  /** By default a request between classes takes one block of the larger class (the article's policy). */
+  public static final boolean DEFAULT_SPLIT = false;
 
   /**
    * One size class.
@@ -84,24 +106,35 @@ public final class MultiSlabAllocator implements Allocator {
   private final LatencyModel latency;
   private final AllocatorStats stats;
   private final long blockBytesTotal; // the blocks of every class together
+  private final boolean split;
 
   private long fallbackAllocations;
+  private long splitAllocations;
 
-  /** Builds the model from its registry context (option {@code classes}). */
+  /** Builds the model from its registry context (options {@code classes} and {@code split}). */
   public MultiSlabAllocator(AllocatorContext context) {
-    this(context.region(), classesOption(context), context.latency(DEFAULT_LATENCY));
+    this(context.region(), classesOption(context), splitOption(context), context.latency(DEFAULT_LATENCY));
   }
 
   /** Builds the model over {@code region} with these classes, in address order. */
   public MultiSlabAllocator(Region region, List<SizeClass> classes) {
-    this(region, classes, DEFAULT_LATENCY);
+    this(region, classes, DEFAULT_SPLIT, DEFAULT_LATENCY);
   }
 
   /** As {@link #MultiSlabAllocator(Region, List)}, with the latency model given (defaults or a calibration). */
   public MultiSlabAllocator(Region region, List<SizeClass> classes, LatencyModel latency) {
+    this(region, classes, DEFAULT_SPLIT, latency);
+  }
+
+  /**
+   * As {@link #MultiSlabAllocator(Region, List, LatencyModel)}, splitting a request between classes
+   * over the smaller one where {@code split} (Note [Splitting between classes]).
+   */
+  public MultiSlabAllocator(Region region, List<SizeClass> classes, boolean split, LatencyModel latency) {
     validate(classes);
     this.region = region;
     this.latency = latency;
+    this.split = split;
     int n = classes.size();
     this.pools = new FixedBlockPool[n];
     this.labels = new String[n];
@@ -131,6 +164,11 @@ public final class MultiSlabAllocator implements Allocator {
    */
   static long percentOf(long bytes, int percent) {
     return bytes / 100 * percent + bytes % 100 * percent / 100;
+  }
+
+  /** Reads option {@code split}, recording it only when given (Note [Splitting between classes]). */
+  private static boolean splitOption(AllocatorContext context) {
+    return context.optional("split") != null && context.bool("split", DEFAULT_SPLIT);
   }
 
   private static List<SizeClass> classesOption(AllocatorContext context) {
@@ -213,9 +251,17 @@ public final class MultiSlabAllocator implements Allocator {
     return "multi-slab";
   }
 
+  /** Returns whether a splittable request between classes takes blocks of the smaller class. */
+  public boolean splits() {
+    return split;
+  }
+
   @Override
   public AllocOutcome allocate(AllocRequest request) {
     long size = request.sizeBytes();
+    if (split && request.splittable()) {
+      return allocateSplitting(size);
+    }
     int probes = 0;
     for (int c : bySize) {
       FixedBlockPool pool = pools[c];
@@ -244,6 +290,56 @@ public final class MultiSlabAllocator implements Allocator {
     }
     stats.addModelledNanos(latency.allocNanos(probes));
     return AllocOutcome.OutOfMemory.classify(size, freeBytes(), largestFreeBytes());
+  }
+
+  /** Serves a splittable request under {@code split=true} (Note [Splitting between classes]). */
+  private AllocOutcome allocateSplitting(long size) {
+    int below = -1; // the largest class whose block is smaller than the request
+    int holding = bySize.length; // position in bySize of the smallest class whose block holds it
+    for (int i = 0; i < bySize.length; i++) {
+      if (pools[bySize[i]].blockBytes() >= size) {
+        holding = i;
+        break;
+      }
+      below = bySize[i];
+    }
+    boolean exact = holding < bySize.length && pools[bySize[holding]].blockBytes() == size;
+    int probes = 0;
+    if (below >= 0 && !exact) {
+      probes++;
+      if (fitsSplit(below, size)) {
+        return takeSplit(below, size, probes);
+      }
+    }
+    for (int i = holding; i < bySize.length; i++) {
+      probes++;
+      if (pools[bySize[i]].freeBlocks() > 0) {
+        if (i > holding) {
+          fallbackAllocations++;
+        }
+        return take(bySize[i], 1, size, probes);
+      }
+    }
+    if (below >= 0 && exact) {
+      probes++;
+      if (fitsSplit(below, size)) {
+        return takeSplit(below, size, probes);
+      }
+    }
+    stats.addModelledNanos(latency.allocNanos(probes));
+    return AllocOutcome.OutOfMemory.classify(size, freeBytes(), largestFreeBytes());
+  }
+
+  /** Returns whether class {@code c}'s free blocks hold {@code size}, without overflow. */
+  private boolean fitsSplit(int c, long size) {
+    FixedBlockPool pool = pools[c];
+    return size <= (long) pool.freeBlocks() * pool.blockBytes();
+  }
+
+  private AllocOutcome takeSplit(int c, long size, int probes) {
+    splitAllocations++;
+    // size ≤ the free bytes of the class bounds the block count by its int free count.
+    return take(c, (int) Bytes.ceilDiv(size, pools[c].blockBytes()), size, probes);
   }
 
   private AllocOutcome take(int c, int blocks, long size, int probes) {
@@ -291,10 +387,15 @@ public final class MultiSlabAllocator implements Allocator {
 
   /**
    * Returns the larger of the largest block that is free in any class and the free blocks of the
-   * largest class taken together (a splittable request's limit); O(number of classes).
+   * largest class taken together (a splittable request's limit); O(number of classes). With {@code
+   * split=true}, also the free blocks of each class taken together, up to the next larger block
+   * (the requests that class serves by splitting).
    */
   @Override
   public long largestFreeBytes() {
+    if (split) {
+      return largestFreeSplitting();
+    }
     long best = 0;
     for (FixedBlockPool pool : pools) {
       if (pool.freeBlocks() > 0) {
@@ -303,6 +404,27 @@ public final class MultiSlabAllocator implements Allocator {
     }
     FixedBlockPool big = pools[largest];
     return Math.max(best, (long) big.freeBlocks() * big.blockBytes());
+  }
+
+  /**
+   * The largest request served under {@code split=true}: a request up to a free block's size takes
+   * one block; one above class k's block and up to the next larger block, or any size above the
+   * largest block, takes blocks of class k when its free blocks hold it. The requests served are
+   * all those up to the largest of these (Note [Splitting between classes]).
+   */
+  private long largestFreeSplitting() {
+    long best = 0;
+    for (int i = 0; i < bySize.length; i++) {
+      FixedBlockPool pool = pools[bySize[i]];
+      int free = pool.freeBlocks();
+      if (free == 0) {
+        continue;
+      }
+      long together = (long) free * pool.blockBytes();
+      long upTo = i + 1 < bySize.length ? Math.min(together, pools[bySize[i + 1]].blockBytes()) : together;
+      best = Math.max(best, Math.max(pool.blockBytes(), upTo));
+    }
+    return best;
   }
 
   @Override
@@ -321,6 +443,9 @@ public final class MultiSlabAllocator implements Allocator {
       out.put(prefix + "requested_bytes", pools[c].requestedBytes());
     }
     out.put("fallback_allocations", fallbackAllocations);
+    if (split) {
+      out.put("split_allocations", splitAllocations);
+    }
     return out;
   }
 
@@ -340,7 +465,7 @@ public final class MultiSlabAllocator implements Allocator {
         throw new InvariantViolation(
             name(), "class " + labels[c] + " starts at " + pool.baseBytes() + ", expected " + expectedBase);
       }
-      if (c != largest && pool.allocatedBlocks() != pool.liveAllocations()) {
+      if (!split && c != largest && pool.allocatedBlocks() != pool.liveAllocations()) {
         throw new InvariantViolation(
             name(), "class " + labels[c] + " holds multi-block allocations, which only the largest class may");
       }

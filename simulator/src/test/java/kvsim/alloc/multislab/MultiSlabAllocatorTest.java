@@ -1,6 +1,7 @@
 package kvsim.alloc.multislab;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -197,5 +198,145 @@ class MultiSlabAllocatorTest {
     InputException e =
         assertThrows(InputException.class, () -> build(new Region("kv", 0, GiB), Map.of("classes", value)));
     assertTrue(e.getMessage().contains("classes"), e.getMessage());
+  }
+
+  // split=true (Note [Splitting between classes])
+
+  /** As {@link #small()}, splitting between classes: eight 1 MiB blocks, then two 4 MiB blocks. */
+  private static MultiSlabAllocator smallSplitting() {
+    return build(new Region("kv", 0, 16 * MiB), Map.of("classes", "1MiB:50,4MiB:50", "split", "true"));
+  }
+
+  @Test
+  void withSplitARequestBetweenClassesTakesBlocksOfTheLargestClassBelowIt() {
+    MultiSlabAllocator ms = build(new Region("all", 0, 80 * GiB), Map.of("split", "true"));
+    AllocOutcome.Allocated between = served(ms.allocate(AllocRequest.of(3 * MiB, Tag.KV)));
+    assertEquals(Extents.single(0, 4 * MiB), between.extents(), "two 2 MiB blocks, not one 32 MiB block");
+    assertEquals(4 * MiB, between.allocatedBytes());
+    assertEquals(
+        Extents.single(68 * GiB, 512 * KiB), served(ms.allocate(AllocRequest.of(300 * KiB, Tag.KV))).extents(), "two 256 KiB blocks");
+    assertEquals(Extents.single(56 * GiB, 64 * MiB), served(ms.allocate(AllocRequest.of(33 * MiB, Tag.KV))).extents());
+    assertEquals(Extents.single(76 * GiB, 512 * MiB), served(ms.allocate(AllocRequest.of(300 * MiB, Tag.KV))).extents());
+    assertEquals(4L, ms.extraMetrics().get("split_allocations"));
+    assertEquals(
+        Extents.single(68 * GiB + 512 * KiB, 256 * KiB), served(ms.allocate(AllocRequest.of(100 * KiB, Tag.KV))).extents(),
+        "below the smallest class: one block");
+    assertEquals(Extents.single(4 * MiB, 2 * MiB), served(ms.allocate(AllocRequest.of(2 * MiB, Tag.KV))).extents(), "exactly a class: one block");
+    assertEquals(
+        Extents.single(56 * GiB + 64 * MiB, 32 * MiB), served(ms.allocate(AllocRequest.of(3 * MiB, Tag.ACTIVATION))).extents(),
+        "an unsplittable request takes one block, as without split");
+    assertEquals(4L, ms.extraMetrics().get("split_allocations"));
+    assertEquals(0L, ms.extraMetrics().get("fallback_allocations"));
+    assertEquals(400 * KiB, ms.extraMetrics().get("class_256KiB_requested_bytes"));
+    ms.checkInvariants();
+  }
+
+  @Test
+  void withSplitAShortSmallerClassFallsBackToOneBlockOfTheClassThatHoldsTheRequest() {
+    MultiSlabAllocator ms = smallSplitting();
+    for (int i = 0; i < 7; i++) {
+      served(ms.allocate(AllocRequest.of(MiB, Tag.KV)));
+    }
+    assertEquals(1L, ms.extraMetrics().get("class_1MiB_free_blocks"));
+    AllocOutcome.Allocated a = served(ms.allocate(AllocRequest.of(MiB + MiB / 2, Tag.KV)));
+    assertEquals(Extents.single(8 * MiB, 4 * MiB), a.extents(), "one 1 MiB block left: a 4 MiB block instead");
+    assertEquals(0L, ms.extraMetrics().get("split_allocations"));
+    assertEquals(0L, ms.extraMetrics().get("fallback_allocations"), "the 4 MiB class is the smallest that holds it");
+    ms.checkInvariants();
+  }
+
+  @Test
+  void withSplitARequestOfExactlyAFullClassesBlockSplitsOverTheClassBelow() {
+    MultiSlabAllocator ms = smallSplitting();
+    served(ms.allocate(AllocRequest.of(4 * MiB, Tag.KV)));
+    served(ms.allocate(AllocRequest.of(4 * MiB, Tag.KV)));
+    assertEquals(0L, ms.extraMetrics().get("split_allocations"), "exactly a block: one block while there is one");
+    assertEquals(4 * MiB, ms.largestFreeBytes(), "four 1 MiB blocks serve up to 4 MiB");
+    AllocOutcome.Allocated a = served(ms.allocate(AllocRequest.of(4 * MiB, Tag.KV)));
+    assertEquals(Extents.single(0, 4 * MiB), a.extents());
+    assertEquals(1L, ms.extraMetrics().get("split_allocations"));
+    ms.checkInvariants();
+  }
+
+  @Test
+  void withSplitTheLargestFreeRequestCountsEachClassUpToTheNextBlock() {
+    MultiSlabAllocator ms = smallSplitting();
+    assertEquals(8 * MiB, ms.largestFreeBytes());
+    served(ms.allocate(AllocRequest.of(8 * MiB, Tag.KV))); // both 4 MiB blocks
+    assertEquals(4 * MiB, ms.largestFreeBytes(), "eight 1 MiB blocks, capped at the next class's block");
+    AllocOutcome.OutOfMemory oom = refused(ms.allocate(AllocRequest.of(4 * MiB + 1, Tag.KV)));
+    assertEquals(OomReason.FRAGMENTATION, oom.reason(), "8 MiB free, but above the largest block only 4 MiB blocks split");
+    assertEquals(4 * MiB, oom.largestFreeBytes());
+  }
+
+  @Test
+  void withSplitAnUnsplittableRequestCannotUseSeveralBlocksAndIsRefusedAsFragmentation() {
+    MultiSlabAllocator ms = smallSplitting();
+    served(ms.allocate(AllocRequest.of(8 * MiB, Tag.KV))); // both 4 MiB blocks
+    assertEquals(4 * MiB, ms.largestFreeBytes(), "as a splittable request");
+    assertEquals(2 * MiB, served(ms.allocate(AllocRequest.of(2 * MiB, Tag.KV))).allocatedBytes());
+    AllocOutcome.OutOfMemory oom = refused(ms.allocate(AllocRequest.of(2 * MiB, Tag.ACTIVATION)));
+    assertEquals(OomReason.FRAGMENTATION, oom.reason(), "six 1 MiB blocks free, none holds 2 MiB whole");
+  }
+
+  /**
+   * Under split, what succeeds depends only on each class's free-block count, and the requests
+   * that succeed are exactly those up to {@link MultiSlabAllocator#largestFreeBytes()}: through a
+   * random churn, a request of that size is served (and freed again) and one byte more is refused,
+   * as are requests of random sizes below and above it.
+   */
+  @Test
+  void withSplitTheRequestsServedAreExactlyThoseUpToTheLargestFree() {
+    Region region = new Region("kv", 4096, 200 * MiB + 12_345);
+    MultiSlabAllocator ms = build(region, Map.of("classes", "256KiB:30,1MiB:20,3MiB:30,16MiB:15", "split", "true"));
+    java.util.SplittableRandom random = new java.util.SplittableRandom(5);
+    java.util.List<Long> live = new java.util.ArrayList<>();
+    int probed = 0;
+    for (int op = 0; op < 20_000; op++) {
+      if (live.isEmpty() || random.nextInt(100) < 55) {
+        long size = 1 + random.nextLong(random.nextBoolean() ? 4 * MiB : 40 * MiB);
+        if (ms.allocate(new AllocRequest(size, Tag.KV, random.nextInt(4) > 0, 0)) instanceof AllocOutcome.Allocated a) {
+          live.add(a.handle());
+        }
+      } else {
+        ms.free(live.remove(random.nextInt(live.size())));
+      }
+      long largest = ms.largestFreeBytes();
+      if (largest > 0) {
+        ms.free(served(ms.allocate(AllocRequest.of(largest, Tag.KV))).handle());
+        probed++;
+        long below = 1 + random.nextLong(largest);
+        ms.free(served(ms.allocate(AllocRequest.of(below, Tag.KV))).handle());
+      }
+      assertEquals(largest, ms.largestFreeBytes(), "a probe and its free changed what is free");
+      refused(ms.allocate(AllocRequest.of(largest + 1, Tag.KV)));
+      refused(ms.allocate(AllocRequest.of(largest + 1 + random.nextLong(64 * MiB), Tag.KV)));
+      if (op % 100 == 0) {
+        ms.checkInvariants();
+      }
+    }
+    assertTrue(probed > 15_000 && ms.extraMetrics().get("split_allocations") > 1_000, probed + " probes, " + ms.extraMetrics());
+  }
+
+  @Test
+  void withoutSplitTheOptionIsNotEchoedAndTheExtraMetricsAreAsBefore() {
+    MultiSlabAllocator plain = build(new Region("kv", 0, GiB), Map.of());
+    assertFalse(plain.splits());
+    assertFalse(plain.extraMetrics().containsKey("split_allocations"));
+    AllocatorContext context =
+        new AllocatorContext("multi-slab", new Region("kv", 0, GiB), DeviceSpec.defaultDevice(), ModelPreset.defaultModel(), Map.of());
+    new MultiSlabAllocator(context);
+    assertEquals(Map.of("classes", MultiSlabAllocator.DEFAULT_CLASSES), context.effectiveOptions());
+    AllocatorContext given =
+        new AllocatorContext(
+            "multi-slab", new Region("kv", 0, GiB), DeviceSpec.defaultDevice(), ModelPreset.defaultModel(), Map.of("split", "false"));
+    assertFalse(new MultiSlabAllocator(given).splits());
+    assertEquals(false, given.effectiveOptions().get("split"));
+  }
+
+  @Test
+  void aMalformedSplitOptionIsBadInputNamingTheOption() {
+    InputException e = assertThrows(InputException.class, () -> build(new Region("kv", 0, GiB), Map.of("split", "maybe")));
+    assertTrue(e.getMessage().contains("split"), e.getMessage());
   }
 }
