@@ -1,8 +1,5 @@
 package kvsim.serving;
 
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-
 /**
  * Orca's iteration-level scheduler (Yu et al., "Orca: A Distributed Serving System for
  * Transformer-Based Generative Models", OSDI 2022) as the vLLM paper's Orca baselines use it: FCFS,
@@ -27,42 +24,17 @@ import java.util.ArrayList;
  *       as a PyTorch program that cannot grow its cache dies of out-of-memory.
  * </ul>
  */
-public final class OrcaScheduler implements Scheduler {
-  private final SchedulerConfig config;
-  private final KvManager kv;
-  private final ArrayDeque<Sequence> waitingQueue = new ArrayDeque<>();
-  private final ArrayList<Sequence> runningList = new ArrayList<>();
+public final class OrcaScheduler extends QueueScheduler {
   private long stalls;
 
   /** A scheduler with these limits ({@code max_num_seqs}, {@code max_num_batched_tokens}) over this KV manager. */
   public OrcaScheduler(SchedulerConfig config, KvManager kv) {
-    this.config = config;
-    this.kv = kv;
-  }
-
-  @Override
-  public void add(Sequence s) {
-    waitingQueue.addLast(s);
-  }
-
-  @Override
-  public int waiting() {
-    return waitingQueue.size();
-  }
-
-  @Override
-  public int running() {
-    return runningList.size();
+    super(config, kv);
   }
 
   /** Returns how many times a running sequence could not get memory for its next token and waited an iteration. */
   public long stalls() {
     return stalls;
-  }
-
-  @Override
-  public void removeFinished() {
-    runningList.removeIf(s -> s.status == Sequence.Status.FINISHED);
   }
 
   @Override

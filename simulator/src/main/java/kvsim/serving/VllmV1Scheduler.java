@@ -1,8 +1,5 @@
 package kvsim.serving;
 
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-
 /**
  * vLLM v1's scheduler ({@code Scheduler.schedule}, vllm/v1/core/sched/scheduler.py), as
  * {@code vllm-block-manager.md} §1.9 specifies it, with the FCFS policy:
@@ -24,36 +21,11 @@ import java.util.ArrayList;
  *       preempt (FCFS head-of-line blocking).
  * </ul>
  */
-public final class VllmV1Scheduler implements Scheduler {
-  private final SchedulerConfig config;
-  private final KvManager kv;
-  private final ArrayDeque<Sequence> waitingQueue = new ArrayDeque<>();
-  private final ArrayList<Sequence> runningList = new ArrayList<>();
+public final class VllmV1Scheduler extends QueueScheduler {
 
   /** A scheduler with these limits over this KV manager. */
   public VllmV1Scheduler(SchedulerConfig config, KvManager kv) {
-    this.config = config;
-    this.kv = kv;
-  }
-
-  @Override
-  public void add(Sequence s) {
-    waitingQueue.addLast(s);
-  }
-
-  @Override
-  public int waiting() {
-    return waitingQueue.size();
-  }
-
-  @Override
-  public int running() {
-    return runningList.size();
-  }
-
-  @Override
-  public void removeFinished() {
-    runningList.removeIf(s -> s.status == Sequence.Status.FINISHED);
+    super(config, kv);
   }
 
   private int cap(int numNewTokens, int budget, Sequence s) {

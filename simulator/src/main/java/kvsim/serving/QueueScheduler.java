@@ -1,0 +1,45 @@
+package kvsim.serving;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+
+/**
+ * What every continuous-batching scheduler here keeps alike: its limits, its KV manager, a waiting
+ * queue (FCFS, preempted sequences prepended) and a running list in admission order. Subclasses
+ * plan the iterations.
+ */
+abstract class QueueScheduler implements Scheduler {
+  /** The scheduler's limits. */
+  protected final SchedulerConfig config;
+  /** The KV manager sequences get their memory from. */
+  protected final KvManager kv;
+  /** Sequences waiting to be admitted, head first. */
+  protected final ArrayDeque<Sequence> waitingQueue = new ArrayDeque<>();
+  /** Sequences admitted and holding memory, in admission order. */
+  protected final ArrayList<Sequence> runningList = new ArrayList<>();
+
+  QueueScheduler(SchedulerConfig config, KvManager kv) {
+    this.config = config;
+    this.kv = kv;
+  }
+
+  @Override
+  public final void add(Sequence s) {
+    waitingQueue.addLast(s);
+  }
+
+  @Override
+  public final int waiting() {
+    return waitingQueue.size();
+  }
+
+  @Override
+  public final int running() {
+    return runningList.size();
+  }
+
+  @Override
+  public final void removeFinished() {
+    runningList.removeIf(s -> s.status == Sequence.Status.FINISHED);
+  }
+}
