@@ -3,6 +3,7 @@ package kvsim.cli;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -12,6 +13,7 @@ import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
 import kvsim.run.ServingRunner;
 import kvsim.run.ServingSpec;
+import kvsim.serving.ServingMetrics;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -23,7 +25,8 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = {
       "Run LLM requests through serving systems (a continuous-batching scheduler over a KV manager over an allocator) and compare",
-      "throughput, latencies, batch sizes, preemptions and the KV memory breakdown. Writes summary.json and timing.json.",
+      "throughput, latencies, batch sizes, preemptions and the KV memory breakdown. Writes summary.json, timeseries.csv,",
+      "kv-breakdown.png/.svg (the KV region by use over time) and timing.json.",
       "WORKLOAD is a request trace (.jsonl, see `kvsim generate requests`) or a generator spec such as requests:preset=sharegpt,rate=2,count=2000."
     },
     footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage."})
@@ -95,11 +98,13 @@ final class ServingCommand implements Callable<Integer> {
     List<ServingRunner.SystemResult> results = new ServingRunner().run(s, progress);
     List<Map<String, Object>> summaries = new ArrayList<>();
     List<Map<String, Object>> timings = new ArrayList<>();
+    Map<String, List<double[]>> series = new LinkedHashMap<>();
     for (ServingRunner.SystemResult r : results) {
       summaries.add(r.summary());
       timings.add(r.timing());
+      series.put(r.system(), r.metrics().series());
     }
-    Path dir = ResultsWriter.writeServing(target, s.configEcho(), summaries, timings);
+    Path dir = ResultsWriter.writeServing(target, s.configEcho(), summaries, timings, ServingMetrics.SERIES_COLUMNS, series);
     out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.device().name(), Bytes.format(s.kvMemoryBytes()));
     table(out, results);
     out.println();

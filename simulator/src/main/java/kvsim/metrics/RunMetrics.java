@@ -1,6 +1,5 @@
 package kvsim.metrics;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -9,15 +8,12 @@ import java.util.Map;
  * Records the metrics of one allocator run (DESIGN §6, L1 part): after every event the byte gauges
  * and the two fragmentation ratios go into exact {@link Gauge} summaries, and every {@code stride}
  * events a row goes into the time series. Counters count operations and refusals.
- *
- * <p>Note [Bounded time series]: with {@code sampleEvery = 0} the stride adapts: when the series
- * reaches {@link #MAX_AUTO_SAMPLES} rows, every second row is dropped and the stride doubles. The
- * series stays bounded for a trace of any length and remains evenly spaced; the result depends only
- * on the event count, so it is deterministic.
+ * With {@code sampleEvery = 0} the series is bounded (Note [Bounded time series] in {@link
+ * SampledSeries}).
  */
 public final class RunMetrics {
   /** Most rows kept when the sampling stride is automatic. */
-  public static final int MAX_AUTO_SAMPLES = 2048;
+  public static final int MAX_AUTO_SAMPLES = SampledSeries.MAX_AUTO_SAMPLES;
 
   /** Column names of a time-series row after {@code event} and {@code t_ns}. */
   public static final List<String> SAMPLE_COLUMNS =
@@ -64,9 +60,7 @@ public final class RunMetrics {
   private final Gauge external = new Gauge("external_fragmentation");
   private final Gauge live = new Gauge("live_allocations");
 
-  private final boolean autoStride;
-  private long stride;
-  private final List<double[]> samples = new ArrayList<>();
+  private final SampledSeries samples;
   private long events;
   private long lastTimeNanos;
 
@@ -82,8 +76,7 @@ public final class RunMetrics {
     if (sampleEvery < 0) {
       throw new IllegalArgumentException("sampleEvery must not be negative");
     }
-    this.autoStride = sampleEvery == 0;
-    this.stride = autoStride ? 1 : sampleEvery;
+    this.samples = new SampledSeries(10, sampleEvery);
   }
 
   /** Records the state after one event. */
@@ -107,7 +100,7 @@ public final class RunMetrics {
     internal.record(timeNanos, internalFrag);
     external.record(timeNanos, externalFrag);
     live.record(timeNanos, liveAllocations);
-    last[0] = events;
+    double[] last = samples.next();
     last[1] = timeNanos;
     last[2] = reservedBytes;
     last[3] = allocatedBytes;
@@ -117,28 +110,7 @@ public final class RunMetrics {
     last[7] = internalFrag;
     last[8] = externalFrag;
     last[9] = oomCount();
-    if (events % stride == 0 || events == 1) {
-      samples.add(last.clone());
-      if (autoStride && samples.size() >= MAX_AUTO_SAMPLES) {
-        decimate();
-      }
-    }
-  }
-
-  /** The row of the latest event, kept so the series always ends at the last event. */
-  private final double[] last = new double[10];
-
-  private void decimate() {
-    List<double[]> kept = new ArrayList<>(samples.size() / 2 + 1);
-    stride *= 2;
-    for (double[] row : samples) {
-      long e = (long) row[0];
-      if (e == 1 || e % stride == 0) {
-        kept.add(row);
-      }
-    }
-    samples.clear();
-    samples.addAll(kept);
+    samples.commit();
   }
 
   /** Counts a served allocation. */
@@ -178,11 +150,7 @@ public final class RunMetrics {
 
   /** Returns the time-series rows (event, t_ns, then {@link #SAMPLE_COLUMNS}); the last event is always included. */
   public List<double[]> samples() {
-    List<double[]> out = new ArrayList<>(samples);
-    if (events > 0 && (out.isEmpty() || out.get(out.size() - 1)[0] != events)) {
-      out.add(last.clone());
-    }
-    return out;
+    return samples.rows();
   }
 
   /** Returns the gauge summaries by metric name, in a fixed order. */

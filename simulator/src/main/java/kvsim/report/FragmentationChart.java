@@ -3,16 +3,12 @@ package kvsim.report;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
-import java.awt.Rectangle;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
-import kvsim.core.AtomicFiles;
 import kvsim.core.Bytes;
 import kvsim.metrics.AllocatorResult;
 import kvsim.metrics.RunMetrics;
-import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.CombinedDomainXYPlot;
@@ -20,7 +16,6 @@ import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
-import org.jfree.svg.SVGGraphics2D;
 
 /**
  * The fragmentation chart of a run: external fragmentation over events (top) and allocated (solid)
@@ -47,14 +42,7 @@ public final class FragmentationChart {
 
   /** Writes {@code fragmentation.png} and {@code fragmentation.svg} into {@code dir}. */
   public static void write(Path dir, List<AllocatorResult> results) throws IOException {
-    JFreeChart chart = build(results);
-    AtomicFiles.write(dir.resolve(PNG_FILE), out -> ChartUtils.writeChartAsPNG(out, chart, WIDTH, HEIGHT));
-    SVGGraphics2D svg = new SVGGraphics2D(WIDTH, HEIGHT);
-    // The default prefix of clip-path ids is taken from the clock; a fixed one keeps the SVG deterministic.
-    svg.setDefsKeyPrefix("kvsim-");
-    chart.draw(svg, new Rectangle(0, 0, WIDTH, HEIGHT));
-    byte[] bytes = svg.getSVGDocument().getBytes(StandardCharsets.UTF_8);
-    AtomicFiles.write(dir.resolve(SVG_FILE), out -> out.write(bytes));
+    ChartFiles.write(dir, build(results), PNG_FILE, SVG_FILE, WIDTH, HEIGHT);
   }
 
   /**

@@ -82,7 +82,13 @@ public final class ResultsWriter {
    * systems}) and {@code timing.json} (wall-clock figures, kept apart so the summary stays
    * byte-identical across runs).
    */
-  public static Path writeServing(ResultFolder.Target target, Map<String, Object> config, List<Map<String, Object>> systems, List<Map<String, Object>> timings)
+  public static Path writeServing(
+      ResultFolder.Target target,
+      Map<String, Object> config,
+      List<Map<String, Object>> systems,
+      List<Map<String, Object>> timings,
+      List<String> seriesColumns,
+      Map<String, List<double[]>> series)
       throws IOException {
     Map<String, Object> summary = header(ResultsReader.SERVING_FORMAT, config, "systems");
     summary.put("systems", systems);
@@ -91,6 +97,36 @@ public final class ResultsWriter {
     return ResultFolder.write(target, tmp -> {
       writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
       writeJson(tmp.resolve(ResultsReader.TIMING_FILE), timing);
+      writeSeries(tmp.resolve(ResultsReader.TIMESERIES_FILE), "system", seriesColumns, series);
+      ServingChart.write(tmp, seriesColumns, series);
+    });
+  }
+
+  /** Writes sampled rows of several runs as one long-format CSV: {@code key} column, then {@code columns}. */
+  private static void writeSeries(Path file, String key, List<String> columns, Map<String, List<double[]>> series) throws IOException {
+    AtomicFiles.write(file, out -> {
+      StringBuilder sb = new StringBuilder();
+      sb.append(key);
+      for (String c : columns) {
+        sb.append(',').append(c);
+      }
+      sb.append('\n');
+      for (Map.Entry<String, List<double[]>> e : series.entrySet()) {
+        for (double[] row : e.getValue()) {
+          sb.append(e.getKey());
+          for (int i = 0; i < row.length; i++) {
+            double v = row[i];
+            sb.append(',');
+            if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+              sb.append((long) v);
+            } else {
+              sb.append(String.format(Locale.ROOT, "%.6f", v));
+            }
+          }
+          sb.append('\n');
+        }
+      }
+      out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
     });
   }
 

@@ -177,7 +177,7 @@ public final class ServingEngine {
         }
         return;
       }
-      metrics.recordIteration(now, plan, kv);
+      metrics.recordIteration(now, plan, kv, scheduler.running(), scheduler.waiting());
       if (check) {
         kv.checkInvariants();
       }

@@ -1,8 +1,10 @@
 package kvsim.serving;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import kvsim.metrics.Gauge;
+import kvsim.metrics.SampledSeries;
 import kvsim.metrics.Samples;
 
 /**
@@ -49,6 +51,16 @@ public final class ServingMetrics {
   long firstArrivalNanos = -1;
   long lastFinishNanos;
   private final long[] slots = new long[4];
+  private final SampledSeries series = new SampledSeries(SERIES_COLUMNS.size(), 0);
+
+  /**
+   * Columns of the time series, one row per sampled iteration (after its scheduling): the
+   * iteration, its start time, the sequences running and waiting, the batch, the tokens scheduled,
+   * preemptions and finished requests so far, and the KV breakdown.
+   */
+  public static final List<String> SERIES_COLUMNS = List.of(
+      "iteration", "t_ns", "running", "waiting", "batch_size", "scheduled_tokens", "preemptions", "finished",
+      "token_states", "reserved_future", "internal_waste", "external_waste");
   /** The KV manager's own counters at the end of the run ({@link KvManager#counters}). */
   Map<String, Long> kvCounters = Map.of();
 
@@ -64,7 +76,7 @@ public final class ServingMetrics {
     lastFinishNanos = Math.max(lastFinishNanos, s.finishNanos);
   }
 
-  void recordIteration(long timeNanos, StepPlan plan, KvManager kv) {
+  void recordIteration(long timeNanos, StepPlan plan, KvManager kv, int running, int waiting) {
     iterations++;
     batchSum += plan.size();
     batchMax = Math.max(batchMax, plan.size());
@@ -76,6 +88,24 @@ public final class ServingMetrics {
     reservedFuture.record(timeNanos, slots[1] / total);
     internalWaste.record(timeNanos, slots[2] / total);
     externalWaste.record(timeNanos, slots[3] / total);
+    double[] row = series.next();
+    row[1] = timeNanos;
+    row[2] = running;
+    row[3] = waiting;
+    row[4] = plan.size();
+    row[5] = plan.totalTokens();
+    row[6] = preemptions;
+    row[7] = finished;
+    row[8] = slots[0] / total;
+    row[9] = slots[1] / total;
+    row[10] = slots[2] / total;
+    row[11] = slots[3] / total;
+    series.commit();
+  }
+
+  /** Returns the sampled time series: rows of {@link #SERIES_COLUMNS}, at most about 2,048 of them. */
+  public List<double[]> series() {
+    return series.rows();
   }
 
   /** Returns the metrics as a result-file object: latencies in seconds, fractions of the KV region. */

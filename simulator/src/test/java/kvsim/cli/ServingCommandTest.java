@@ -38,6 +38,21 @@ class ServingCommandTest {
     }
     assertEquals(1.0, sum, 1e-9);
     assertTrue(Files.exists(a.resolve(".kvsim-result")));
+    assertEquals(Files.readString(a.resolve("timeseries.csv")), Files.readString(b.resolve("timeseries.csv")));
+    assertEquals(Files.readString(a.resolve("kv-breakdown.svg")), Files.readString(b.resolve("kv-breakdown.svg")));
+    assertTrue(Files.size(a.resolve("kv-breakdown.png")) > 0);
+    java.util.List<String> lines = Files.readAllLines(a.resolve("timeseries.csv"));
+    assertEquals("system,iteration,t_ns,running,waiting,batch_size,scheduled_tokens,preemptions,finished,"
+        + "token_states,reserved_future,internal_waste,external_waste", lines.get(0));
+    assertTrue(lines.size() > 10 && lines.size() <= 2 * 2048 + 2, "rows: " + lines.size());
+    for (String line : lines.subList(1, lines.size())) {
+      String[] f = line.split(",");
+      double share = 0;
+      for (int i = f.length - 4; i < f.length; i++) {
+        share += Double.parseDouble(f[i]);
+      }
+      assertEquals(1.0, share, 1e-5, line);
+    }
   }
 
   @Test
