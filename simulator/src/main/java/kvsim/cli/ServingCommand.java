@@ -37,7 +37,8 @@ final class ServingCommand implements Callable<Integer> {
   String workload;
 
   @Option(names = "--system", split = ",", paramLabel = "NAME", description = "Systems to run (default: vllm). Known: vllm (vLLM v1, paged KV "
-      + "with prefix caching); orca-max, orca-pow2, orca-oracle (the vLLM paper's Orca baselines: no preemption, one buddy block per request "
+      + "with prefix caching); vllm-v0 (vLLM v0: prefills first, watermark, no chunked prefill); "
+      + "orca-max, orca-pow2, orca-oracle (the vLLM paper's Orca baselines: no preemption, one buddy block per request "
       + "reserving max_model_len tokens, the next power of two of its final length, or exactly its final length); hf-naive (one request at "
       + "a time, its KV grown by doubling and copying in PyTorch's caching allocator).")
   List<String> systems = new ArrayList<>();

@@ -2,7 +2,9 @@ package kvsim.serving;
 
 import java.util.LinkedHashSet;
 import kvsim.alloc.LatencyModel;
+import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.KvBlockManager;
+import kvsim.alloc.paged.OpLog;
 import kvsim.alloc.paged.PagedRequest;
 
 /**
@@ -18,7 +20,7 @@ import kvsim.alloc.paged.PagedRequest;
  *       id, so two requests never share output blocks by accident.
  *   <li>Latency: per {@code allocate_slots} call the model's allocation base plus its per-step cost
  *       per new block; per free or preemption its free base plus per-step cost per block held.
- *   <li>Breakdown: the null block and every free block (cached or not) are external waste; a used
+ *   <li>Breakdown: the null block (v1) and every free block (cached or not) are external waste; a used
  *       block's slots hold computed tokens, except the unfilled tail of each running sequence's
  *       table (never shared: only full blocks are cached), which is reserved up to the sequence's
  *       final length and internal waste beyond it.
@@ -43,7 +45,8 @@ public final class PagedKvManager implements KvManager {
     this.blockTokens = blocks.config().blockSize();
     this.hashBlockTokens = hashBlockTokens;
     this.latency = latency;
-    this.usableBlocks = blocks.config().numBlocks() - 1;
+    // v1 keeps block 0 as the null block; v0 uses every block.
+    this.usableBlocks = blocks.config().numBlocks() - (blocks.config().mode() == BlockManagerConfig.Mode.V1 ? 1 : 0);
     if (hashBlockTokens > 0 && hashBlockTokens % blockTokens != 0) {
       throw new IllegalArgumentException("the trace's " + hashBlockTokens + "-token prefix hashes do not split into blocks of " + blockTokens + " tokens");
     }
@@ -86,6 +89,30 @@ public final class PagedKvManager implements KvManager {
   @Override
   public int lookup(Sequence s) {
     return blocks.lookup(of(s)) * blockTokens;
+  }
+
+  /**
+   * vLLM v0's admission of a waiting sequence (spec §2.1, §1.9 waiting path): the watermark test
+   * on the blocks of all its tokens, hits ignored; when it says OK, lookup and slots for every
+   * token not hit. Returns the watermark's verdict; on OK the sequence holds its blocks and its
+   * computed tokens are its tokens. v0 managers only.
+   */
+  public OpLog.Admission admitWhole(Sequence s) {
+    PagedRequest r = of(s);
+    int before = r.numBlocks();
+    boolean ok = blocks.admit(r);
+    modelledNanos += latency.allocBaseNanos();
+    OpLog.Admission verdict = blocks.log().admission();
+    if (ok) {
+      modelledNanos += latency.allocPerStepNanos() * (r.numBlocks() - before);
+      s.numComputedTokens = r.numComputedTokens();
+      holding.add(s);
+      return OpLog.Admission.OK;
+    }
+    if (verdict == null || verdict == OpLog.Admission.OK) {
+      throw new IllegalStateException(s + ": the watermark admitted it but its blocks could not be allocated");
+    }
+    return verdict;
   }
 
   @Override
@@ -136,7 +163,7 @@ public final class PagedKvManager implements KvManager {
 
   @Override
   public void breakdown(long[] out) {
-    long total = (long) (usableBlocks + 1) * blockTokens;
+    long total = (long) blocks.config().numBlocks() * blockTokens;
     long used = (long) (usableBlocks - blocks.numFreeBlocks()) * blockTokens;
     long future = 0;
     long waste = 0;

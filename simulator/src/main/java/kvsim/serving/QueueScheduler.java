@@ -42,4 +42,16 @@ abstract class QueueScheduler implements Scheduler {
   public final void removeFinished() {
     runningList.removeIf(s -> s.status == Sequence.Status.FINISHED);
   }
+
+  /**
+   * Preempts a running sequence by recompute (vllm-block-manager.md §1.9, §2.4): its memory is
+   * freed, its computed tokens reset, and it goes to the front of the waiting queue.
+   */
+  protected final void preemptByRecompute(Sequence victim) {
+    kv.preempt(victim);
+    victim.numComputedTokens = 0;
+    victim.preemptions++;
+    victim.status = Sequence.Status.WAITING;
+    waitingQueue.addFirst(victim);
+  }
 }

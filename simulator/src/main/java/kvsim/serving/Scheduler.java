@@ -21,4 +21,12 @@ public interface Scheduler {
 
   /** Returns the number of sequences running. */
   int running();
+
+  /**
+   * Returns the sequences the scheduler dropped without running them (vLLM v0 ignores a request
+   * its watermark says can never be admitted); 0 for schedulers that never do.
+   */
+  default long ignored() {
+    return 0;
+  }
 }

@@ -103,6 +103,7 @@ public final class ServingEngine {
     if (scheduler.waiting() > 0 || scheduler.running() > 0) {
       throw new IllegalStateException(scheduler.waiting() + " sequences waiting and " + scheduler.running() + " running when the run ended");
     }
+    metrics.rejected += scheduler.ignored();
     metrics.kvCounters = kv.counters();
     return metrics;
   }

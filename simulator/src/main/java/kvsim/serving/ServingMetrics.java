@@ -22,7 +22,7 @@ import kvsim.metrics.Samples;
  *       recorded after every iteration's scheduling: {@code token_states}, {@code reserved_future},
  *       {@code internal_waste}, {@code external_waste}; they sum to 1.
  *   <li>Counters: requests arrived, finished and rejected (a prompt of {@code max_model_len} tokens
- *       or more, or one that the whole KV region cannot hold), iterations, preemptions, prompt
+ *       or more, or one that vLLM v0's watermark says can never be admitted), iterations, preemptions, prompt
  *       tokens computed (recomputation included) and output tokens; the prefix cache's hit rate in
  *       tokens where the KV manager has one.
  *   <li>{@code kv_manager}: the KV manager's own counters ({@link KvManager#counters}), when it

@@ -27,7 +27,11 @@ import kvsim.registry.AllocatorRegistry;
  *       also allocate its activations and temporaries there, which is not modelled yet.
  * </ul>
  *
- * <p>vLLM v0 is not built yet.
+ *   <li>{@code vllm-v0}: vLLM v0's default scheduler ({@link VllmV0Scheduler}: watermark, prefills
+ *       first, no chunked prefill, preemption by recompute) over its block manager in v0 mode (free
+ *       deque, LIFO reuse, no null block), prefix caching off as in v0's default; the token budget
+ *       is at least {@code max_model_len}, as v0 requires without chunked prefill.
+ * </ul>
  */
 public final class ServingSystems {
   /**
@@ -76,6 +80,8 @@ public final class ServingSystems {
 
   static {
     SYSTEMS.put("vllm", new System("vllm", "vLLM v1: FCFS continuous batching with chunked prefill, preemption by recompute; paged KV blocks with prefix caching"));
+    SYSTEMS.put("vllm-v0", new System("vllm-v0",
+        "vLLM v0: prefills first with a 1 % watermark, no chunked prefill, preemption by recompute; paged KV blocks, no prefix caching"));
     SYSTEMS.put("orca-max", new System("orca-max",
         "Orca(Max): iteration-level FCFS, whole-prompt prefill, no preemption; a contiguous buddy block of max_model_len tokens per request"));
     SYSTEMS.put("orca-pow2", new System("orca-pow2",
@@ -112,6 +118,7 @@ public final class ServingSystems {
     get(name);
     return switch (name) {
       case "vllm" -> vllm(b);
+      case "vllm-v0" -> vllmV0(b);
       case "orca-max" -> orca(name, b, ContiguousKvManager.Reservation.MAX);
       case "orca-pow2" -> orca(name, b, ContiguousKvManager.Reservation.POW2);
       case "orca-oracle" -> orca(name, b, ContiguousKvManager.Reservation.ORACLE);
@@ -152,11 +159,38 @@ public final class ServingSystems {
     return new Built(new OrcaScheduler(config, kv), kv, parts);
   }
 
-  private static Built vllm(Build b) {
+  private static long checkedBlocks(Build b) {
     long numBlocks = numBlocks(b.kvMemoryBytes(), b.kvBytesPerToken(), b.blockTokens());
     if (numBlocks < 2 || numBlocks > Integer.MAX_VALUE / 2) {
       throw new InputException("KV memory of " + b.kvMemoryBytes() + " B makes " + numBlocks + " blocks of " + b.blockTokens() + " tokens; need 2 to " + Integer.MAX_VALUE / 2);
     }
+    return numBlocks;
+  }
+
+  private static Built vllmV0(Build b) {
+    long numBlocks = checkedBlocks(b);
+    SchedulerConfig c = b.scheduler();
+    SchedulerConfig v0 = new SchedulerConfig(Math.max(c.maxNumBatchedTokens(), c.maxModelLen()), c.maxNumSeqs(), c.maxModelLen(), false, 0);
+    BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), false, BlockManagerConfig.Mode.V0,
+        BlockManagerConfig.DEFAULT_WATERMARK, BlockManagerConfig.FreeOrder.LIFO, 0, v0.maxModelLen(), b.kvBytesPerToken());
+    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency());
+    Map<String, Object> parts = new LinkedHashMap<>();
+    parts.put("scheduler", "vllm-v0");
+    parts.put("kv_manager", "paged");
+    parts.put("block_tokens", b.blockTokens());
+    parts.put("num_gpu_blocks", numBlocks);
+    parts.put("prefix_caching", false);
+    parts.put("watermark", BlockManagerConfig.DEFAULT_WATERMARK);
+    parts.put("max_num_batched_tokens", v0.maxNumBatchedTokens());
+    parts.put("max_num_seqs", v0.maxNumSeqs());
+    parts.put("max_model_len", v0.maxModelLen());
+    parts.put("enable_chunked_prefill", false);
+    parts.put("preemption", "recompute");
+    return new Built(new VllmV0Scheduler(v0, kv), kv, parts);
+  }
+
+  private static Built vllm(Build b) {
+    long numBlocks = checkedBlocks(b);
     BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), true, BlockManagerConfig.Mode.V1, 0,
         BlockManagerConfig.FreeOrder.FIFO, 0, b.scheduler().maxModelLen(), b.kvBytesPerToken());
     PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency());

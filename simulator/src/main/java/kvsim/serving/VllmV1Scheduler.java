@@ -56,7 +56,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
           break;
         }
         Sequence victim = runningList.remove(runningList.size() - 1);
-        preempt(victim);
+        preemptByRecompute(victim);
         plan.countPreemption();
         if (victim == s) {
           break;
@@ -90,13 +90,5 @@ public final class VllmV1Scheduler extends QueueScheduler {
       plan.add(s, n);
       budget -= n;
     }
-  }
-
-  private void preempt(Sequence victim) {
-    kv.preempt(victim);
-    victim.numComputedTokens = 0;
-    victim.preemptions++;
-    victim.status = Sequence.Status.WAITING;
-    waitingQueue.addFirst(victim);
   }
 }
