@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.util.List;
 import java.util.Locale;
 import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.BlockOpException;
@@ -16,6 +17,8 @@ import kvsim.alloc.paged.PagedRequest;
 import kvsim.alloc.paged.PrefixCacheStats;
 import kvsim.core.InputException;
 import kvsim.registry.AllocatorRegistry;
+import kvsim.serving.SchedulerConfig;
+import kvsim.serving.ScriptedServing;
 
 /**
  * Runs a {@code kvsim blocks} script: JSONL operations against one {@link KvBlockManager} (built
@@ -38,11 +41,17 @@ public final class BlockScriptRunner {
   private static final long MAX_TOKEN = Integer.MAX_VALUE;
   /** The longest prompt_range accepted. */
   private static final int MAX_RANGE = 1 << 24;
+  /** The config fields of vLLM v1's scheduler, which submit and step run. */
+  private static final String[] SCHEDULER_FIELDS = {
+    "max_num_batched_tokens", "max_num_seqs", "enable_chunked_prefill", "long_prefill_token_threshold"
+  };
 
   private final String source;
   private final boolean check;
   private final ObjectMapper mapper = new ObjectMapper();
   private KvBlockManager manager;
+  /** vLLM v1's scheduler over {@link #manager}, for submit and step (mode v1 only). */
+  private ScriptedServing serving;
   private boolean showFreeQueue = true;
   private long opIndex;
 
@@ -111,6 +120,9 @@ public final class BlockScriptRunner {
     }
     if (check) {
       manager.checkInvariants();
+      if (serving != null) {
+        serving.checkInvariants();
+      }
     }
     opIndex++;
     try {
@@ -136,12 +148,14 @@ public final class BlockScriptRunner {
       case "swap_in" -> swapIn(line, out);
       case "reset_prefix_cache" -> reset(line, out);
       case "state" -> state(line, out);
+      case "submit" -> submit(line, out);
+      case "step" -> step(line, out);
       default -> throw line.error(
           "op",
           "unknown operation '"
               + line.op()
               + "' (known: config, add, lookup, allocate, admit, append, decode, free, preempt, fork, swap_out,"
-              + " swap_in, reset_prefix_cache, state)");
+              + " swap_in, reset_prefix_cache, state, submit, step)");
     }
   }
 
@@ -161,7 +175,11 @@ public final class BlockScriptRunner {
         "num_host_blocks",
         "max_model_len",
         "bytes_per_token",
-        "show_free_queue");
+        "show_free_queue",
+        "max_num_batched_tokens",
+        "max_num_seqs",
+        "enable_chunked_prefill",
+        "long_prefill_token_threshold");
     String modeText = line.has("mode") ? line.string("mode") : "v1";
     BlockManagerConfig.Mode mode =
         switch (modeText) {
@@ -173,6 +191,15 @@ public final class BlockScriptRunner {
     for (String v0Only : new String[] {"watermark", "free_order", "num_host_blocks"}) {
       if (!v0 && line.has(v0Only)) {
         throw line.error(v0Only, "applies to mode v0 only (spec Part 2)");
+      }
+    }
+    boolean schedulerGiven = false;
+    for (String v1Only : SCHEDULER_FIELDS) {
+      if (line.has(v1Only)) {
+        if (v0) {
+          throw line.error(v1Only, "applies to mode v1 only (submit and step run vLLM v1's scheduler, spec §1.9)");
+        }
+        schedulerGiven = true;
       }
     }
     int numBlocks = line.integer("num_blocks", v0 ? 1 : 2, 1 << 28);
@@ -191,6 +218,19 @@ public final class BlockScriptRunner {
         line.optInteger("max_model_len", BlockManagerConfig.UNLIMITED_MODEL_LEN, 1, BlockManagerConfig.UNLIMITED_MODEL_LEN);
     long bytesPerToken = line.optInteger("bytes_per_token", (int) BlockManagerConfig.DEFAULT_BYTES_PER_TOKEN, 1, Integer.MAX_VALUE);
     showFreeQueue = line.optBool("show_free_queue", true);
+    int maxBatched = line.optInteger("max_num_batched_tokens", SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS, 1, Integer.MAX_VALUE);
+    int maxSeqs = line.optInteger("max_num_seqs", SchedulerConfig.DEFAULT_MAX_NUM_SEQS, 1, Integer.MAX_VALUE);
+    boolean chunked = line.optBool("enable_chunked_prefill", true);
+    int threshold = line.optInteger("long_prefill_token_threshold", 0, 0, Integer.MAX_VALUE);
+    SchedulerConfig schedulerConfig = null;
+    // A one-token model (max_model_len 1) can run no scheduler step; submit then says so.
+    if (!v0 && maxModelLen >= 2) {
+      try {
+        schedulerConfig = new SchedulerConfig(maxBatched, maxSeqs, maxModelLen, chunked, threshold);
+      } catch (IllegalArgumentException e) {
+        throw line.error("enable_chunked_prefill", e.getMessage());
+      }
+    }
     try {
       manager =
           AllocatorRegistry.blockManager(
@@ -198,6 +238,9 @@ public final class BlockScriptRunner {
                   numBlocks, blockSize, caching, mode, watermark, order, hostBlocks, maxModelLen, bytesPerToken));
     } catch (IllegalArgumentException e) {
       throw line.error(null, e.getMessage());
+    }
+    if (schedulerConfig != null) {
+      serving = new ScriptedServing(manager, schedulerConfig);
     }
     out.put("mode", modeText);
     out.put("num_blocks", numBlocks);
@@ -216,12 +259,24 @@ public final class BlockScriptRunner {
     }
     out.put("bytes_per_token", bytesPerToken);
     out.put("block_bytes", manager.config().blockBytes());
+    if (schedulerGiven) {
+      out.put("max_num_batched_tokens", maxBatched);
+      out.put("max_num_seqs", maxSeqs);
+      out.put("enable_chunked_prefill", chunked);
+      out.put("long_prefill_token_threshold", threshold);
+    }
     out.put("num_free_blocks", manager.numFreeBlocks());
     putFreeQueue(out);
   }
 
   private PagedRequest request(ScriptLine line, String field) {
     String id = line.string(field);
+    if (serving != null && serving.manages(id)) {
+      throw line.error(
+          field,
+          "request '" + id + "' was submitted, so the scheduler drives it: only step, state and reset_prefix_cache may touch it"
+              + " until it finishes");
+    }
     PagedRequest r = manager.request(id);
     if (r == null) {
       throw line.error(field, "unknown request '" + id + "' (never added, or already freed)");
@@ -232,6 +287,16 @@ public final class BlockScriptRunner {
   private void add(ScriptLine line, ObjectNode out) {
     line.allowOnly("req", "prompt", "prompt_range", "cache_salt", "lora", "hash_ids");
     String id = line.string("req");
+    int[] prompt = prompt(line);
+    long[] hashIds = line.has("hash_ids") ? line.longArray("hash_ids") : null;
+    PagedRequest r = manager.addRequest(id, prompt, line.optString("lora"), line.optString("cache_salt"), hashIds);
+    out.put("req", id);
+    out.put("num_tokens", r.numTokens());
+    out.put("num_block_hashes", r.numBlockHashes());
+  }
+
+  /** Returns the prompt of an add or submit line: its prompt or its prompt_range. */
+  private static int[] prompt(ScriptLine line) {
     int[] prompt;
     if (line.has("prompt") == line.has("prompt_range")) {
       throw line.error("prompt", "give exactly one of prompt (token ids) and prompt_range ([lo, hi))");
@@ -248,11 +313,64 @@ public final class BlockScriptRunner {
         prompt[k] = range[0] + k;
       }
     }
-    long[] hashIds = line.has("hash_ids") ? line.longArray("hash_ids") : null;
-    PagedRequest r = manager.addRequest(id, prompt, line.optString("lora"), line.optString("cache_salt"), hashIds);
+    return prompt;
+  }
+
+  private void submit(ScriptLine line, ObjectNode out) {
+    line.allowOnly("req", "prompt", "prompt_range", "max_tokens", "output");
+    if (serving == null) {
+      throw line.error("op", "submit needs mode v1 and max_model_len of at least 2 (it runs vLLM v1's scheduler)");
+    }
+    String id = line.string("req");
+    if (manager.request(id) != null) {
+      throw line.error("req", "request '" + id + "' already exists");
+    }
+    int[] prompt = prompt(line);
+    if (prompt.length == 0) {
+      throw line.error("prompt", "must not be empty");
+    }
+    int maxTokens = line.integer("max_tokens", 1, Integer.MAX_VALUE);
+    int[] output = line.has("output") ? line.intArray("output", 0, MAX_TOKEN) : null;
+    if (output != null && output.length != maxTokens) {
+      throw line.error("output", "has " + output.length + " tokens; it must list all max_tokens (" + maxTokens + ") sampled tokens");
+    }
+    int maxModelLen = manager.config().maxModelLen();
+    String promptField = line.has("prompt") ? "prompt" : "prompt_range";
+    if (prompt.length >= maxModelLen) {
+      throw line.error(promptField, prompt.length + " tokens reach max_model_len " + maxModelLen + " (vLLM refuses such a request)");
+    }
+    if ((long) prompt.length + maxTokens > maxModelLen) {
+      throw line.error("max_tokens", prompt.length + " prompt tokens + " + maxTokens + " pass max_model_len " + maxModelLen);
+    }
+    serving.submit(id, prompt, maxTokens, output);
+    PagedRequest r = manager.request(id);
     out.put("req", id);
     out.put("num_tokens", r.numTokens());
     out.put("num_block_hashes", r.numBlockHashes());
+    out.put("max_tokens", maxTokens);
+  }
+
+  private void step(ScriptLine line, ObjectNode out) {
+    line.allowOnly();
+    if (serving == null) {
+      throw line.error("op", "step needs mode v1 and max_model_len of at least 2 (it runs vLLM v1's scheduler)");
+    }
+    ScriptedServing.StepResult step = serving.step();
+    out.put("step", step.step());
+    ObjectNode scheduled = out.putObject("scheduled");
+    for (ScriptedServing.Scheduled s : step.scheduled()) {
+      scheduled.put(s.req(), s.tokens());
+    }
+    ObjectNode newBlocks = out.putObject("new_block_ids");
+    for (ScriptedServing.Scheduled s : step.scheduled()) {
+      putInts(newBlocks, s.req(), s.newBlockIds());
+    }
+    putStrings(out, "preempted", step.preempted());
+    putStrings(out, "finished", step.finished());
+    putStrings(out, "running", step.running());
+    putStrings(out, "waiting", step.waiting());
+    putPool(out);
+    putStats(out);
   }
 
   private void lookup(ScriptLine line, ObjectNode out) {
@@ -464,6 +582,13 @@ public final class BlockScriptRunner {
   private static void putInts(ObjectNode out, String field, int[] values) {
     ArrayNode a = out.putArray(field);
     for (int v : values) {
+      a.add(v);
+    }
+  }
+
+  private static void putStrings(ObjectNode out, String field, List<String> values) {
+    ArrayNode a = out.putArray(field);
+    for (String v : values) {
       a.add(v);
     }
   }

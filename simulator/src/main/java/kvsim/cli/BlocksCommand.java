@@ -32,7 +32,8 @@ import picocli.CommandLine.Parameters;
     description = {
       "Run a JSONL script against one vLLM-style paged block manager and print one JSON object per operation.",
       "Operations: config (first), add, lookup, allocate, admit, append, decode, free, preempt, fork, swap_out,"
-          + " swap_in, reset_prefix_cache, state. Lines starting with # are comments."
+          + " swap_in, reset_prefix_cache, state; submit and step run vLLM v1's scheduler one iteration at a time."
+          + " Lines starting with # are comments."
     })
 final class BlocksCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

@@ -25,6 +25,10 @@ import kvsim.alloc.paged.PagedRequest;
  *       table (never shared: only full blocks are cached), which is reserved up to the sequence's
  *       final length and internal waste beyond it.
  * </ul>
+ *
+ * <p>With given tokens ({@link #withGivenTokens}), for {@link ScriptedServing}, the caller names
+ * each sequence and supplies its prompt's token ids ({@link #add(Sequence, String, int[])}) and
+ * every sampled token id, which are used as they are: prefix hits then follow the real tokens.
  */
 public final class PagedKvManager implements KvManager {
   private final KvBlockManager blocks;
@@ -32,6 +36,7 @@ public final class PagedKvManager implements KvManager {
   private final int hashBlockTokens;
   private final LatencyModel latency;
   private final int usableBlocks;
+  private final boolean givenTokens;
   /** Sequences holding blocks, in the order they first got them (the breakdown walks them). */
   private final LinkedHashSet<Sequence> holding = new LinkedHashSet<>();
   private long modelledNanos;
@@ -41,6 +46,11 @@ public final class PagedKvManager implements KvManager {
    * prefix hash (0 for none).
    */
   public PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency) {
+    this(blocks, hashBlockTokens, latency, false);
+  }
+
+  private PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency, boolean givenTokens) {
+    this.givenTokens = givenTokens;
     this.blocks = blocks;
     this.blockTokens = blocks.config().blockSize();
     this.hashBlockTokens = hashBlockTokens;
@@ -52,6 +62,27 @@ public final class PagedKvManager implements KvManager {
     }
   }
 
+  /**
+   * A manager over {@code blocks} whose sequences carry the caller's token ids: added with {@link
+   * #add(Sequence, String, int[])}, appended as given. No latency is modelled.
+   */
+  static PagedKvManager withGivenTokens(KvBlockManager blocks) {
+    return new PagedKvManager(blocks, 0, new LatencyModel(0, 0, 0, 0, 0, 0), true);
+  }
+
+  /** Registers a sequence under {@code name} with these prompt token ids (given-tokens mode only). */
+  void add(Sequence s, String name, int[] prompt) {
+    if (!givenTokens) {
+      throw new IllegalStateException("named sequences with given tokens need withGivenTokens");
+    }
+    s.kvState = blocks.addRequest(name, prompt, null, null, null);
+  }
+
+  /** Returns the block manager's request of a sequence. */
+  static PagedRequest requestOf(Sequence s) {
+    return (PagedRequest) s.kvState;
+  }
+
   /** Returns the block manager. */
   public KvBlockManager blockManager() {
     return blocks;
@@ -59,6 +90,9 @@ public final class PagedKvManager implements KvManager {
 
   @Override
   public void add(Sequence s) {
+    if (givenTokens) {
+      throw new IllegalStateException("a manager with given tokens needs each sequence's name and prompt");
+    }
     int prompt = s.request.promptTokens();
     int[] tokens = new int[prompt];
     long id = s.request.id();
@@ -131,7 +165,7 @@ public final class PagedKvManager implements KvManager {
 
   @Override
   public void append(Sequence s, int token) {
-    int t = s.outputTokens == 1 ? Integer.MIN_VALUE + (int) s.request.id() : token;
+    int t = givenTokens ? token : s.outputTokens == 1 ? Integer.MIN_VALUE + (int) s.request.id() : token;
     blocks.appendTokens(of(s), new int[] {t});
   }
 

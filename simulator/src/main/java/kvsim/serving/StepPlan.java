@@ -10,10 +10,12 @@ public final class StepPlan {
   private Sequence[] sequences = new Sequence[64];
   private int[] tokens = new int[64];
   private int size;
+  private Sequence[] victims = new Sequence[8];
   private int preempted;
 
   void clear() {
     Arrays.fill(sequences, 0, size, null);
+    Arrays.fill(victims, 0, preempted, null);
     size = 0;
     preempted = 0;
   }
@@ -28,8 +30,11 @@ public final class StepPlan {
     size++;
   }
 
-  void countPreemption() {
-    preempted++;
+  void countPreemption(Sequence victim) {
+    if (preempted == victims.length) {
+      victims = Arrays.copyOf(victims, preempted * 2);
+    }
+    victims[preempted++] = victim;
   }
 
   /** Returns the number of sequences scheduled (the batch size). */
@@ -59,5 +64,10 @@ public final class StepPlan {
   /** Returns how many sequences were preempted while planning this iteration. */
   public int preempted() {
     return preempted;
+  }
+
+  /** Returns the i-th sequence preempted while planning this iteration, in preemption order. */
+  public Sequence preemptedSequence(int i) {
+    return victims[i];
   }
 }

@@ -77,7 +77,7 @@ public final class VllmV0Scheduler extends QueueScheduler {
       while (!kv.allocate(s, n)) {
         Sequence victim = runningList.remove(runningList.size() - 1);
         preemptByRecompute(victim);
-        plan.countPreemption();
+        plan.countPreemption(victim);
         if (victim == s) {
           scheduled = false;
           break;

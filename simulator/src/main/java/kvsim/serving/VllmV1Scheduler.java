@@ -57,7 +57,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
         }
         Sequence victim = runningList.remove(runningList.size() - 1);
         preemptByRecompute(victim);
-        plan.countPreemption();
+        plan.countPreemption(victim);
         if (victim == s) {
           break;
         }

@@ -45,6 +45,7 @@ class BlocksCommandTest {
     List<String> names = goldenScripts().toList();
     assertTrue(names.contains("prefix-sharing.jsonl"), names.toString());
     assertTrue(names.contains("v0-fork-swap.jsonl"), names.toString());
+    assertTrue(names.contains("scheduler-steps.jsonl"), names.toString());
   }
 
   @Test
@@ -136,6 +137,37 @@ class BlocksCommandTest {
         ":4: req: lookup: request A is running");
   }
 
+  private static final String SUBMIT_A = "{\"op\":\"submit\",\"req\":\"A\",\"prompt\":[1,2,3],\"max_tokens\":2}";
+
+  @Test
+  void badSubmitAndStepLinesNameTheirField(@TempDir Path dir) throws IOException {
+    assertBadInput(runScript(dir, CONFIG, SUBMIT_A, "{\"op\":\"allocate\",\"req\":\"A\",\"num_new_tokens\":1}"), dir, "s.jsonl:3: req: request 'A' was submitted");
+    assertBadInput(runScript(dir, CONFIG, SUBMIT_A, SUBMIT_A), dir, "s.jsonl:3: req: request 'A' already exists");
+    assertBadInput(runScript(dir, CONFIG, "{\"op\":\"submit\",\"req\":\"A\",\"prompt\":[1,2,3]}"), dir, "s.jsonl:2: max_tokens: missing");
+    assertBadInput(runScript(dir, CONFIG, "{\"op\":\"submit\",\"req\":\"A\",\"prompt\":[1,2,3],\"max_tokens\":0}"), dir, "s.jsonl:2: max_tokens: 0 is outside");
+    assertBadInput(runScript(dir, CONFIG, "{\"op\":\"submit\",\"req\":\"A\",\"prompt\":[],\"max_tokens\":1}"), dir, "s.jsonl:2: prompt: must not be empty");
+    assertBadInput(runScript(dir, CONFIG, "{\"op\":\"submit\",\"req\":\"A\",\"prompt\":[1],\"max_tokens\":2,\"output\":[5]}"), dir, "s.jsonl:2: output: has 1 tokens");
+    assertBadInput(runScript(dir, CONFIG, "{\"op\":\"submit\",\"req\":\"A\",\"prompt\":[1],\"max_tokens\":1,\"output\":[-5]}"), dir, "s.jsonl:2: output: element 0");
+    assertBadInput(
+        runScript(dir, "{\"op\":\"config\",\"num_blocks\":9,\"block_size\":4,\"max_model_len\":4}", "{\"op\":\"submit\",\"req\":\"A\",\"prompt\":[1,2,3],\"max_tokens\":2}"),
+        dir,
+        "s.jsonl:2: max_tokens: 3 prompt tokens + 2 pass max_model_len 4");
+    assertBadInput(
+        runScript(dir, "{\"op\":\"config\",\"num_blocks\":9,\"block_size\":4,\"max_model_len\":4}", "{\"op\":\"submit\",\"req\":\"A\",\"prompt_range\":[0,4],\"max_tokens\":1}"),
+        dir,
+        "s.jsonl:2: prompt_range: 4 tokens reach max_model_len 4");
+    assertBadInput(runScript(dir, CONFIG, "{\"op\":\"step\",\"n\":2}"), dir, "s.jsonl:2: n: unknown field");
+  }
+
+  @Test
+  void schedulerOptionsAreCheckedAndBelongToV1(@TempDir Path dir) throws IOException {
+    assertBadInput(runScript(dir, "{\"op\":\"config\",\"num_blocks\":9,\"block_size\":4,\"mode\":\"v0\",\"max_num_seqs\":2}"), dir, "s.jsonl:1: max_num_seqs: applies to mode v1 only");
+    assertBadInput(runScript(dir, "{\"op\":\"config\",\"num_blocks\":9,\"block_size\":4,\"max_num_seqs\":0}"), dir, "s.jsonl:1: max_num_seqs: 0 is outside");
+    assertBadInput(runScript(dir, "{\"op\":\"config\",\"num_blocks\":9,\"block_size\":4,\"enable_chunked_prefill\":false}"), dir, "s.jsonl:1: enable_chunked_prefill: without chunked prefill");
+    assertBadInput(runScript(dir, "{\"op\":\"config\",\"num_blocks\":9,\"block_size\":4,\"mode\":\"v0\"}", SUBMIT_A), dir, "s.jsonl:2: op: submit needs mode v1");
+    assertBadInput(runScript(dir, "{\"op\":\"config\",\"num_blocks\":9,\"block_size\":4,\"mode\":\"v0\"}", "{\"op\":\"step\"}"), dir, "s.jsonl:2: op: step needs mode v1");
+  }
+
   @Test
   void aMissingScriptIsBadInput(@TempDir Path dir) {
     CliRun run = CliRun.of("blocks", dir.resolve("nope.jsonl").toString());
@@ -147,5 +179,6 @@ class BlocksCommandTest {
   void helpDescribesTheOperations() {
     CliRun run = CliRun.of("blocks", "--help").ok();
     assertTrue(run.out().contains("swap_out"), run.out());
+    assertTrue(run.out().contains("submit and step"), run.out());
   }
 }
