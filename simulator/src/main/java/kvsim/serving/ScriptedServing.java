@@ -86,27 +86,21 @@ public final class ScriptedServing {
     for (int i = 0; i < plan.preempted(); i++) {
       preempted.add(name(plan.preemptedSequence(i)));
     }
-    // The end of the iteration, as ServingEngine.finishIteration: a caught-up sequence samples one
-    // token; one that reached max_tokens finishes and is freed.
+    // The end of the iteration, as in ServingEngine (Sequence.sample): a caught-up sequence samples
+    // one token; one that reached max_tokens finishes and is freed.
     List<String> finished = new ArrayList<>();
     for (int i = 0; i < plan.size(); i++) {
       Sequence s = plan.sequence(i);
-      if (s.status != Sequence.Status.RUNNING || s.numComputedTokens < s.numTokens) {
+      if (!s.caughtUp()) {
         continue;
       }
       int k = s.outputTokens;
-      s.outputTokens++;
-      if (s.outputTokens >= s.maxOutputTokens) {
-        String name = name(s);
-        s.status = Sequence.Status.FINISHED;
-        kv.finish(s);
+      int[] given = outputs.get(s);
+      String name = name(s);
+      if (s.sample(kv, given != null ? given[k] : ServingEngine.FIRST_OUTPUT_TOKEN + k)) {
         byName.remove(name);
         outputs.remove(s);
         finished.add(name);
-      } else {
-        int[] given = outputs.get(s);
-        kv.append(s, given != null ? given[k] : ServingEngine.FIRST_OUTPUT_TOKEN + k);
-        s.numTokens++;
       }
     }
     scheduler.removeFinished();

@@ -44,6 +44,29 @@ public final class Sequence {
     this.numTokens = request.promptTokens();
   }
 
+  /** Returns whether the sequence runs and has computed all its tokens, so this iteration samples one. */
+  boolean caughtUp() {
+    return status == Status.RUNNING && numComputedTokens >= numTokens;
+  }
+
+  /**
+   * The end of an iteration for a caught-up sequence: it samples {@code token}, its output token
+   * number {@link #outputTokens()} (counted from 0). A sequence that reaches its output length
+   * finishes and {@code kv} frees its memory (the token is never appended: its KV is never
+   * computed); any other appends it. Returns whether the sequence finished.
+   */
+  boolean sample(KvManager kv, int token) {
+    outputTokens++;
+    if (outputTokens >= maxOutputTokens) {
+      status = Status.FINISHED;
+      kv.finish(this);
+      return true;
+    }
+    kv.append(this, token);
+    numTokens++;
+    return false;
+  }
+
   /** Returns the request this sequence serves. */
   public Request request() {
     return request;

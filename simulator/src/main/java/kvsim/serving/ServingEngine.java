@@ -198,22 +198,16 @@ public final class ServingEngine {
   private void finishIteration(long now) {
     for (int i = 0; i < plan.size(); i++) {
       Sequence s = plan.sequence(i);
-      if (s.status != Sequence.Status.RUNNING || s.numComputedTokens < s.numTokens) {
+      if (!s.caughtUp()) {
         continue;
       }
-      s.outputTokens++;
       metrics.outputTokens++;
       if (s.firstTokenNanos < 0) {
         s.firstTokenNanos = now;
       }
-      if (s.outputTokens >= s.maxOutputTokens) {
+      if (s.sample(kv, FIRST_OUTPUT_TOKEN + s.outputTokens)) {
         s.finishNanos = now;
-        s.status = Sequence.Status.FINISHED;
-        kv.finish(s);
         metrics.recordFinish(s);
-      } else {
-        kv.append(s, FIRST_OUTPUT_TOKEN + s.outputTokens - 1);
-        s.numTokens++;
       }
     }
     scheduler.removeFinished();
