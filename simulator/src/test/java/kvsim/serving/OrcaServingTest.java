@@ -14,7 +14,6 @@ import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.devicemodel.Roofline;
-import kvsim.serving.ContiguousKvManager.Reservation;
 import kvsim.trace.Request;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
