@@ -21,10 +21,10 @@ import kvsim.metrics.Samples;
  *   <li>The KV breakdown ({@link KvManager#breakdown}) as time-weighted fractions of the KV region,
  *       recorded after every iteration's scheduling: {@code token_states}, {@code reserved_future},
  *       {@code internal_waste}, {@code external_waste}; they sum to 1.
- *   <li>Counters: requests arrived, finished and rejected (a prompt of {@code max_model_len} tokens
- *       or more, or one that vLLM v0's watermark says can never be admitted), iterations, preemptions, prompt
- *       tokens computed (recomputation included) and output tokens; the prefix cache's hit rate in
- *       tokens where the KV manager has one.
+ *   <li>Counters: requests arrived, finished, rejected (a prompt of {@code max_model_len} tokens or
+ *       more, or one that vLLM v0's watermark says can never be admitted) and truncated (output cut
+ *       at {@code max_model_len}), iterations, preemptions, tokens scheduled (prefill and decode,
+ *       recomputation included) and output tokens.
  *   <li>{@code kv_manager}: the KV manager's own counters ({@link KvManager#counters}), when it
  *       has any.
  * </ul>
