@@ -1,6 +1,7 @@
 package kvsim.alloc.stitching;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -11,7 +12,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
@@ -50,7 +50,8 @@ import kvsim.devicemodel.Region;
  *       then lowest address); (2) a cached stitched block of n chunks whose chunks are all free
  *       (the stitched pool, Note [Stitched pool]); (3) the best-fitting larger free block, split;
  *       (4) stitching: while no single free block covers what is left, the largest free block is
- *       taken whole, and then the smallest one that covers the rest, split; (5) with too few free
+ *       taken whole (best-fit order among equals), and then the smallest one that covers the rest,
+ *       split; (5) with too few free
  *       chunks, a new segment of just the missing chunks, then stitching of every free block; with
  *       none free at all, a new segment of n chunks, served whole. Otherwise the request is refused
  *       {@code no_memory}; one above every chunk of the region is {@code too_large}. There is no
@@ -70,6 +71,16 @@ import kvsim.devicemodel.Region;
  * (default {@value #DEFAULT_MAX_STITCHED}); past that the least recently freed one is unmapped and
  * its reservation freed. GMLake bounds its stitched pool by its own heuristics; the bound here is
  * this model's, so that the pool's lookups stay short.
+ *
+ * <p>Note [Free-block index]: best fit by (size, segment, chunk) is PyTorch's (stream, size,
+ * address) order with the segment's age standing in for its address, since a segment's chunks are
+ * not adjacent physically. The free blocks are kept per size in chunks, each size's blocks in an
+ * ordered set, with a bitmap of the sizes that have any: a best-fit search is one scan of the
+ * bitmap from the size asked for and the first block of that size, and adding or removing a block
+ * touches one small set, not a set of every free block. A segment records each block by its first
+ * and its last chunk, so the neighbours of a freed block are two array reads; only reusing a cached
+ * stitched block looks for the free block that holds a range's first chunk by walking back to that
+ * block's start.
  *
  * <p>Note [Virtual slots]: as in the {@code vattention} model, every reservation (a segment or a
  * stitched block) starts at the base of a slot of the size of the whole chunk pool, slot s at
@@ -127,29 +138,48 @@ public final class StitchingAllocator implements Allocator {
   private static final class Segment {
     final int slot;
     final int[] chunks;
-    final TreeMap<Integer, Piece> blocks = new TreeMap<>();
+    // The blocks by their first chunk and by their last; null where no block starts or ends.
+    final Piece[] startAt;
+    final Piece[] endAt;
+    // Per chunk of the segment: whether an allocated block holds it.
+    final boolean[] allocated;
 
     Segment(int slot, int[] chunks) {
       this.slot = slot;
       this.chunks = chunks;
+      this.startAt = new Piece[chunks.length];
+      this.endAt = new Piece[chunks.length];
+      this.allocated = new boolean[chunks.length];
+    }
+
+    /** Returns the block that holds chunk {@code c}, walking back to its first chunk. */
+    Piece blockHolding(int c) {
+      while (startAt[c] == null) {
+        c--;
+      }
+      return startAt[c];
+    }
+
+    /** Records a block's first and last chunk. */
+    void place(Piece p) {
+      startAt[p.start] = p;
+      endAt[p.start + p.length - 1] = p;
     }
   }
 
   /** A block of a segment, in whole chunks; free when it has no owner. */
   private static final class Piece {
     final Segment segment;
+    final int slot; // the segment's, read by the best-fit order without a load of the segment
     int start;
     int length;
     Allocation owner;
 
     Piece(Segment segment, int start, int length) {
       this.segment = segment;
+      this.slot = segment == null ? -1 : segment.slot;
       this.start = start;
       this.length = length;
-    }
-
-    int slot() {
-      return segment == null ? -1 : segment.slot;
     }
   }
 
@@ -161,6 +191,8 @@ public final class StitchingAllocator implements Allocator {
     final int[] starts;
     final int[] lengths;
     Allocation live;
+    // While live: the allocated block of each range.
+    final Piece[] pieces;
 
     Stitched(int slot, int chunks, Segment[] segments, int[] starts, int[] lengths) {
       this.slot = slot;
@@ -168,27 +200,91 @@ public final class StitchingAllocator implements Allocator {
       this.segments = segments;
       this.starts = starts;
       this.lengths = lengths;
+      this.pieces = new Piece[starts.length];
     }
   }
 
   /** A live allocation: one block of a segment, or a stitched block. */
   private static final class Allocation {
-    final long handle;
     final long requested;
     final int chunks;
+    long handle;
     long virtualAddress;
     Piece block;
     Stitched stitched;
 
-    Allocation(long handle, long requested, int chunks) {
-      this.handle = handle;
+    Allocation(long requested, int chunks) {
       this.requested = requested;
       this.chunks = chunks;
     }
   }
 
-  private static final Comparator<Piece> BEST_FIT =
-      Comparator.<Piece>comparingInt(p -> p.length).thenComparingInt(Piece::slot).thenComparingInt(p -> p.start);
+  private static final int GENERATION_MASK = 0xFF_FFFF; // handles below 2^56
+
+  /**
+   * The free blocks in best-fit order: by size, then oldest segment, then lowest chunk. One set per
+   * size (in chunks), ordered by segment and chunk, and a bitmap of the sizes that have free blocks,
+   * so that a search is a bitmap scan and a lookup in one small set (Note [Free-block index]).
+   */
+  private static final class FreeIndex {
+    private static final Comparator<Piece> BY_PLACE = (a, b) -> {
+      if (a.slot != b.slot) {
+        return a.slot < b.slot ? -1 : 1;
+      }
+      return Integer.compare(a.start, b.start);
+    };
+
+    private final TreeSet<Piece>[] bySize;
+    private final BitSet sizes = new BitSet();
+    private int count;
+
+    @SuppressWarnings("unchecked")
+    FreeIndex(int chunkCount) {
+      bySize = (TreeSet<Piece>[]) new TreeSet<?>[chunkCount + 1];
+    }
+
+    void add(Piece p) {
+      TreeSet<Piece> set = bySize[p.length];
+      if (set == null) {
+        set = bySize[p.length] = new TreeSet<>(BY_PLACE);
+      }
+      if (set.isEmpty()) {
+        sizes.set(p.length);
+      }
+      set.add(p);
+      count++;
+    }
+
+    void remove(Piece p) {
+      TreeSet<Piece> set = bySize[p.length];
+      set.remove(p);
+      if (set.isEmpty()) {
+        sizes.clear(p.length);
+      }
+      count--;
+    }
+
+    /** Returns the best-fitting free block of at least {@code n} chunks, or null. */
+    Piece bestFit(int n) {
+      int size = sizes.nextSetBit(n);
+      return size < 0 ? null : bySize[size].first();
+    }
+
+    /** Returns the largest free block (the oldest segment's, lowest chunk, among equals), or null. */
+    Piece largest() {
+      int size = sizes.length() - 1;
+      return size < 0 ? null : bySize[size].first();
+    }
+
+    boolean contains(Piece p) {
+      TreeSet<Piece> set = bySize[p.length];
+      return set != null && set.contains(p) && set.ceiling(p) == p;
+    }
+
+    int size() {
+      return count;
+    }
+  }
 
   private final Region region;
   private final int chunkCount;
@@ -202,15 +298,20 @@ public final class StitchingAllocator implements Allocator {
   private final BitSet reservedChunks = new BitSet();
   private int reservedCount;
   private final BitSet usedSlots = new BitSet();
+  private int slotHint; // every slot below it is in use
   private final List<Segment> segments = new ArrayList<>();
-  private final TreeSet<Piece> freeBlocks = new TreeSet<>(BEST_FIT);
+  private final FreeIndex freeBlocks;
   private int freeChunks;
-  private final Map<Long, Allocation> live = new HashMap<>();
-  private long nextHandle = 1;
+  // Live allocations by handle: the low 32 bits index the table, the next 24 count its reuses.
+  private Allocation[] table = new Allocation[16];
+  private int[] generationOf = new int[16];
+  private int[] freeIndices = new int[16];
+  private int freeIndexCount;
+  private int tableUsed;
+  private int liveCount;
   // The stitched pool: least recently freed first, and by size.
   private final LinkedHashSet<Stitched> cached = new LinkedHashSet<>();
   private final Map<Integer, LinkedHashSet<Stitched>> cachedBySize = new HashMap<>();
-  private final Piece probe = new Piece(null, 0, 0);
 
   private long stitches;
   private long stitchedChunks;
@@ -264,6 +365,7 @@ public final class StitchingAllocator implements Allocator {
           + ") is too large for the virtual space (one reservation of the whole pool per slot must end below 2^63 B)");
     }
     this.latency = latency;
+    this.freeBlocks = new FreeIndex(chunkCount);
   }
 
   @Override
@@ -281,12 +383,18 @@ public final class StitchingAllocator implements Allocator {
   }
 
   private int takeSlot() {
-    int slot = usedSlots.nextClearBit(0);
+    int slot = usedSlots.nextClearBit(slotHint);
     if (slot >= maxSlots) {
       throw new IllegalStateException(NAME + ": more reservations than the virtual space was sized for");
     }
     usedSlots.set(slot);
+    slotHint = slot + 1;
     return slot;
+  }
+
+  private void releaseSlot(int slot) {
+    usedSlots.clear(slot);
+    slotHint = Math.min(slotHint, slot);
   }
 
   @Override
@@ -303,9 +411,8 @@ public final class StitchingAllocator implements Allocator {
       charge(true);
       return new AllocOutcome.OutOfMemory(OomReason.NO_MEMORY, size, freeBytes(), largestFreeBytes());
     }
-    Allocation a = new Allocation(nextHandle++, size, n);
-    probe.length = n;
-    Piece fit = freeBlocks.ceiling(probe);
+    Allocation a = new Allocation(size, n);
+    Piece fit = freeBlocks.bestFit(n);
     Stitched reusable;
     if (fit != null && fit.length == n) {
       serveFromBlock(a, fit);
@@ -321,7 +428,7 @@ public final class StitchingAllocator implements Allocator {
       }
       stitch(a, n);
     }
-    live.put(a.handle, a);
+    register(a);
     long bytes = n * CHUNK_BYTES;
     stats.onAlloc(size, bytes);
     charge(true);
@@ -345,7 +452,7 @@ public final class StitchingAllocator implements Allocator {
     Segment s = new Segment(takeSlot(), chunks);
     segments.add(s);
     Piece p = new Piece(s, 0, k);
-    s.blocks.put(0, p);
+    s.place(p);
     freeBlocks.add(p);
     freeChunks += k;
     reservedCount += k;
@@ -360,10 +467,9 @@ public final class StitchingAllocator implements Allocator {
     List<Piece> taken = new ArrayList<>();
     int left = n;
     while (left > 0) {
-      probe.length = left;
-      Piece p = freeBlocks.ceiling(probe);
+      Piece p = freeBlocks.bestFit(left);
       if (p == null) {
-        p = freeBlocks.last();
+        p = freeBlocks.largest();
       }
       int k = Math.min(left, p.length);
       taken.add(carve(p.segment, p.start, k, a));
@@ -380,6 +486,7 @@ public final class StitchingAllocator implements Allocator {
       lengths[i] = p.length;
     }
     Stitched s = new Stitched(takeSlot(), n, segs, starts, lengths);
+    taken.toArray(s.pieces);
     s.live = a;
     a.stitched = s;
     a.virtualAddress = slotAddress(s.slot);
@@ -405,9 +512,11 @@ public final class StitchingAllocator implements Allocator {
 
   private static boolean allFree(Stitched s) {
     for (int i = 0; i < s.starts.length; i++) {
-      Piece p = s.segments[i].blocks.floorEntry(s.starts[i]).getValue();
-      if (p.owner != null || p.start + p.length < s.starts[i] + s.lengths[i]) {
-        return false;
+      boolean[] allocated = s.segments[i].allocated;
+      for (int c = s.starts[i], end = c + s.lengths[i]; c < end; c++) {
+        if (allocated[c]) {
+          return false;
+        }
       }
     }
     return true;
@@ -416,7 +525,7 @@ public final class StitchingAllocator implements Allocator {
   private void reuse(Allocation a, Stitched s) {
     uncache(s);
     for (int i = 0; i < s.starts.length; i++) {
-      carve(s.segments[i], s.starts[i], s.lengths[i], a);
+      s.pieces[i] = carve(s.segments[i], s.starts[i], s.lengths[i], a);
     }
     s.live = a;
     a.stitched = s;
@@ -438,25 +547,30 @@ public final class StitchingAllocator implements Allocator {
    * it for {@code owner}; the rest of the block stays free. Returns the new allocated block.
    */
   private Piece carve(Segment seg, int start, int length, Allocation owner) {
-    Piece p = seg.blocks.floorEntry(start).getValue();
+    Piece p = seg.blockHolding(start);
     freeBlocks.remove(p);
     int end = p.start + p.length;
     Piece mid;
     if (p.start < start) {
       p.length = start - p.start;
+      seg.place(p);
       freeBlocks.add(p);
       mid = new Piece(seg, start, length);
-      seg.blocks.put(start, mid);
     } else {
       mid = p;
       mid.length = length;
     }
+    seg.place(mid);
     if (end > start + length) {
       Piece right = new Piece(seg, start + length, end - start - length);
-      seg.blocks.put(right.start, right);
+      seg.place(right);
       freeBlocks.add(right);
     }
     mid.owner = owner;
+    boolean[] allocated = seg.allocated;
+    for (int c = start, e = start + length; c < e; c++) {
+      allocated[c] = true;
+    }
     freeChunks -= length;
     steps++;
     return mid;
@@ -467,31 +581,59 @@ public final class StitchingAllocator implements Allocator {
     p.owner = null;
     freeChunks += p.length;
     Segment seg = p.segment;
-    Map.Entry<Integer, Piece> lower = seg.blocks.lowerEntry(p.start);
-    if (lower != null && lower.getValue().owner == null) {
-      Piece l = lower.getValue();
+    boolean[] allocated = seg.allocated;
+    for (int c = p.start, e = p.start + p.length; c < e; c++) {
+      allocated[c] = false;
+    }
+    Piece l = p.start > 0 ? seg.endAt[p.start - 1] : null;
+    if (l != null && l.owner == null) {
       freeBlocks.remove(l);
-      seg.blocks.remove(p.start);
+      seg.startAt[p.start] = null;
+      seg.endAt[p.start - 1] = null;
       l.length += p.length;
+      seg.place(l);
       p = l;
     }
-    Map.Entry<Integer, Piece> higher = seg.blocks.higherEntry(p.start);
-    if (higher != null && higher.getValue().owner == null) {
-      Piece h = higher.getValue();
+    int next = p.start + p.length;
+    Piece h = next < seg.chunks.length ? seg.startAt[next] : null;
+    if (h != null && h.owner == null) {
       freeBlocks.remove(h);
-      seg.blocks.remove(h.start);
+      seg.startAt[next] = null;
+      seg.endAt[next - 1] = null;
       p.length += h.length;
+      seg.place(p);
     }
     freeBlocks.add(p);
     steps++;
   }
 
+  /** Puts a new allocation in the table and gives it its handle. */
+  private void register(Allocation a) {
+    int index;
+    if (freeIndexCount > 0) {
+      index = freeIndices[--freeIndexCount];
+    } else {
+      index = tableUsed++;
+      if (index == table.length) {
+        table = Arrays.copyOf(table, index * 2);
+        generationOf = Arrays.copyOf(generationOf, index * 2);
+        freeIndices = Arrays.copyOf(freeIndices, index * 2);
+      }
+    }
+    int generation = (generationOf[index] + 1) & GENERATION_MASK;
+    generationOf[index] = generation;
+    table[index] = a;
+    a.handle = ((long) generation << 32) | index;
+    liveCount++;
+  }
+
   @Override
   public void free(long handle) {
-    Allocation a = live.remove(handle);
-    if (a == null) {
-      throw new AllocatorMisuseException(NAME + ": handle " + handle + " is not a live allocation (double free?)");
-    }
+    Allocation a = checked(handle);
+    int index = (int) handle;
+    table[index] = null;
+    freeIndices[freeIndexCount++] = index;
+    liveCount--;
     steps = 0;
     calls = 0;
     if (a.stitched == null) {
@@ -499,7 +641,8 @@ public final class StitchingAllocator implements Allocator {
     } else {
       Stitched s = a.stitched;
       for (int i = 0; i < s.starts.length; i++) {
-        release(s.segments[i].blocks.get(s.starts[i]));
+        release(s.pieces[i]);
+        s.pieces[i] = null;
       }
       s.live = null;
       cached.add(s);
@@ -507,7 +650,7 @@ public final class StitchingAllocator implements Allocator {
       if (cached.size() > maxStitched) {
         Stitched oldest = cached.iterator().next();
         uncache(oldest);
-        usedSlots.clear(oldest.slot);
+        releaseSlot(oldest.slot);
         stitchedEvicted++;
         calls += oldest.chunks + 1L;
       }
@@ -535,9 +678,10 @@ public final class StitchingAllocator implements Allocator {
   }
 
   private Allocation checked(long handle) {
-    Allocation a = live.get(handle);
-    if (a == null) {
-      throw new AllocatorMisuseException(NAME + ": handle " + handle + " is not a live allocation");
+    long index = handle & 0xFFFF_FFFFL;
+    Allocation a = handle >= 0 && index < tableUsed ? table[(int) index] : null;
+    if (a == null || a.handle != handle) {
+      throw new AllocatorMisuseException(NAME + ": handle " + handle + " is not a live allocation (double free?)");
     }
     return a;
   }
@@ -639,32 +783,45 @@ public final class StitchingAllocator implements Allocator {
       reserved += seg.chunks.length;
       int at = 0;
       boolean previousFree = false;
-      for (Map.Entry<Integer, Piece> e : seg.blocks.entrySet()) {
-        Piece p = e.getValue();
-        if (p.segment != seg || p.start != e.getKey() || p.start != at || p.length <= 0) {
-          throw new InvariantViolation(NAME, "segment " + seg.slot + ": block at chunk " + p.start + " does not tile from " + at);
+      int boundaries = 0;
+      for (int c = 0; c < seg.chunks.length; c++) {
+        boundaries += (seg.startAt[c] != null ? 1 : 0) + (seg.endAt[c] != null ? 1 : 0);
+      }
+      int blockCount = 0;
+      while (at < seg.chunks.length) {
+        Piece p = seg.startAt[at];
+        if (p == null || p.segment != seg || p.start != at || p.length <= 0 || at + p.length > seg.chunks.length
+            || seg.endAt[at + p.length - 1] != p) {
+          throw new InvariantViolation(NAME, "segment " + seg.slot + ": the blocks do not tile it from chunk " + at);
         }
         at += p.length;
+        blockCount++;
         boolean isFree = p.owner == null;
+        for (int c = p.start; c < p.start + p.length; c++) {
+          if (seg.allocated[c] == isFree) {
+            throw new InvariantViolation(NAME, "segment " + seg.slot + ": chunk " + c + " is marked " + (isFree ? "allocated" : "free")
+                + " in a " + (isFree ? "free" : "allocated") + " block");
+          }
+        }
         if (isFree) {
           if (previousFree) {
             throw new InvariantViolation(NAME, "segment " + seg.slot + ": two adjacent free blocks at chunk " + p.start);
           }
-          if (!freeBlocks.contains(p) || freeBlocks.ceiling(p) != p) {
+          if (!freeBlocks.contains(p)) {
             throw new InvariantViolation(NAME, "segment " + seg.slot + ": free block at chunk " + p.start + " is not indexed");
           }
           free += p.length;
           freeBlockCount++;
         } else {
-          if (live.get(p.owner.handle) != p.owner) {
+          if (!isLive(p.owner)) {
             throw new InvariantViolation(NAME, "segment " + seg.slot + ": block at chunk " + p.start + " belongs to no live allocation");
           }
           chunksOfOwner.merge(p.owner, p.length, Integer::sum);
         }
         previousFree = isFree;
       }
-      if (at != seg.chunks.length) {
-        throw new InvariantViolation(NAME, "segment " + seg.slot + ": blocks cover " + at + " of " + seg.chunks.length + " chunks");
+      if (boundaries != 2 * blockCount) {
+        throw new InvariantViolation(NAME, "segment " + seg.slot + ": " + boundaries + " block ends recorded for " + blockCount + " blocks");
       }
     }
     if (reserved != reservedCount || reservedChunks.cardinality() != reserved) {
@@ -677,7 +834,9 @@ public final class StitchingAllocator implements Allocator {
     long allocated = 0;
     long requested = 0;
     long liveStitched = 0;
-    for (Allocation a : live.values()) {
+    int liveFound = 0;
+    for (Allocation a : liveAllocations()) {
+      liveFound++;
       if (a.chunks <= 0 || a.requested <= (a.chunks - 1) * CHUNK_BYTES || a.requested > a.chunks * CHUNK_BYTES) {
         throw new InvariantViolation(NAME, "handle " + a.handle + " holds " + a.chunks + " chunks for " + a.requested + " B");
       }
@@ -697,8 +856,8 @@ public final class StitchingAllocator implements Allocator {
         claimSlot(slots, s.slot, "stitched block");
         int sum = 0;
         for (int i = 0; i < s.starts.length; i++) {
-          Piece p = s.segments[i].blocks.get(s.starts[i]);
-          if (p == null || p.owner != a || p.length != s.lengths[i]) {
+          Piece p = s.segments[i].startAt[s.starts[i]];
+          if (p == null || p.owner != a || p.length != s.lengths[i] || s.pieces[i] != p) {
             throw new InvariantViolation(NAME, "handle " + a.handle + ": stitched range " + i + " is not its block");
           }
           sum += s.lengths[i];
@@ -727,10 +886,13 @@ public final class StitchingAllocator implements Allocator {
       for (int length : s.lengths) {
         sum += length;
       }
-      if (s.live != null || sum != s.chunks) {
+      if (s.live != null || sum != s.chunks || Arrays.stream(s.pieces).anyMatch(x -> x != null)) {
         throw new InvariantViolation(NAME, "a cached stitched block is live or its ranges do not add up");
       }
       claimSlot(slots, s.slot, "cached stitched block");
+    }
+    if (usedSlots.nextClearBit(0) < slotHint) {
+      throw new InvariantViolation(NAME, "slot " + usedSlots.nextClearBit(0) + " is free below the search hint " + slotHint);
     }
     if (!slots.equals(usedSlots)) {
       throw new InvariantViolation(NAME, "virtual slots in use " + usedSlots + " but reservations hold " + slots);
@@ -738,7 +900,27 @@ public final class StitchingAllocator implements Allocator {
     if (liveStitched > stitches) {
       throw new InvariantViolation(NAME, liveStitched + " live stitched blocks but only " + stitches + " stitched");
     }
-    stats.check(NAME, reservedCount * CHUNK_BYTES, allocated, requested, live.size());
+    if (liveFound != liveCount || liveCount + freeIndexCount != tableUsed) {
+      throw new InvariantViolation(NAME, liveFound + " live allocations in the table, " + liveCount + " counted, "
+          + freeIndexCount + " free entries of " + tableUsed);
+    }
+    stats.check(NAME, reservedCount * CHUNK_BYTES, allocated, requested, liveCount);
+  }
+
+  private boolean isLive(Allocation a) {
+    long index = a.handle & 0xFFFF_FFFFL;
+    return index < tableUsed && table[(int) index] == a;
+  }
+
+  /** Returns the live allocations in table order. */
+  private List<Allocation> liveAllocations() {
+    List<Allocation> out = new ArrayList<>(liveCount);
+    for (int i = 0; i < tableUsed; i++) {
+      if (table[i] != null) {
+        out.add(table[i]);
+      }
+    }
+    return out;
   }
 
   private static void claimSlot(BitSet slots, int slot, String what) {
@@ -757,7 +939,7 @@ public final class StitchingAllocator implements Allocator {
   public List<SegmentLayout> layout() {
     long[] requestedOfChunk = new long[chunkCount];
     boolean[] allocatedChunk = new boolean[chunkCount];
-    for (Allocation a : live.values()) {
+    for (Allocation a : liveAllocations()) {
       int[] chunks = chunksOf(a.handle);
       for (int i = 0; i < chunks.length; i++) {
         allocatedChunk[chunks[i]] = true;
