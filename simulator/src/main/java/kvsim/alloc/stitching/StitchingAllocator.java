@@ -136,6 +136,7 @@ public final class StitchingAllocator implements Allocator {
 
   /** A segment: a reservation with chunks mapped behind it, tiled by blocks. */
   private static final class Segment {
+    final int index; // creation order
     final int slot;
     final int[] chunks;
     // The blocks by their first chunk and by their last; null where no block starts or ends.
@@ -144,7 +145,8 @@ public final class StitchingAllocator implements Allocator {
     // Per chunk of the segment: whether an allocated block holds it.
     final boolean[] allocated;
 
-    Segment(int slot, int[] chunks) {
+    Segment(int index, int slot, int[] chunks) {
+      this.index = index;
       this.slot = slot;
       this.chunks = chunks;
       this.startAt = new Piece[chunks.length];
@@ -170,14 +172,14 @@ public final class StitchingAllocator implements Allocator {
   /** A block of a segment, in whole chunks; free when it has no owner. */
   private static final class Piece {
     final Segment segment;
-    final int slot; // the segment's, read by the best-fit order without a load of the segment
+    final int age; // the segment's index, read by the best-fit order without a load of the segment
     int start;
     int length;
     Allocation owner;
 
     Piece(Segment segment, int start, int length) {
       this.segment = segment;
-      this.slot = segment == null ? -1 : segment.slot;
+      this.age = segment.index;
       this.start = start;
       this.length = length;
     }
@@ -228,8 +230,8 @@ public final class StitchingAllocator implements Allocator {
    */
   private static final class FreeIndex {
     private static final Comparator<Piece> BY_PLACE = (a, b) -> {
-      if (a.slot != b.slot) {
-        return a.slot < b.slot ? -1 : 1;
+      if (a.age != b.age) {
+        return a.age < b.age ? -1 : 1;
       }
       return Integer.compare(a.start, b.start);
     };
@@ -449,7 +451,7 @@ public final class StitchingAllocator implements Allocator {
       reservedChunks.set(at);
       chunks[i] = at;
     }
-    Segment s = new Segment(takeSlot(), chunks);
+    Segment s = new Segment(segments.size(), takeSlot(), chunks);
     segments.add(s);
     Piece p = new Piece(s, 0, k);
     s.place(p);
