@@ -142,8 +142,6 @@ public final class StitchingAllocator implements Allocator {
     // The blocks by their first chunk and by their last; null where no block starts or ends.
     final Piece[] startAt;
     final Piece[] endAt;
-    // Per chunk of the segment: whether an allocated block holds it.
-    final boolean[] allocated;
 
     Segment(int index, int slot, int[] chunks) {
       this.index = index;
@@ -151,7 +149,6 @@ public final class StitchingAllocator implements Allocator {
       this.chunks = chunks;
       this.startAt = new Piece[chunks.length];
       this.endAt = new Piece[chunks.length];
-      this.allocated = new boolean[chunks.length];
     }
 
     /** Returns the block that holds chunk {@code c}, walking back to its first chunk. */
@@ -192,6 +189,7 @@ public final class StitchingAllocator implements Allocator {
     final Segment[] segments;
     final int[] starts;
     final int[] lengths;
+    final int[] physical; // the chunks in mapping order
     Allocation live;
     // While live: the allocated block of each range.
     final Piece[] pieces;
@@ -203,6 +201,12 @@ public final class StitchingAllocator implements Allocator {
       this.starts = starts;
       this.lengths = lengths;
       this.pieces = new Piece[starts.length];
+      this.physical = new int[chunks];
+      for (int i = 0, k = 0; i < starts.length; i++) {
+        for (int c = 0; c < lengths[i]; c++) {
+          physical[k++] = segments[i].chunks[starts[i] + c];
+        }
+      }
     }
   }
 
@@ -298,6 +302,8 @@ public final class StitchingAllocator implements Allocator {
   private final AllocatorStats stats = new AllocatorStats();
 
   private final BitSet reservedChunks = new BitSet();
+  // Per physical chunk: whether an allocated block holds it (what a cached stitched block checks).
+  private final long[] allocatedChunks;
   private int reservedCount;
   private final BitSet usedSlots = new BitSet();
   private int slotHint; // every slot below it is in use
@@ -368,6 +374,7 @@ public final class StitchingAllocator implements Allocator {
     }
     this.latency = latency;
     this.freeBlocks = new FreeIndex(chunkCount);
+    this.allocatedChunks = new long[(chunkCount + 63) / 64];
   }
 
   @Override
@@ -512,13 +519,10 @@ public final class StitchingAllocator implements Allocator {
     return null;
   }
 
-  private static boolean allFree(Stitched s) {
-    for (int i = 0; i < s.starts.length; i++) {
-      boolean[] allocated = s.segments[i].allocated;
-      for (int c = s.starts[i], end = c + s.lengths[i]; c < end; c++) {
-        if (allocated[c]) {
-          return false;
-        }
+  private boolean allFree(Stitched s) {
+    for (int c : s.physical) {
+      if ((allocatedChunks[c >>> 6] & (1L << c)) != 0) {
+        return false;
       }
     }
     return true;
@@ -569,9 +573,9 @@ public final class StitchingAllocator implements Allocator {
       freeBlocks.add(right);
     }
     mid.owner = owner;
-    boolean[] allocated = seg.allocated;
+    int[] chunks = seg.chunks;
     for (int c = start, e = start + length; c < e; c++) {
-      allocated[c] = true;
+      allocatedChunks[chunks[c] >>> 6] |= 1L << chunks[c];
     }
     freeChunks -= length;
     steps++;
@@ -583,9 +587,9 @@ public final class StitchingAllocator implements Allocator {
     p.owner = null;
     freeChunks += p.length;
     Segment seg = p.segment;
-    boolean[] allocated = seg.allocated;
+    int[] chunks = seg.chunks;
     for (int c = p.start, e = p.start + p.length; c < e; c++) {
-      allocated[c] = false;
+      allocatedChunks[chunks[c] >>> 6] &= ~(1L << chunks[c]);
     }
     Piece l = p.start > 0 ? seg.endAt[p.start - 1] : null;
     if (l != null && l.owner == null) {
@@ -800,7 +804,8 @@ public final class StitchingAllocator implements Allocator {
         blockCount++;
         boolean isFree = p.owner == null;
         for (int c = p.start; c < p.start + p.length; c++) {
-          if (seg.allocated[c] == isFree) {
+          int phys = seg.chunks[c];
+          if (((allocatedChunks[phys >>> 6] & (1L << phys)) != 0) == isFree) {
             throw new InvariantViolation(NAME, "segment " + seg.slot + ": chunk " + c + " is marked " + (isFree ? "allocated" : "free")
                 + " in a " + (isFree ? "free" : "allocated") + " block");
           }
