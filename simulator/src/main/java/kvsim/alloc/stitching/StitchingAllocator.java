@@ -46,14 +46,14 @@ import kvsim.devicemodel.Region;
  *       <em>blocks</em> tile it in whole chunks, free or allocated, and are split (low end taken)
  *       and merged with free neighbours as PyTorch's large pool does. Segments are never released.
  *   <li>A request of n chunks is served by the first of these that applies (GMLake's allocation
- *       states): (1) a free block of exactly n chunks, best fit (smallest size, then oldest segment,
- *       then lowest address); (2) a cached stitched block of n chunks whose chunks are all free
- *       (the stitched pool, Note [Stitched pool]); (3) the best-fitting larger free block, split;
- *       (4) stitching: while no single free block covers what is left, the largest free block is
- *       taken whole (best-fit order among equals), and then the smallest one that covers the rest,
- *       split; (5) with too few free
- *       chunks, a new segment of just the missing chunks, then stitching of every free block; with
- *       none free at all, a new segment of n chunks, served whole. Otherwise the request is refused
+ *       states, Note [Design]): (1) a free block of exactly n chunks, best fit (smallest size, then
+ *       oldest segment, then lowest chunk); (2) a cached stitched block of n chunks whose chunks
+ *       are all free (the stitched pool, Note [Stitched pool]); (3) the best-fitting larger free
+ *       block, split; (4) stitching: while no single free block covers what is left, the largest
+ *       free block is taken whole (best-fit order among equals), and then the smallest one that
+ *       covers the rest, split; (5) with too few free chunks, a new segment of just the missing
+ *       chunks, then stitching of every free block; with none free at all, a new segment of n
+ *       chunks, served whole. Otherwise the request is refused
  *       {@code no_memory}; one above every chunk of the region is {@code too_large}. There is no
  *       {@code fragmentation} refusal: stitching makes every free chunk usable.
  *   <li>Each allocation is one virtual range: its block's range in its segment's reservation, or
@@ -61,6 +61,18 @@ import kvsim.devicemodel.Region;
  *       [Virtual slots]); the chunks, which {@link #layout()} shows, lie in the region.
  *   <li>Freeing a handle that is not live is an error (double free).
  * </ul>
+ *
+ * <p>Note [Design]: GMLake is PyTorch's caching allocator with stitching added, so the natural
+ * route would be a variant of {@code pytorch-caching}. That model follows PyTorch's rounding,
+ * pools, segment sizes and retry ladder decision for decision and is checked against real
+ * snapshots; stitching changes which blocks exist (virtual ranges over chunks that belong to other
+ * blocks), which its block and segment structures cannot express without changing them. This is
+ * therefore a model of its own, with the parts of PyTorch's large pool that stitching needs (best
+ * fit, splitting off the low end, merging free neighbours) kept at chunk granularity. The order of
+ * the five states follows the descriptions of GMLake's algorithm (exact match, single block,
+ * multiple blocks, insufficient blocks, out of memory): free blocks are stitched <em>before</em>
+ * more memory is reserved, not only where PyTorch would give up, which is how GMLake reserves less
+ * than PyTorch. The paper itself was not at hand; the states are taken from secondary summaries.
  *
  * <p>Note [Stitched pool]: a stitched block remembers the chunk ranges it maps. When its
  * allocation is freed, those ranges return to their segments as free blocks (merged with free
@@ -90,9 +102,9 @@ import kvsim.devicemodel.Region;
  * virtual space spans that many slots from {@code virtualBase}, 2^40 or the region's end rounded up
  * to a chunk where that is higher. A region for which that passes 2^63 is refused.
  *
- * <p>Note [What is left out]: GMLake keeps PyTorch's small pool (blocks under 1 MiB carved from 2
- * MiB segments) for small requests and stitches only large blocks; here every request takes whole
- * chunks, so small requests cost a chunk each. PyTorch's retry ladder (freeing cached segments and
+ * <p>Note [What is left out]: GMLake, built into PyTorch's allocator, leaves small requests to
+ * PyTorch's small pool (blocks under 1 MiB carved from 2 MiB segments) and stitches large blocks;
+ * here every request takes whole chunks, so a small request costs a chunk. PyTorch's retry ladder (freeing cached segments and
  * retrying) is not modelled: segments are never released, and it could not serve anything that
  * stitching does not, since every free chunk can already be stitched. Streams, events and the
  * {@code max_split_size} rule are left out.
@@ -103,8 +115,8 @@ import kvsim.devicemodel.Region;
  * its {@code cuMemSetAccess}) and as much per call on the free path (a {@code cuMemUnmap} of one
  * chunk, a {@code cuMemAddressFree}) when a stitched block is evicted. A new segment of k chunks is
  * 1 + 2k calls, a stitch of k chunks 1 + k. These are estimates (a secondary summary of the
- * vAttention paper puts a map with its access call at about 40 µs; GMLake's paper reports the
- * stitching overhead only as end-to-end throughput); a calibration file replaces them ({@code
+ * vAttention paper puts a map with its access call at about 40 µs; no per-call figure from GMLake
+ * was at hand); a calibration file replaces them ({@code
  * device_alloc_ns} and {@code device_free_ns} are per driver call).
  *
  * <p>Extra metrics: {@code stitches} (stitched blocks made), {@code stitched_chunks} and {@code
