@@ -67,7 +67,7 @@ public class ChurnBenchmark {
   static final int LIVE = 10_000;
   static final int SCRIPT = 1 << 20;
 
-  @Param({"first-fit", "best-fit", "buddy", "slab", "multi-slab", "vattention"})
+  @Param({"first-fit", "best-fit", "buddy", "slab", "multi-slab", "vattention", "stitching"})
   public String allocator;
 
   @Param({"1-8MiB", "256KiB-2MiB"})

@@ -55,7 +55,8 @@ import kvsim.devicemodel.Region;
  * <ul>
  *   <li>{@code first-fit}: O(1), the largest extent kept at the root of the free-extent tree.
  *   <li>{@code slab}, {@code paged}: O(1), every free block or page (a splittable request can use
- *       them all); {@code vattention}: O(1), every free page (any request can use them all).
+ *       them all); {@code vattention}: O(1), every free page (any request can use them all);
+ *       {@code stitching}: O(1), every free or unreserved chunk (stitching can use them all).
  *   <li>{@code multi-slab}: O(number of size classes), a scan for the largest class with a free
  *       block (with {@code split=true}, for each class's free blocks up to the next class's block).
  *   <li>{@code pytorch-caching}: O(log n) in the free blocks and segments: a floor lookup in each

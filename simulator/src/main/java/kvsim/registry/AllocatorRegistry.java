@@ -26,6 +26,7 @@ import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.KvBlockManager;
 import kvsim.alloc.paged.PagedAllocator;
 import kvsim.alloc.slab.SlabAllocator;
+import kvsim.alloc.stitching.StitchingAllocator;
 import kvsim.alloc.vattention.VAttentionAllocator;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
@@ -115,6 +116,12 @@ public final class AllocatorRegistry {
             + Bytes.format(VAttentionAllocator.DEFAULT_PAGE_BYTES) + ", 64 KiB to 2 MiB)",
         EnumSet.of(Capability.CONTIGUOUS, Capability.VIRTUAL),
         VAttentionAllocator::new);
+    register(
+        StitchingAllocator.NAME,
+        "GMLake: caching over 2 MiB chunks, free blocks stitched into one virtual range when none fits alone; option max-stitched (default "
+            + StitchingAllocator.DEFAULT_MAX_STITCHED + " cached stitched blocks)",
+        EnumSet.of(Capability.CONTIGUOUS, Capability.VIRTUAL),
+        StitchingAllocator::new);
   }
 
   private AllocatorRegistry() {}
