@@ -96,6 +96,17 @@ class ImportRequestsTest {
   }
 
   @Test
+  void aPathWithAColonIsAnImporterPath() throws IOException {
+    Path sub = Files.createDirectories(dir.resolve("a:b"));
+    Path in = sub.resolve("mc.jsonl");
+    Files.copy(mooncake(), in);
+    Path res = dir.resolve("res3");
+    CliRun.of("serving", "mooncake:" + in + ",from=0.5", "--system", "vllm", "-q", "-o", res.toString()).ok();
+    JsonNode s = new ObjectMapper().readTree(res.resolve("summary.json").toFile());
+    assertEquals(1, s.findValue("requests_finished").asLong(), "the window keeps the second request only");
+  }
+
+  @Test
   void aBadImporterOptionIsExitTwo() throws IOException {
     CliRun run = CliRun.of("serving", "azure:" + azure() + ",rate=2", "--system", "vllm", "-q", "-o", dir.resolve("x").toString());
     assertEquals(2, run.exitCode());
