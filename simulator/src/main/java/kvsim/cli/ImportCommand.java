@@ -86,6 +86,9 @@ final class ImportCommand implements Callable<Integer> {
     @Option(names = "--speedup", paramLabel = "X", description = "Divide the times by X (default: 1).")
     String speedup;
 
+    @Option(names = "--spread", paramLabel = "S", description = "Spread rows that share one time evenly over S seconds after it (Mooncake's 3 s ticks: 3; default 0, off).")
+    String spread;
+
     @Option(names = "--zero-output", paramLabel = "RULE", description = "Rows with 0 output tokens: error (default), one (run with 1 token, as vLLM always samples one) or drop.")
     String zeroOutput;
 
@@ -94,6 +97,7 @@ final class ImportCommand implements Callable<Integer> {
       put(p, "from", from);
       put(p, "to", to);
       put(p, "speedup", speedup);
+      put(p, "spread", spread);
       put(p, "zero-output", zeroOutput);
       return p;
     }

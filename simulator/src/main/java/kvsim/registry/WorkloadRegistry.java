@@ -50,11 +50,11 @@ public final class WorkloadRegistry {
 
   static {
     REQUEST_IMPORTERS.put("azure", new Generator("azure",
-        "an Azure LLM inference trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens; 2023 and 2024 files): azure:PATH[,from=S,to=S,speedup=X,zero-output=error|one|drop]"));
+        "an Azure LLM inference trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens; 2023 and 2024 files): azure:PATH[,from=S,to=S,speedup=X,spread=S,zero-output=error|one|drop]"));
     REQUEST_IMPORTERS.put("mooncake", new Generator("mooncake",
-        "a Mooncake trace JSONL (timestamp ms, input_length, output_length, hash_ids of 512 tokens): mooncake:PATH[,from=S,to=S,speedup=X,zero-output=…]"));
+        "a Mooncake trace JSONL (timestamp ms, input_length, output_length, hash_ids of 512 tokens): mooncake:PATH[,from=S,to=S,speedup=X,spread=S,zero-output=…]; spread=3 evens out its 3 s ticks"));
     REQUEST_IMPORTERS.put("lengths", new Generator("lengths",
-        "a length table CSV (num_prefill_tokens, num_decode_tokens; e.g. ShareGPT) with seeded Poisson arrivals, one request per row: lengths:PATH,rate=R[,seed=N,from=S,to=S,speedup=X,zero-output=…]"));
+        "a length table CSV (num_prefill_tokens, num_decode_tokens; e.g. ShareGPT) with seeded Poisson arrivals, one request per row: lengths:PATH,rate=R[,seed=N,from=S,to=S,speedup=X,spread=S,zero-output=…]"));
   }
 
   private WorkloadRegistry() {}

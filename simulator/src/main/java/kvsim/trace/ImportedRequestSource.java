@@ -2,6 +2,8 @@ package kvsim.trace;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import kvsim.core.InputException;
@@ -19,6 +21,8 @@ import kvsim.core.OptionMap;
  *       backwards: a row earlier than the one before is an error, never reordered.
  *   <li>Window: options {@code from} and {@code to}, in seconds of the trace's own time, keep the
  *       rows with {@code from <= time < to}; reading stops at the first row past {@code to}.
+ *   <li>Spread: option {@code spread} (seconds, default 0: off) spreads rows that share one time
+ *       evenly over that many seconds after it (see {@link #nextSpread()}), before the window.
  *   <li>Lengths: a prompt of 0 tokens is an error (vLLM refuses an empty prompt). A row with 0
  *       output tokens is an error unless {@code zero-output} says otherwise: {@code one} runs it
  *       with 1 output token (vLLM always samples one token at the end of the prefill; {@code
@@ -51,6 +55,9 @@ public abstract class ImportedRequestSource implements RequestSource {
   private long lastRaw;
   private long rows;
   private long zeroOutputRows;
+  private final long spreadNanos;
+  private final java.util.ArrayDeque<Row> group = new java.util.ArrayDeque<>();
+  private Row lookahead;
 
   /**
    * Reads the shared options ({@code from}, {@code to}, {@code speedup}, {@code zero-output}) from
@@ -73,6 +80,7 @@ public abstract class ImportedRequestSource implements RequestSource {
     this.fromNanos = Math.round(from * 1e9);
     this.toNanos = Double.isInfinite(to) ? Long.MAX_VALUE : Math.round(to * 1e9);
     this.speedup = options.number("speedup", 1, 1e-6, 1e6);
+    this.spreadNanos = Math.round(options.number("spread", 0, 0, 86_400) * 1e9);
     this.zeroOutput = options.string("zero-output", "error");
     if (!zeroOutput.equals("error") && !zeroOutput.equals("one") && !zeroOutput.equals("drop")) {
       throw options.bad("zero-output", zeroOutput, "expected error, one or drop");
@@ -96,7 +104,7 @@ public abstract class ImportedRequestSource implements RequestSource {
   @Override
   public final Request next() throws IOException {
     while (!done) {
-      Row r = readRow();
+      Row r = spreadNanos > 0 ? nextSpread() : readRow();
       if (r == null) {
         done = true;
         return null;
@@ -150,6 +158,51 @@ public abstract class ImportedRequestSource implements RequestSource {
       return new Request(r.line(), index, t, (int) r.prompt(), (int) output, r.hashIds(), 1, 1);
     }
     return null;
+  }
+
+  /**
+   * Returns the next row with {@code spread} applied: the k rows that share one time T get the times
+   * T + i·spread/k (i = 0..k−1, whole ns), so a trace quantised to ticks (Mooncake's 3 s) arrives
+   * evenly over each tick instead of in bursts; an error if that would pass the next row's time.
+   * Reads one group of equal times ahead.
+   */
+  private Row nextSpread() throws IOException {
+    if (group.isEmpty()) {
+      Row first = lookahead != null ? lookahead : readRow();
+      lookahead = null;
+      if (first == null) {
+        return null;
+      }
+      List<Row> same = new ArrayList<>();
+      same.add(first);
+      Row next;
+      while ((next = readRow()) != null && next.rawNanos() == first.rawNanos()) {
+        same.add(next);
+      }
+      int k = same.size();
+      long lastSpread = first.rawNanos() + share(k - 1, k);
+      if (next != null) {
+        if (next.rawNanos() < first.rawNanos()) {
+          throw InputException.at(source, next.line(), timeField, "time goes backwards: " + (next.rawNanos() - first.rawNanos())
+              + " ns before the row before; the importer never reorders rows");
+        }
+        if (lastSpread > next.rawNanos()) {
+          throw InputException.at(source, next.line(), timeField, "spread=" + spreadNanos / 1e9 + " s spreads the " + k
+              + " rows before this one past its time; use a smaller spread");
+        }
+      }
+      lookahead = next;
+      for (int i = 0; i < k; i++) {
+        Row r = same.get(i);
+        group.add(new Row(r.line(), first.rawNanos() + share(i, k), r.prompt(), r.output(), r.hashIds()));
+      }
+    }
+    return group.poll();
+  }
+
+  /** Returns {@code floor(i * spread / k)} exactly. */
+  private long share(long i, long k) {
+    return java.math.BigInteger.valueOf(i).multiply(java.math.BigInteger.valueOf(spreadNanos)).divide(java.math.BigInteger.valueOf(k)).longValueExact();
   }
 
   /** Returns the rows with 0 output tokens met so far (run with 1 token, or dropped, as {@code zero-output} says). */

@@ -170,6 +170,26 @@ class RequestImportersTest {
     assertTrue(mooncakeFails(ok + "{\"timestamp\": 11, \"input_length\": 5,\n").getMessage().startsWith(at + "malformed JSON"));
   }
 
+  @Test
+  void spreadEvensOutRowsThatShareATick() throws IOException {
+    Path p = mooncake("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [0]}\n"
+        + "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [0]}\n"
+        + "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [0]}\n"
+        + "{\"timestamp\": 3000, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [0]}\n"
+        + "{\"timestamp\": 6000, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [0]}\n"
+        + "{\"timestamp\": 6000, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [0]}\n");
+    List<Request> rs = all(new MooncakeTraceReader(p, options("spread", "3")));
+    assertEquals(List.of(0L, 1_000_000_000L, 2_000_000_000L, 3_000_000_000L, 6_000_000_000L, 7_500_000_000L),
+        rs.stream().map(Request::arrivalNanos).toList());
+    assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 5L), rs.stream().map(Request::id).toList());
+    InputException e = assertThrows(InputException.class, () -> all(new MooncakeTraceReader(p, options("spread", "5"))));
+    assertTrue(e.getMessage().startsWith(p + ":4: timestamp: spread=5.0 s spreads the 3 rows"), e.getMessage());
+    Path back = mooncake("{\"timestamp\": 10, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [0]}\n"
+        + "{\"timestamp\": 5, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [0]}\n");
+    e = assertThrows(InputException.class, () -> all(new MooncakeTraceReader(back, options("spread", "3"))));
+    assertTrue(e.getMessage().startsWith(back + ":2: timestamp: time goes backwards"), e.getMessage());
+  }
+
   private Path lengths() throws IOException {
     return file("lengths.csv", "num_prefill_tokens,num_decode_tokens,num_total_tokens,pd_ratio\n74,918,992,0.08\n290,905,1195,0.32\n5,1,6,5.0\n");
   }
