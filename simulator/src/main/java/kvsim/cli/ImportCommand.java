@@ -1,30 +1,38 @@
 package kvsim.cli;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import kvsim.core.AtomicFiles;
+import kvsim.registry.WorkloadRegistry;
 import kvsim.torch.SnapshotImporter;
 import kvsim.torch.SnapshotReader;
 import kvsim.torch.TorchSnapshot;
+import kvsim.trace.ImportedRequestSource;
+import kvsim.trace.Request;
+import kvsim.trace.RequestSource;
+import kvsim.trace.RequestTraceWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code kvsim import …}: turns foreign recordings into kvsim L1 traces. */
+/** {@code kvsim import …}: turns foreign recordings into kvsim L1 traces and request traces. */
 @Command(
     name = "import",
     mixinStandardHelpOptions = true,
-    description = "Convert recordings of other tools into kvsim L1 traces.",
-    subcommands = {ImportCommand.TorchSnapshotImport.class})
+    description = "Convert recordings of other tools into kvsim traces: PyTorch snapshots into L1 traces (torch-snapshot), LLM request logs into request traces (azure, mooncake, lengths).",
+    subcommands = {ImportCommand.TorchSnapshotImport.class, ImportCommand.Azure.class, ImportCommand.Mooncake.class, ImportCommand.Lengths.class})
 final class ImportCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() {
     PrintWriter err = spec.commandLine().getErr();
-    err.println("kvsim: error: missing what to import (torch-snapshot)");
+    err.println("kvsim: error: missing what to import (torch-snapshot, azure, mooncake, lengths)");
     spec.commandLine().usage(err);
     err.flush();
     return KvSim.EXIT_BAD_INPUT;
@@ -61,6 +69,131 @@ final class ImportCommand implements Callable<Integer> {
           output, s.device(), s.preludeAllocations(), s.allocations(), s.frees(), s.annotations());
       w.flush();
       return KvSim.EXIT_OK;
+    }
+  }
+
+  /** Options every request-log importer takes. */
+  static final class RequestImportOptions {
+    @Option(names = {"-o", "--output"}, required = true, paramLabel = "TRACE", description = "The request trace to write (JSONL).")
+    Path output;
+
+    @Option(names = "--from", paramLabel = "S", description = "Keep requests from this second of the trace's own time (default: 0); times start at it.")
+    String from;
+
+    @Option(names = "--to", paramLabel = "S", description = "Keep requests before this second of the trace's own time (default: the end).")
+    String to;
+
+    @Option(names = "--speedup", paramLabel = "X", description = "Divide the times by X (default: 1).")
+    String speedup;
+
+    @Option(names = "--spread", paramLabel = "S", description = "Spread rows that share one time evenly over S seconds after it (Mooncake's 3 s ticks: 3; default 0, off).")
+    String spread;
+
+    @Option(names = "--zero-output", paramLabel = "RULE", description = "Rows with 0 output tokens: error (default), one (run with 1 token, as vLLM always samples one) or drop.")
+    String zeroOutput;
+
+    Map<String, String> params() {
+      Map<String, String> p = new LinkedHashMap<>();
+      put(p, "from", from);
+      put(p, "to", to);
+      put(p, "speedup", speedup);
+      put(p, "spread", spread);
+      put(p, "zero-output", zeroOutput);
+      return p;
+    }
+
+    static void put(Map<String, String> p, String key, String value) {
+      if (value != null) {
+        p.put(key, value);
+      }
+    }
+  }
+
+  static int writeRequests(CommandLine.Model.CommandSpec spec, String format, Path file, Map<String, String> params, Path output) throws IOException {
+    WorkloadRegistry.RequestWorkload w = WorkloadRegistry.resolveImport(format, file, params);
+    long[] written = new long[1];
+    long[] zero = new long[2];
+    try (RequestSource source = w.open()) {
+      AtomicFiles.write(output, out -> {
+        RequestTraceWriter writer = new RequestTraceWriter(out, source.describe(), source.hashBlockTokens());
+        Request r;
+        while ((r = source.next()) != null) {
+          writer.write(r);
+        }
+        writer.flush();
+        written[0] = writer.requestsWritten();
+        if (source instanceof ImportedRequestSource imported) {
+          zero[0] = imported.rowsRead();
+          zero[1] = imported.zeroOutputRows();
+        }
+      });
+    }
+    PrintWriter o = spec.commandLine().getOut();
+    o.printf("wrote %d requests to %s (%d rows read; %d with 0 output tokens)%n", written[0], output, zero[0], zero[1]);
+    o.flush();
+    return KvSim.EXIT_OK;
+  }
+
+  /** {@code kvsim import azure FILE -o trace.jsonl}. */
+  @Command(
+      name = "azure",
+      mixinStandardHelpOptions = true,
+      description = {"Turn an Azure LLM inference trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens; the 2023 files and the 2024 week-long files) into a kvsim request trace: ids are row numbers from 0, times in ns from the first row's timestamp."})
+  static final class Azure implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @CommandLine.Mixin RequestImportOptions options;
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "The Azure trace CSV.")
+    Path file;
+
+    @Override
+    public Integer call() throws IOException {
+      return writeRequests(spec, "azure", file, options.params(), options.output);
+    }
+  }
+
+  /** {@code kvsim import mooncake FILE -o trace.jsonl}. */
+  @Command(
+      name = "mooncake",
+      mixinStandardHelpOptions = true,
+      description = {"Turn a Mooncake trace JSONL (timestamp in ms, input_length, output_length, hash_ids of 512-token blocks) into a kvsim request trace with hash_block_tokens 512."})
+  static final class Mooncake implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @CommandLine.Mixin RequestImportOptions options;
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "The Mooncake trace JSONL.")
+    Path file;
+
+    @Override
+    public Integer call() throws IOException {
+      return writeRequests(spec, "mooncake", file, options.params(), options.output);
+    }
+  }
+
+  /** {@code kvsim import lengths FILE --rate R -o trace.jsonl}. */
+  @Command(
+      name = "lengths",
+      mixinStandardHelpOptions = true,
+      description = {"Turn a length table CSV (columns num_prefill_tokens and num_decode_tokens, others ignored; e.g. ShareGPT statistics) into a kvsim request trace, one request per row in file order, with seeded Poisson arrivals."})
+  static final class Lengths implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @CommandLine.Mixin RequestImportOptions options;
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "The length table CSV.")
+    Path file;
+
+    @Option(names = "--rate", required = true, paramLabel = "REQ_PER_S", description = "Poisson arrival rate.")
+    String rate;
+
+    @Option(names = "--seed", paramLabel = "N", description = "Random seed of the arrivals (default: 1).")
+    String seed;
+
+    @Override
+    public Integer call() throws IOException {
+      Map<String, String> p = options.params();
+      p.put("rate", rate);
+      RequestImportOptions.put(p, "seed", seed);
+      return writeRequests(spec, "lengths", file, p, options.output);
     }
   }
 }

@@ -39,6 +39,11 @@ final class ListCommand implements Runnable {
       out.printf("  %-16s %s%n", g.name(), g.description());
     }
     out.println();
+    out.println("Request log importers (serving-level workloads NAME:PATH[,key=value,...]; kvsim import NAME FILE -o TRACE):");
+    for (WorkloadRegistry.Generator g : WorkloadRegistry.requestImporters().values()) {
+      out.printf("  %-16s %s%n", g.name(), g.description());
+    }
+    out.println();
     out.println("Length presets of the kv and requests generators (preset=NAME):");
     for (LengthPreset p : LengthPreset.presets().values()) {
       out.printf(

@@ -27,13 +27,13 @@ import picocli.CommandLine.Parameters;
       "Run LLM requests through serving systems (a continuous-batching scheduler over a KV manager over an allocator) and compare",
       "throughput, latencies, batch sizes, preemptions and the KV memory breakdown. Writes summary.json, timeseries.csv,",
       "kv-breakdown.png/.svg (the KV region by use over time) and timing.json.",
-      "WORKLOAD is a request trace (.jsonl, see `kvsim generate requests`) or a generator spec such as requests:preset=sharegpt,rate=2,count=2000."
+      "WORKLOAD is a request trace (.jsonl, see `kvsim generate requests` and `kvsim import`), a generator spec such as requests:preset=sharegpt,rate=2,count=2000, or a request log through an importer: azure:FILE.csv, mooncake:FILE.jsonl, lengths:FILE.csv,rate=2 (options after the path: from, to, speedup; see `kvsim list`)."
     },
     footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage."})
 final class ServingCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "WORKLOAD", description = "Request trace file, or request generator spec.")
+  @Parameters(index = "0", paramLabel = "WORKLOAD", description = "Request trace file, request generator spec, or importer spec NAME:PATH[,key=value,...].")
   String workload;
 
   @Option(names = "--system", split = ",", paramLabel = "NAME", description = "Systems to run (default: vllm). Known: vllm (vLLM v1, paged KV "

@@ -9,7 +9,10 @@ import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
 import kvsim.devicemodel.DeviceSpec;
+import kvsim.trace.AzureTraceReader;
 import kvsim.trace.EventSource;
+import kvsim.trace.LengthTableReader;
+import kvsim.trace.MooncakeTraceReader;
 import kvsim.trace.L1TraceReader;
 import kvsim.trace.RequestSource;
 import kvsim.trace.RequestTraceReader;
@@ -19,8 +22,10 @@ import kvsim.workload.RequestGenerator;
 
 /**
  * Names the workload sources: the L1 generators ({@code churn}, {@code kv}) and L1 trace files,
- * and the request generator ({@code requests}) and request trace files of serving-level runs. A
- * workload is written {@code NAME[:key=value,...]} for a generator, or as a path to a file.
+ * and the request generator ({@code requests}), request trace files and importers of foreign request
+ * logs ({@code azure}, {@code mooncake}, {@code lengths}) of serving-level runs. A workload is
+ * written {@code NAME[:key=value,...]} for a generator, {@code NAME:PATH[,key=value,...]} for an
+ * importer, or as a path to a file.
  */
 public final class WorkloadRegistry {
 
@@ -41,7 +46,23 @@ public final class WorkloadRegistry {
         "Poisson LLM requests, lengths fitted to public traces, for serving-level runs (preset, rate, count, seed)"));
   }
 
+  private static final Map<String, Generator> REQUEST_IMPORTERS = new LinkedHashMap<>();
+
+  static {
+    REQUEST_IMPORTERS.put("azure", new Generator("azure",
+        "an Azure LLM inference trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens; 2023 and 2024 files): azure:PATH[,from=S,to=S,speedup=X,spread=S,zero-output=error|one|drop]"));
+    REQUEST_IMPORTERS.put("mooncake", new Generator("mooncake",
+        "a Mooncake trace JSONL (timestamp ms, input_length, output_length, hash_ids of 512 tokens): mooncake:PATH[,from=S,to=S,speedup=X,spread=S,zero-output=…]; spread=3 evens out its 3 s ticks"));
+    REQUEST_IMPORTERS.put("lengths", new Generator("lengths",
+        "a length table CSV (num_prefill_tokens, num_decode_tokens; e.g. ShareGPT) with seeded Poisson arrivals, one request per row: lengths:PATH,rate=R[,seed=N,from=S,to=S,speedup=X,spread=S,zero-output=…]"));
+  }
+
   private WorkloadRegistry() {}
+
+  /** Returns the importers of foreign request logs, usable as request workloads {@code NAME:PATH[,key=value,...]}. */
+  public static Map<String, Generator> requestImporters() {
+    return java.util.Collections.unmodifiableMap(REQUEST_IMPORTERS);
+  }
 
   /** Returns the L1 generators in a stable order. */
   public static Map<String, Generator> generators() {
@@ -139,28 +160,75 @@ public final class WorkloadRegistry {
    * each time.
    *
    * @param spec the workload as written
-   * @param generator the generator name, or null for a request trace file
-   * @param params generator parameters (seed included), empty for a file
-   * @param file the request trace file, or null
+   * @param generator the generator or importer name, or null for a request trace file
+   * @param params generator or importer parameters (seed included), empty for a request trace file
+   * @param file the request trace file or the imported file, or null for a generator
    */
   public record RequestWorkload(String spec, String generator, Map<String, String> params, Path file) {
     /** Opens a fresh source. */
     public RequestSource open() throws IOException {
-      if (file != null) {
+      if (generator == null) {
         return RequestTraceReader.open(file);
       }
-      OptionMap options = new OptionMap("generator " + generator, params);
+      OptionMap options = new OptionMap((REQUEST_IMPORTERS.containsKey(generator) ? "import " : "generator ") + generator, params);
       return switch (generator) {
         case "requests" -> new RequestGenerator(options);
+        case "azure" -> new AzureTraceReader(file, options);
+        case "mooncake" -> new MooncakeTraceReader(file, options);
+        case "lengths" -> new LengthTableReader(file, options);
         default -> throw new IllegalStateException(generator);
       };
     }
+  }
+
+  /**
+   * Resolves an importer of a foreign request log: {@code format} one of {@link #requestImporters()},
+   * {@code file} the log, {@code params} its options. Opens it once, so a bad option or a missing
+   * file fails before anything runs (the rows are checked as they are read).
+   */
+  public static RequestWorkload resolveImport(String format, Path file, Map<String, String> params) {
+    if (!REQUEST_IMPORTERS.containsKey(format)) {
+      throw new InputException(format + ": not a request importer (importers: " + String.join(", ", REQUEST_IMPORTERS.keySet()) + ")");
+    }
+    RequestWorkload w = new RequestWorkload(format + ":" + file, format, new LinkedHashMap<>(params), file);
+    try (RequestSource probe = w.open()) {
+      return w;
+    } catch (IOException e) {
+      throw new InputException(file + ": cannot read: " + e.getMessage());
+    }
+  }
+
+  /**
+   * Splits the part after {@code NAME:} of an importer spec into the path and its options: trailing
+   * {@code ,key=value} segments (a key of letters and '-') are options, the rest is the path, so a
+   * path may hold ':' and ',' but not a ',' followed by {@code key=}.
+   */
+  static Map.Entry<String, Map<String, String>> splitImportSpec(String name, String rest) {
+    String path = rest;
+    java.util.ArrayDeque<String> pairs = new java.util.ArrayDeque<>();
+    java.util.regex.Pattern option = java.util.regex.Pattern.compile(",([a-z][a-z-]*=[^,]*)$");
+    java.util.regex.Matcher m;
+    while ((m = option.matcher(path)).find()) {
+      pairs.addFirst(m.group(1));
+      path = path.substring(0, m.start());
+    }
+    if (path.isEmpty()) {
+      throw new InputException(name + ": expected " + name + ":PATH[,key=value,...], got no path");
+    }
+    return Map.entry(path, OptionMap.parsePairs("import " + name, String.join(",", pairs)));
   }
 
   /** Resolves a request workload written as a generator spec or a request trace path. */
   public static RequestWorkload resolveRequests(String spec, Map<String, String> extraParams) {
     int colon = spec.indexOf(':');
     String head = colon < 0 ? spec : spec.substring(0, colon);
+    if (REQUEST_IMPORTERS.containsKey(head) && !Files.exists(Path.of(spec))) {
+      Map.Entry<String, Map<String, String>> split = splitImportSpec(head, colon < 0 ? "" : spec.substring(colon + 1));
+      Map<String, String> params = new LinkedHashMap<>(split.getValue());
+      extraParams.forEach(params::putIfAbsent);
+      RequestWorkload w = resolveImport(head, Path.of(split.getKey()), params);
+      return new RequestWorkload(spec, w.generator(), w.params(), w.file());
+    }
     if (REQUEST_GENERATORS.containsKey(head)) {
       Map<String, String> params = OptionMap.parsePairs("generator " + head, colon < 0 ? "" : spec.substring(colon + 1));
       extraParams.forEach(params::putIfAbsent);
@@ -191,6 +259,7 @@ public final class WorkloadRegistry {
       throw new InputException(spec + ": is a folder, not a request trace file");
     }
     throw new InputException(
-        spec + ": no such request trace file, and not a request generator (request generators: " + String.join(", ", REQUEST_GENERATORS.keySet()) + ")");
+        spec + ": no such request trace file, and not a request generator or importer (request generators: " + String.join(", ", REQUEST_GENERATORS.keySet())
+            + "; importers: " + String.join(", ", REQUEST_IMPORTERS.keySet()) + ")");
   }
 }

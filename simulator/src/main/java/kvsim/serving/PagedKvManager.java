@@ -1,11 +1,14 @@
 package kvsim.serving;
 
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.Map;
 import kvsim.alloc.LatencyModel;
 import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.KvBlockManager;
 import kvsim.alloc.paged.OpLog;
 import kvsim.alloc.paged.PagedRequest;
+import kvsim.alloc.paged.PrefixCacheStats;
 
 /**
  * KV memory as vLLM keeps it: a {@link KvBlockManager} (v1: free queue, null block, prefix caching
@@ -212,6 +215,28 @@ public final class PagedKvManager implements KvManager {
     out[1] = future;
     out[2] = waste;
     out[3] = total - used;
+  }
+
+  /**
+   * Returns, when prefix caching is on, vLLM v1's {@code PrefixCacheStats}: {@code
+   * prefix_cache_requests}, {@code prefix_cache_queries} and {@code prefix_cache_hits} (tokens of
+   * lookups by requests never preempted; a request looked up again after a failed allocation counts
+   * again, as in vLLM), and the same three for preempted requests; empty without caching.
+   */
+  @Override
+  public Map<String, Long> counters() {
+    if (!blocks.config().enableCaching()) {
+      return Map.of();
+    }
+    PrefixCacheStats s = blocks.stats();
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("prefix_cache_requests", s.requests());
+    m.put("prefix_cache_queries", s.queries());
+    m.put("prefix_cache_hits", s.hits());
+    m.put("prefix_cache_preempted_requests", s.preemptedRequests());
+    m.put("prefix_cache_preempted_queries", s.preemptedQueries());
+    m.put("prefix_cache_preempted_hits", s.preemptedHits());
+    return m;
   }
 
   @Override

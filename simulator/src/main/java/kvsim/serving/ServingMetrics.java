@@ -24,7 +24,10 @@ import kvsim.metrics.Samples;
  *   <li>Counters: requests arrived, finished, rejected (a prompt of {@code max_model_len} tokens or
  *       more, or one that vLLM v0's watermark says can never be admitted) and truncated (output cut
  *       at {@code max_model_len}), iterations, preemptions, tokens scheduled (prefill and decode,
- *       recomputation included) and output tokens.
+ *       recomputation included) and output tokens; the prefix cache's hit rate in tokens where the KV
+ *       manager has one ({@code prefix_cache_hit_rate}: hits over queries of vLLM's {@code
+ *       PrefixCacheStats}, lookups of preempted requests left out, as vLLM reports it; null before
+ *       any lookup).
  *   <li>{@code kv_manager}: the KV manager's own counters ({@link KvManager#counters}), when it
  *       has any.
  * </ul>
@@ -140,6 +143,10 @@ public final class ServingMetrics {
     m.put("kv_breakdown", kv);
     if (!kvCounters.isEmpty()) {
       m.put("kv_manager", new LinkedHashMap<>(kvCounters));
+    }
+    Long queries = kvCounters.get("prefix_cache_queries");
+    if (queries != null) {
+      m.put("prefix_cache_hit_rate", queries > 0 ? (double) kvCounters.get("prefix_cache_hits") / queries : null);
     }
     return m;
   }
