@@ -12,9 +12,6 @@ import kvsim.devicemodel.DeviceSpec;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.trace.EventSource;
 import kvsim.trace.L1TraceWriter;
-import kvsim.trace.Request;
-import kvsim.trace.RequestSource;
-import kvsim.trace.RequestTraceWriter;
 import kvsim.trace.TraceEvent;
 import kvsim.workload.ChurnGenerator;
 import kvsim.workload.KvGenerator;
@@ -168,20 +165,8 @@ final class GenerateCommand implements Runnable {
         p.put("rate", Double.toString(rate));
       }
       p.put("seed", Long.toString(common.seed));
-      WorkloadRegistry.RequestWorkload w = WorkloadRegistry.resolveRequests("requests", p);
-      long[] written = new long[1];
-      try (RequestSource source = w.open()) {
-        AtomicFiles.write(common.output, out -> {
-          RequestTraceWriter writer = new RequestTraceWriter(out, source.describe(), source.hashBlockTokens());
-          Request r;
-          while ((r = source.next()) != null) {
-            writer.write(r);
-          }
-          writer.flush();
-          written[0] = writer.requestsWritten();
-        });
-      }
-      spec.commandLine().getOut().println("wrote " + written[0] + " requests to " + common.output);
+      long written = ImportCommand.writeRequestTrace(WorkloadRegistry.resolveRequests("requests", p), common.output, source -> {});
+      spec.commandLine().getOut().println("wrote " + written + " requests to " + common.output);
       spec.commandLine().getOut().flush();
       return KvSim.EXIT_OK;
     }

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Consumer;
 import kvsim.core.AtomicFiles;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.torch.SnapshotImporter;
@@ -110,9 +111,25 @@ final class ImportCommand implements Callable<Integer> {
   }
 
   static int writeRequests(CommandLine.Model.CommandSpec spec, String format, Path file, Map<String, String> params, Path output) throws IOException {
-    WorkloadRegistry.RequestWorkload w = WorkloadRegistry.resolveImport(format, file, params);
+    long[] rows = new long[2];
+    long written = writeRequestTrace(WorkloadRegistry.resolveImport(format, file, params), output, source -> {
+      if (source instanceof ImportedRequestSource imported) {
+        rows[0] = imported.rowsRead();
+        rows[1] = imported.zeroOutputRows();
+      }
+    });
+    PrintWriter o = spec.commandLine().getOut();
+    o.printf("wrote %d requests to %s (%d rows read; %d with 0 output tokens)%n", written, output, rows[0], rows[1]);
+    o.flush();
+    return KvSim.EXIT_OK;
+  }
+
+  /**
+   * Writes every request of {@code w} as a request trace at {@code output}, atomically, and
+   * returns how many; {@code afterward} sees the source once it is exhausted.
+   */
+  static long writeRequestTrace(WorkloadRegistry.RequestWorkload w, Path output, Consumer<RequestSource> afterward) throws IOException {
     long[] written = new long[1];
-    long[] zero = new long[2];
     try (RequestSource source = w.open()) {
       AtomicFiles.write(output, out -> {
         RequestTraceWriter writer = new RequestTraceWriter(out, source.describe(), source.hashBlockTokens());
@@ -122,16 +139,10 @@ final class ImportCommand implements Callable<Integer> {
         }
         writer.flush();
         written[0] = writer.requestsWritten();
-        if (source instanceof ImportedRequestSource imported) {
-          zero[0] = imported.rowsRead();
-          zero[1] = imported.zeroOutputRows();
-        }
+        afterward.accept(source);
       });
     }
-    PrintWriter o = spec.commandLine().getOut();
-    o.printf("wrote %d requests to %s (%d rows read; %d with 0 output tokens)%n", written[0], output, zero[0], zero[1]);
-    o.flush();
-    return KvSim.EXIT_OK;
+    return written[0];
   }
 
   /** {@code kvsim import azure FILE -o trace.jsonl}. */
