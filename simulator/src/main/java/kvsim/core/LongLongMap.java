@@ -7,12 +7,14 @@ import java.util.Arrays;
  * millions of trace ids to allocator handles with it. Linear probing, backward-shift deletion
  * (no tombstones), power-of-two capacity, load factor at most 1/2. {@link Long#MIN_VALUE} is
  * reserved as the empty marker and cannot be a key.
+ *
+ * <p>Keys and values are interleaved in one array (slot s holds its key at 2s and its value at
+ * 2s + 1), so a lookup in a map far larger than the caches costs one cache miss, not two.
  */
 public final class LongLongMap {
   private static final long EMPTY = Long.MIN_VALUE;
 
-  private long[] keys;
-  private long[] values;
+  private long[] table;
   private int size;
   private int mask;
 
@@ -22,10 +24,16 @@ public final class LongLongMap {
 
   public LongLongMap(int expected) {
     int cap = Integer.highestOneBit(Math.max(4, expected) * 2 - 1) << 1;
-    keys = new long[cap];
-    values = new long[cap];
-    Arrays.fill(keys, EMPTY);
+    table = emptyTable(cap);
     mask = cap - 1;
+  }
+
+  private static long[] emptyTable(int slots) {
+    long[] t = new long[2 * slots];
+    for (int s = 0; s < t.length; s += 2) {
+      t[s] = EMPTY;
+    }
+    return t;
   }
 
   private static int mix(long key) {
@@ -42,9 +50,9 @@ public final class LongLongMap {
   public long get(long key, long missing) {
     int i = mix(key) & mask;
     while (true) {
-      long k = keys[i];
+      long k = table[2 * i];
       if (k == key) {
-        return values[i];
+        return table[2 * i + 1];
       }
       if (k == EMPTY) {
         return missing;
@@ -57,7 +65,7 @@ public final class LongLongMap {
   public boolean containsKey(long key) {
     int i = mix(key) & mask;
     while (true) {
-      long k = keys[i];
+      long k = table[2 * i];
       if (k == key) {
         return true;
       }
@@ -75,14 +83,14 @@ public final class LongLongMap {
     }
     int i = mix(key) & mask;
     while (true) {
-      long k = keys[i];
+      long k = table[2 * i];
       if (k == key) {
         return false;
       }
       if (k == EMPTY) {
-        keys[i] = key;
-        values[i] = value;
-        if (++size * 2 > keys.length) {
+        table[2 * i] = key;
+        table[2 * i + 1] = value;
+        if (++size * 2 > mask + 1) {
           grow();
         }
         return true;
@@ -95,12 +103,12 @@ public final class LongLongMap {
   public long remove(long key, long missing) {
     int i = mix(key) & mask;
     while (true) {
-      long k = keys[i];
+      long k = table[2 * i];
       if (k == EMPTY) {
         return missing;
       }
       if (k == key) {
-        long v = values[i];
+        long v = table[2 * i + 1];
         shiftBack(i);
         size--;
         return v;
@@ -113,7 +121,7 @@ public final class LongLongMap {
     int i = hole;
     while (true) {
       i = (i + 1) & mask;
-      long k = keys[i];
+      long k = table[2 * i];
       if (k == EMPTY) {
         break;
       }
@@ -121,25 +129,23 @@ public final class LongLongMap {
       // Move k into the hole if its home is not cyclically in (hole, i].
       boolean between = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
       if (!between) {
-        keys[hole] = k;
-        values[hole] = values[i];
+        table[2 * hole] = k;
+        table[2 * hole + 1] = table[2 * i + 1];
         hole = i;
       }
     }
-    keys[hole] = EMPTY;
+    table[2 * hole] = EMPTY;
   }
 
   private void grow() {
-    long[] oldKeys = keys;
-    long[] oldValues = values;
-    keys = new long[oldKeys.length * 2];
-    values = new long[oldKeys.length * 2];
-    Arrays.fill(keys, EMPTY);
-    mask = keys.length - 1;
+    long[] old = table;
+    int slots = (mask + 1) * 2;
+    table = emptyTable(slots);
+    mask = slots - 1;
     size = 0;
-    for (int j = 0; j < oldKeys.length; j++) {
-      if (oldKeys[j] != EMPTY) {
-        putIfAbsent(oldKeys[j], oldValues[j]);
+    for (int s = 0; s < old.length; s += 2) {
+      if (old[s] != EMPTY) {
+        putIfAbsent(old[s], old[s + 1]);
       }
     }
   }
