@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
       ReplayCommand.class,
       CompareCommand.class,
       ServingCommand.class,
+      CapacityCommand.class,
       BlocksCommand.class,
       ImportCommand.class,
       TorchReplayCommand.class,

@@ -36,39 +36,7 @@ final class ServingCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "WORKLOAD", description = "Request trace file, request generator spec, or importer spec NAME:PATH[,key=value,...].")
   String workload;
 
-  @Option(names = "--system", split = ",", paramLabel = "NAME", description = "Systems to run (default: vllm). Known: vllm (vLLM v1, paged KV "
-      + "with prefix caching); vllm-v0 (vLLM v0: prefills first, watermark, no chunked prefill); "
-      + "orca-max, orca-pow2, orca-oracle (the vLLM paper's Orca baselines: no preemption, one buddy block per request "
-      + "reserving max_model_len tokens, the next power of two of its final length, or exactly its final length); hf-naive (one request at "
-      + "a time, its KV grown by doubling and copying in PyTorch's caching allocator).")
-  List<String> systems = new ArrayList<>();
-
-  @Option(names = "--model", paramLabel = "MODEL", description = "Model preset (see `kvsim list`). Default: llama-2-7b.")
-  String model;
-
-  @Option(names = "--device", paramLabel = "DEVICE", description = "Device preset or size. Default: h100-80.")
-  String device;
-
-  @Option(names = "--kv-memory", paramLabel = "SIZE", description = "KV memory, e.g. 12GiB. Default: from --gpu-memory-utilization.")
-  String kvMemory;
-
-  @Option(names = "--gpu-memory-utilization", paramLabel = "F", description = "Share of the device for weights, activations and KV, as vLLM's option (default 0.9).")
-  Double gpuMemoryUtilization;
-
-  @Option(names = "--max-model-len", paramLabel = "N", description = "Longest sequence in tokens. Default: the model's context length.")
-  Integer maxModelLen;
-
-  @Option(names = "--max-num-seqs", paramLabel = "N", description = "Most sequences running at once (default 256).")
-  Integer maxNumSeqs;
-
-  @Option(names = "--max-num-batched-tokens", paramLabel = "N", description = "Token budget of one iteration (default 2048).")
-  Integer maxNumBatchedTokens;
-
-  @Option(names = "--block-size", paramLabel = "TOKENS", description = "KV block size in tokens (default 16).")
-  Integer blockSize;
-
-  @Option(names = "--check", description = "Run the KV managers' invariant checkers after every iteration.")
-  boolean check;
+  @CommandLine.Mixin ServingOptions options;
 
   @Option(names = {"-o", "--output"}, paramLabel = "DIR", description = "Result folder (default results/runs/<time>-serving-<workload>); as for replay.")
   Path output;
@@ -83,8 +51,7 @@ final class ServingCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    ServingSpec s = ServingSpec.resolve(new ServingSpec.Request(
-        workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, check));
+    ServingSpec s = ServingSpec.resolve(options.request(workload));
     String name = "serving-" + workload.replaceAll(".*/", "").replaceAll("[:,=]", "-").replaceAll("\\.jsonl$", "").replaceAll("[^A-Za-z0-9._-]", "");
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, force) : ResultFolder.Target.fresh(Path.of("results", "runs"), name)).check();
     long start = System.nanoTime();

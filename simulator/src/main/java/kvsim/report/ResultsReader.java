@@ -106,6 +106,8 @@ public final class ResultsReader {
   public static final String TIMING_FORMAT = "kvsim-timing";
   /** The {@code format} of a serving run's {@code summary.json}. */
   public static final String SERVING_FORMAT = "kvsim-serving-summary";
+  /** The {@code format} of a capacity search's {@code summary.json}. */
+  public static final String CAPACITY_FORMAT = "kvsim-capacity";
   /** The format version this kvsim reads and writes. */
   public static final int VERSION = 1;
 

@@ -102,6 +102,47 @@ public final class ResultsWriter {
     });
   }
 
+  /**
+   * Writes a capacity search's result folder: {@code summary.json} ({@code "format":
+   * "kvsim-capacity"}, the configuration echo, the targets and one object per system),
+   * {@code probes.csv} (one row per probe) and the chart of the first target ({@link
+   * CapacityChart}).
+   *
+   * @param probeColumns the CSV's columns
+   * @param probeRows the CSV's rows, values in column order
+   * @param chartPoints per system, (rate, value of the first target) pairs
+   */
+  public static Path writeCapacity(
+      ResultFolder.Target target,
+      Map<String, Object> config,
+      List<Object> targets,
+      List<Map<String, Object>> systems,
+      List<String> probeColumns,
+      List<List<Object>> probeRows,
+      String chartTarget,
+      double chartLimitSeconds,
+      Map<String, List<double[]>> chartPoints)
+      throws IOException {
+    Map<String, Object> summary = header(ResultsReader.CAPACITY_FORMAT, config, "targets", "systems");
+    summary.put("targets", targets);
+    summary.put("systems", systems);
+    return ResultFolder.write(target, tmp -> {
+      writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
+      AtomicFiles.write(tmp.resolve("probes.csv"), out -> {
+        StringBuilder sb = new StringBuilder(String.join(",", probeColumns)).append('\n');
+        for (List<Object> row : probeRows) {
+          for (int i = 0; i < row.size(); i++) {
+            Object v = row.get(i);
+            sb.append(i == 0 ? "" : ",").append(v instanceof Double d ? (Double.isNaN(d) ? "" : String.format(Locale.ROOT, "%.6f", d)) : String.valueOf(v));
+          }
+          sb.append('\n');
+        }
+        out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
+      });
+      CapacityChart.write(tmp, chartTarget, chartLimitSeconds, chartPoints);
+    });
+  }
+
   /** Writes sampled rows of several runs as one long-format CSV: {@code key} column, then {@code columns}. */
   private static void writeSeries(Path file, String key, List<String> columns, Map<String, List<double[]>> series) throws IOException {
     AtomicFiles.write(file, out -> {

@@ -128,6 +128,40 @@ public final class ServingSpec {
     this.echo = e;
   }
 
+  private ServingSpec(ServingSpec o, WorkloadRegistry.RequestWorkload workload, List<String> systems) {
+    this.workload = workload;
+    this.model = o.model;
+    this.device = o.device;
+    this.kvMemoryBytes = o.kvMemoryBytes;
+    this.scheduler = o.scheduler;
+    this.blockTokens = o.blockTokens;
+    this.systems = new ArrayList<>(systems);
+    this.check = o.check;
+    Map<String, Object> e = new LinkedHashMap<>(o.echo);
+    e.put("workload", workload.spec());
+    this.echo = e;
+  }
+
+  /** Returns this spec with only these systems. */
+  public ServingSpec withSystems(List<String> systems) {
+    return new ServingSpec(this, workload, systems);
+  }
+
+  /**
+   * Returns this spec with its workload's arrival rate set to {@code ratePerSecond}; the workload
+   * must be one whose rate is an option ({@code requests:}, {@code lengths:}).
+   */
+  public ServingSpec withRate(double ratePerSecond) {
+    String g = workload.generator();
+    if (!"requests".equals(g) && !"lengths".equals(g)) {
+      throw new InputException(workload.spec() + ": only workloads with a rate option (requests:…, lengths:…) can be run at other rates");
+    }
+    Map<String, String> params = new LinkedHashMap<>(workload.params());
+    params.put("rate", Double.toString(ratePerSecond));
+    String spec = workload.spec().replaceAll(",?rate=[^,]*", "") + (workload.spec().contains(":") ? "," : ":") + "rate=" + ratePerSecond;
+    return new ServingSpec(this, new WorkloadRegistry.RequestWorkload(spec.replace(":,", ":"), g, params, workload.file()), systems);
+  }
+
   private static int positive(String option, int value) {
     if (value < 1) {
       throw new InputException(option + ": must be positive, got " + value);

@@ -1,0 +1,75 @@
+package kvsim.run;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.util.List;
+import kvsim.core.InputException;
+import org.junit.jupiter.api.Test;
+
+/** The capacity search: targets parsed strictly, an answer that was probed and met, bounds respected. */
+class CapacitySearchTest {
+  private static ServingSpec spec(String workload, String... systems) {
+    return ServingSpec.resolve(new ServingSpec.Request(workload, List.of(systems), "opt-13b", "a100-40", "12GiB", null, null, null, null, null, false));
+  }
+
+  @Test
+  void targetsAreParsedWithTheirUnits() {
+    CapacitySearch.Slo a = CapacitySearch.Slo.parse("normalized_latency.mean<=0.2s");
+    assertEquals("normalized_latency", a.metric());
+    assertEquals("mean", a.statistic());
+    assertEquals(0.2, a.limitSeconds(), 1e-12);
+    assertEquals(0.25, CapacitySearch.Slo.parse(" ttft.p99 <= 250ms ").limitSeconds(), 1e-12);
+    for (String bad : List.of("latency.mean<=1s", "ttft.p95<=1s", "ttft.p50<1s", "ttft.p50<=1", "ttft.p50<=-1s", "ttft.p50<=1h")) {
+      assertThrows(InputException.class, () -> CapacitySearch.Slo.parse(bad), bad);
+    }
+  }
+
+  @Test
+  void theAnswerIsTheHighestRateProbedThatMetAndTheNextHigherProbeFailed() throws IOException {
+    CapacitySearch.Slo slo = CapacitySearch.Slo.parse("normalized_latency.mean<=0.2s");
+    List<CapacitySearch.Capacity> result = CapacitySearch.search(spec("requests:preset=sharegpt,count=200", "vllm", "orca-max"), List.of(slo), 0.1, 20, 6);
+    assertEquals(2, result.size());
+    for (CapacitySearch.Capacity c : result) {
+      assertEquals(8, c.probes().size(), c.system());
+      double lowestFailed = Double.POSITIVE_INFINITY;
+      boolean answerProbed = false;
+      for (CapacitySearch.Probe p : c.probes()) {
+        double v = p.values().get(slo.text());
+        assertEquals(p.met(), v <= 0.2, "probe at " + p.rate());
+        if (!p.met()) {
+          lowestFailed = Math.min(lowestFailed, p.rate());
+        }
+        answerProbed |= p.rate() == c.maxRate() && p.met();
+      }
+      assertTrue(answerProbed, c.system() + ": " + c.maxRate() + " was probed and met");
+      assertTrue(c.maxRate() < lowestFailed);
+      assertFalse(c.atUpperBound());
+    }
+    // Paged memory sustains more load than whole max_model_len reservations.
+    assertTrue(result.get(0).maxRate() > result.get(1).maxRate(), result.get(0).maxRate() + " vs " + result.get(1).maxRate());
+  }
+
+  @Test
+  void aTargetMetAtTheUpperBoundOrMissedAtTheLowerOneIsSaidSo() throws IOException {
+    ServingSpec s = spec("requests:preset=sharegpt,count=50", "vllm");
+    CapacitySearch.Capacity easy = CapacitySearch.search(s, List.of(CapacitySearch.Slo.parse("e2e.p50<=100000s")), 0.1, 1, 4).get(0);
+    assertTrue(easy.atUpperBound());
+    assertEquals(1.0, easy.maxRate());
+    assertEquals(2, easy.probes().size());
+    CapacitySearch.Capacity impossible = CapacitySearch.search(s, List.of(CapacitySearch.Slo.parse("ttft.p50<=1ms")), 0.1, 1, 4).get(0);
+    assertEquals(0.0, impossible.maxRate());
+    assertEquals(1, impossible.probes().size());
+  }
+
+  @Test
+  void aWorkloadWithoutARateAndBadBoundsAreRefused() {
+    CapacitySearch.Slo slo = CapacitySearch.Slo.parse("e2e.mean<=1s");
+    ServingSpec s = spec("requests:count=10", "vllm");
+    assertThrows(InputException.class, () -> CapacitySearch.search(s, List.of(slo), 2, 1, 3));
+    assertThrows(InputException.class, () -> CapacitySearch.search(s, List.of(), 1, 2, 3));
+  }
+}
