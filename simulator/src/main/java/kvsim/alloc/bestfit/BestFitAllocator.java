@@ -16,7 +16,7 @@ import kvsim.alloc.SegmentLayout;
 import kvsim.alloc.support.AllocationSlots;
 import kvsim.alloc.support.ExtentSizeIndex;
 import kvsim.alloc.support.FreeExtentTree;
-import kvsim.core.Bytes;
+import kvsim.alloc.support.RegionAlignment;
 import kvsim.devicemodel.Region;
 
 /**
@@ -66,7 +66,7 @@ public final class BestFitAllocator implements Allocator {
   public static final long DEFAULT_ALIGNMENT_BYTES = 512;
 
   private final Region region;
-  private final long alignmentBytes;
+  private final RegionAlignment alignment;
   private final LatencyModel latency;
   private final FreeExtentTree free;
   private final ExtentSizeIndex bySize;
@@ -87,18 +87,9 @@ public final class BestFitAllocator implements Allocator {
 
   /** As {@link #BestFitAllocator(Region, long)}, with the latency model given (defaults or a calibration). */
   public BestFitAllocator(Region region, long alignmentBytes, LatencyModel latency) {
-    if (alignmentBytes <= 0) {
-      throw new IllegalArgumentException("alignment must be positive, got " + alignmentBytes);
-    }
-    // allocate() refuses sizes above the region before rounding; this bound makes the rounding of
-    // every size up to the region (and the mask's size + alignment - 1) fit in a long.
-    if (Bytes.ceilDiv(region.sizeBytes(), alignmentBytes) > Long.MAX_VALUE / alignmentBytes) {
-      throw new IllegalArgumentException(
-          "a region of " + region.sizeBytes() + " B cannot be rounded to an alignment of " + alignmentBytes + " B");
-    }
+    this.alignment = new RegionAlignment(region, alignmentBytes);
     this.region = region;
     this.stats = AllocatorStats.reserving(region.sizeBytes());
-    this.alignmentBytes = alignmentBytes;
     this.latency = latency;
     this.free = new FreeExtentTree(1024);
     this.bySize = new ExtentSizeIndex(1024);
@@ -116,7 +107,7 @@ public final class BestFitAllocator implements Allocator {
 
   /** Returns the alignment requests are rounded up to. */
   public long alignmentBytes() {
-    return alignmentBytes;
+    return alignment.bytes();
   }
 
   @Override
@@ -127,7 +118,7 @@ public final class BestFitAllocator implements Allocator {
       stats.addModelledNanos(latency.allocNanos(0));
       return refuse(size, size);
     }
-    long rounded = roundUp(size);
+    long rounded = alignment.roundUp(size);
     int best = bySize.bestFit(rounded);
     stats.addModelledNanos(latency.allocNanos(bySize.lastSteps()));
     if (best == ExtentSizeIndex.NONE) {
@@ -143,13 +134,6 @@ public final class BestFitAllocator implements Allocator {
     long handle = slots.add(at, rounded, size);
     stats.onAlloc(size, rounded);
     return new AllocOutcome.Allocated(handle, rounded, Extents.single(at, rounded));
-  }
-
-  /** Rounds up to the alignment; a mask for a power of two, which spares the hot path a division. */
-  private long roundUp(long sizeBytes) {
-    return (alignmentBytes & (alignmentBytes - 1)) == 0
-        ? (sizeBytes + alignmentBytes - 1) & -alignmentBytes
-        : Bytes.roundUp(sizeBytes, alignmentBytes);
   }
 
   private AllocOutcome.OutOfMemory refuse(long requestedBytes, long roundedBytes) {
@@ -194,7 +178,7 @@ public final class BestFitAllocator implements Allocator {
   @Override
   public long largestFreeBytes() {
     long largest = free.largestBytes();
-    return largest - largest % alignmentBytes;
+    return alignment.roundDown(largest);
   }
 
   @Override
@@ -235,12 +219,7 @@ public final class BestFitAllocator implements Allocator {
       long rounded = slots.allocatedOf(slot);
       long offset = slots.offsetOf(slot);
       long asked = slots.requestedOf(slot);
-      if (rounded != Bytes.roundUp(asked, alignmentBytes) || asked <= 0) {
-        throw new InvariantViolation(NAME, "allocation at " + offset + " holds " + rounded + " B for " + asked + " B");
-      }
-      if ((offset - region.baseBytes()) % alignmentBytes != 0) {
-        throw new InvariantViolation(NAME, "allocation at " + offset + " is not aligned");
-      }
+      alignment.checkAllocation(NAME, offset, rounded, asked);
       allocated += rounded;
       requested += asked;
       live++;

@@ -14,7 +14,7 @@ import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
 import kvsim.alloc.support.AllocationSlots;
 import kvsim.alloc.support.FreeExtentTree;
-import kvsim.core.Bytes;
+import kvsim.alloc.support.RegionAlignment;
 import kvsim.devicemodel.Region;
 
 /**
@@ -56,7 +56,7 @@ public final class FirstFitAllocator implements Allocator {
   public static final long DEFAULT_ALIGNMENT_BYTES = 512;
 
   private final Region region;
-  private final long alignmentBytes;
+  private final RegionAlignment alignment;
   private final LatencyModel latency;
   private final FreeExtentTree free;
   private final AllocationSlots slots;
@@ -75,17 +75,8 @@ public final class FirstFitAllocator implements Allocator {
 
   /** As {@link #FirstFitAllocator(Region, long)}, with the latency model given (defaults or a calibration). */
   public FirstFitAllocator(Region region, long alignmentBytes, LatencyModel latency) {
-    if (alignmentBytes <= 0) {
-      throw new IllegalArgumentException("alignment must be positive, got " + alignmentBytes);
-    }
-    // allocate() refuses sizes above the region before rounding; this bound makes the rounding of
-    // every size up to the region (and the mask's size + alignment - 1) fit in a long.
-    if (Bytes.ceilDiv(region.sizeBytes(), alignmentBytes) > Long.MAX_VALUE / alignmentBytes) {
-      throw new IllegalArgumentException(
-          "a region of " + region.sizeBytes() + " B cannot be rounded to an alignment of " + alignmentBytes + " B");
-    }
+    this.alignment = new RegionAlignment(region, alignmentBytes);
     this.region = region;
-    this.alignmentBytes = alignmentBytes;
     this.latency = latency;
     this.free = new FreeExtentTree(1024);
     this.stats = AllocatorStats.reserving(region.sizeBytes());
@@ -102,7 +93,7 @@ public final class FirstFitAllocator implements Allocator {
 
   /** Returns the alignment requests are rounded up to. */
   public long alignmentBytes() {
-    return alignmentBytes;
+    return alignment.bytes();
   }
 
   @Override
@@ -113,7 +104,7 @@ public final class FirstFitAllocator implements Allocator {
       stats.addModelledNanos(latency.allocNanos(0));
       return refuse(size, size);
     }
-    long rounded = roundUp(size);
+    long rounded = alignment.roundUp(size);
     int node = free.firstFit(rounded);
     stats.addModelledNanos(latency.allocNanos(free.lastSteps()));
     if (node == FreeExtentTree.NONE) {
@@ -123,13 +114,6 @@ public final class FirstFitAllocator implements Allocator {
     long handle = slots.add(at, rounded, size);
     stats.onAlloc(size, rounded);
     return new AllocOutcome.Allocated(handle, rounded, Extents.single(at, rounded));
-  }
-
-  /** Rounds up to the alignment; a mask for a power of two, which spares the hot path a division. */
-  private long roundUp(long sizeBytes) {
-    return (alignmentBytes & (alignmentBytes - 1)) == 0
-        ? (sizeBytes + alignmentBytes - 1) & -alignmentBytes
-        : Bytes.roundUp(sizeBytes, alignmentBytes);
   }
 
   private AllocOutcome.OutOfMemory refuse(long requestedBytes, long roundedBytes) {
@@ -167,7 +151,7 @@ public final class FirstFitAllocator implements Allocator {
   @Override
   public long largestFreeBytes() {
     long largest = free.largestBytes();
-    return largest - largest % alignmentBytes;
+    return alignment.roundDown(largest);
   }
 
   @Override
@@ -200,12 +184,7 @@ public final class FirstFitAllocator implements Allocator {
       long rounded = slots.allocatedOf(slot);
       long offset = slots.offsetOf(slot);
       long asked = slots.requestedOf(slot);
-      if (rounded != Bytes.roundUp(asked, alignmentBytes) || asked <= 0) {
-        throw new InvariantViolation(name(), "allocation at " + offset + " holds " + rounded + " B for " + asked + " B");
-      }
-      if ((offset - region.baseBytes()) % alignmentBytes != 0) {
-        throw new InvariantViolation(name(), "allocation at " + offset + " is not aligned");
-      }
+      alignment.checkAllocation(name(), offset, rounded, asked);
       allocated += rounded;
       requested += asked;
       live++;
