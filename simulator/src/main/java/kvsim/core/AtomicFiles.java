@@ -3,9 +3,11 @@ package kvsim.core;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Writes files so that a reader never sees a partial one: the content goes to a temporary file in
@@ -36,7 +38,7 @@ public final class AtomicFiles {
     }
     Path dir = target.toAbsolutePath().getParent();
     Files.createDirectories(dir);
-    Path tmp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
+    Path tmp = temporaryFile(dir, "." + target.getFileName() + ".");
     try {
       readableByAll(tmp);
       try (OutputStream out = new java.io.BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16)) {
@@ -47,6 +49,46 @@ public final class AtomicFiles {
       Files.deleteIfExists(tmp);
       throw e;
     }
+  }
+
+  /**
+   * Creates a new, empty file {@code dir/PREFIX<unique>.tmp} and returns it. See Note [Temporary
+   * names].
+   */
+  public static Path temporaryFile(Path dir, String prefix) throws IOException {
+    for (int attempt = 0; ; attempt++) {
+      try {
+        return Files.createFile(dir.resolve(prefix + uniqueSuffix() + ".tmp"));
+      } catch (FileAlreadyExistsException e) {
+        if (attempt == 1000) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /** Creates a new, empty folder {@code dir/PREFIX<unique>} and returns it (Note [Temporary names]). */
+  public static Path temporaryFolder(Path dir, String prefix) throws IOException {
+    for (int attempt = 0; ; attempt++) {
+      try {
+        return Files.createDirectory(dir.resolve(prefix + uniqueSuffix()));
+      } catch (FileAlreadyExistsException e) {
+        if (attempt == 1000) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  // Note [Temporary names]: Files.createTempFile draws its names from SecureRandom, whose first use
+  // loads and seeds the security providers: tens of milliseconds at the start of every short run.
+  // Unpredictable names buy nothing here (the folders are the user's own), so a name is the process
+  // id, a per-process counter and the clock, and creation with CREATE_NEW semantics (createFile,
+  // createDirectory) settles any collision by trying the next counter value.
+  private static final AtomicLong COUNTER = new AtomicLong();
+
+  private static String uniqueSuffix() {
+    return ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet() + "-" + Long.toHexString(System.nanoTime());
   }
 
   /**

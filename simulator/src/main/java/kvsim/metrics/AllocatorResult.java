@@ -1,5 +1,6 @@
 package kvsim.metrics;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -38,6 +39,45 @@ public record AllocatorResult(
     public double eventsPerSecond() {
       return wallNanos == 0 ? 0 : events * 1e9 / wallNanos;
     }
+  }
+
+  /**
+   * Returns the run's entry of {@code summary.json} (format {@code kvsim-summary}): allocator,
+   * options, counters, modelled time and each gauge's peak, mean and final value.
+   */
+  public Map<String, Object> summary() {
+    Map<String, Object> a = new LinkedHashMap<>();
+    a.put("allocator", allocator);
+    a.put("options", options);
+    a.putAll(counters);
+    a.put("activation_oom_count", activationOomCount);
+    a.put("modelled_allocator_nanos", modelledAllocatorNanos);
+    Map<String, Object> metrics = new LinkedHashMap<>();
+    for (Map.Entry<String, Gauge.Summary> e : summaries.entrySet()) {
+      Map<String, Object> s = new LinkedHashMap<>();
+      s.put("peak", integral(e.getKey(), e.getValue().peak()));
+      s.put("mean", e.getValue().mean());
+      s.put("final", integral(e.getKey(), e.getValue().last()));
+      metrics.put(e.getKey(), s);
+    }
+    a.put("metrics", metrics);
+    if (!extra.isEmpty()) {
+      a.put("extra", extra);
+    }
+    return a;
+  }
+
+  /** Byte and count gauges are whole numbers: written as integers. */
+  private static Object integral(String metric, Double v) {
+    if (v == null) {
+      return null;
+    }
+    return isIntegralGauge(metric) ? (Object) Math.round(v) : v;
+  }
+
+  /** Returns whether a gauge's peak and final value are whole numbers (bytes, counts). */
+  public static boolean isIntegralGauge(String metric) {
+    return metric.endsWith("_bytes") || metric.equals("live_allocations");
   }
 
   /** Returns this result without its time series (a seed sweep keeps only the summaries). */

@@ -99,7 +99,7 @@ public final class ResultFolder {
       refuseUnlessWritable(target.dir(), target.force());
     }
     Files.createDirectories(parent);
-    Path tmp = Files.createTempDirectory(parent, ".kvsim-tmp-");
+    Path tmp = AtomicFiles.temporaryFolder(parent, ".kvsim-tmp-");
     try {
       AtomicFiles.readableByAll(tmp);
       writer.write(tmp);
@@ -111,6 +111,48 @@ public final class ResultFolder {
       deleteOwnTemporary(tmp);
       throw e;
     }
+  }
+
+  /**
+   * Opens a result folder that is filled piece by piece over one or more runs (a resumable sweep)
+   * and returns it. The target may be what {@link #write} accepts; an earlier result folder that
+   * holds the subfolder {@code part} is resumed as it is, any other earlier result folder is
+   * replaced by a new one. The marker is written at once, listing {@code part}, so an interrupted
+   * run leaves a folder that the next run recognises; {@link #seal} lists the files added since.
+   */
+  public static Path openResumable(Target target, String part) throws IOException {
+    if (target.dir() == null) {
+      Path base = target.runsBase().toAbsolutePath().normalize();
+      Files.createDirectories(base);
+      Path dir = claimFresh(base, target.runName());
+      Files.createDirectory(dir.resolve(part));
+      writeMarker(dir);
+      return dir;
+    }
+    Path dir = target.dir();
+    refuseUnlessWritable(dir, target.force());
+    State state = stateOf(dir);
+    if ((state == State.RESULT || state == State.RESULT_WITH_OTHER_FILES) && Files.isDirectory(dir.resolve(part), LinkOption.NOFOLLOW_LINKS)) {
+      return dir;
+    }
+    Path parent = parentOf(dir);
+    Files.createDirectories(parent);
+    Path tmp = AtomicFiles.temporaryFolder(parent, ".kvsim-tmp-");
+    try {
+      AtomicFiles.readableByAll(tmp);
+      Files.createDirectory(tmp.resolve(part));
+      writeMarker(tmp);
+      moveInto(tmp, dir, target.force());
+      return dir;
+    } catch (IOException | RuntimeException e) {
+      deleteOwnTemporary(tmp);
+      throw e;
+    }
+  }
+
+  /** Rewrites the marker of a folder from {@link #openResumable} to list every file it now holds. */
+  public static void seal(Path dir) throws IOException {
+    writeMarker(dir);
   }
 
   /** Returns whether {@code dir} is a folder kvsim wrote a result into (it holds the marker). */
@@ -192,10 +234,9 @@ public final class ResultFolder {
     List<String> lines = new ArrayList<>();
     lines.add(MARKER_FIRST_LINE);
     try (Stream<Path> list = Files.list(tmp)) {
-      list.map(p -> p.getFileName().toString()).sorted().forEach(lines::add);
+      list.map(p -> p.getFileName().toString()).filter(n -> !n.equals(MARKER)).sorted().forEach(lines::add);
     }
-    Files.write(tmp.resolve(MARKER), lines, StandardCharsets.UTF_8);
-    AtomicFiles.readableByAll(tmp.resolve(MARKER));
+    AtomicFiles.write(tmp.resolve(MARKER), out -> out.write((String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8)));
   }
 
   /**
@@ -213,7 +254,7 @@ public final class ResultFolder {
         throw new InputException(dir + ": something else was written there while the run went on; nothing was replaced");
       }
     }
-    Path old = Files.createTempDirectory(parentOf(dir), ".kvsim-old-");
+    Path old = AtomicFiles.temporaryFolder(parentOf(dir), ".kvsim-old-");
     Path aside = old.resolve("result");
     Files.move(dir, aside, StandardCopyOption.ATOMIC_MOVE);
     try {

@@ -523,7 +523,7 @@ public final class ResultsReader {
         String gAt = at + ".metrics." + g;
         JsonNode m = object(metrics.get(g), gAt);
         onlyFields(m, gAt, SUMMARY_STATS);
-        boolean whole = ResultsWriter.isIntegral(g);
+        boolean whole = AllocatorResult.isIntegralGauge(g);
         summaries.put(
             g,
             new Gauge.Summary(

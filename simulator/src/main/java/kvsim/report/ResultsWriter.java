@@ -246,38 +246,7 @@ public final class ResultsWriter {
 
   /** Builds the summary of one allocator run. */
   public static Map<String, Object> allocatorSummary(AllocatorResult r) {
-    Map<String, Object> a = new LinkedHashMap<>();
-    a.put("allocator", r.allocator());
-    a.put("options", r.options());
-    a.putAll(r.counters());
-    a.put("activation_oom_count", r.activationOomCount());
-    a.put("modelled_allocator_nanos", r.modelledAllocatorNanos());
-    Map<String, Object> metrics = new LinkedHashMap<>();
-    for (Map.Entry<String, Gauge.Summary> e : r.summaries().entrySet()) {
-      Map<String, Object> s = new LinkedHashMap<>();
-      s.put("peak", integral(e.getKey(), e.getValue().peak()));
-      s.put("mean", e.getValue().mean());
-      s.put("final", integral(e.getKey(), e.getValue().last()));
-      metrics.put(e.getKey(), s);
-    }
-    a.put("metrics", metrics);
-    if (!r.extra().isEmpty()) {
-      a.put("extra", r.extra());
-    }
-    return a;
-  }
-
-  /** Byte and count gauges are whole numbers: write them as integers. */
-  private static Object integral(String metric, Double v) {
-    if (v == null) {
-      return null;
-    }
-    return isIntegral(metric) ? (Object) Math.round(v) : v;
-  }
-
-  /** Returns whether a gauge's peak and final value are whole numbers (bytes, counts). */
-  static boolean isIntegral(String metric) {
-    return metric.endsWith("_bytes") || metric.equals("live_allocations");
+    return r.summary();
   }
 
   private static Map<String, Object> timing(List<AllocatorResult.Timing> timings) {

@@ -1,0 +1,126 @@
+package kvsim.cli;
+
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import kvsim.config.GridSpec;
+import kvsim.core.InputException;
+import kvsim.report.ResultFolder;
+import kvsim.report.SweepTable;
+import kvsim.run.GridSweep;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code kvsim sweep}: every cell of a grid of workloads, allocators or systems, options and seeds, into one table. */
+@Command(
+    name = "sweep",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run every cell of a grid (workloads × allocators or serving systems × options × seeds, from a YAML file) and write one tidy",
+      "table, one row per cell and one column per parameter and summary metric: sweep.csv and sweep.json. Cells run on all cores",
+      "(--engine local) or on Apache Spark (--engine spark, in the Spark build). Resumable: run it again on the same -o folder and",
+      "only the cells without a stored result run; the table is the same bytes whatever the engine or thread count."
+    },
+    footer = {
+      "",
+      "Grid file:",
+      "  workloads: [\"churn:ops=1000\"]            # generator specs or trace paths (relative to the grid file)",
+      "  allocators: [first-fit, best-fit]         # or systems: [vllm, orca-oracle] for serving cells",
+      "  set: {first-fit.alignment: [512, 2MiB]}   # options, each a list; serving: block-size, kv-memory, max-num-seqs, ...",
+      "  seeds: 1..200                             # or a list; device, model: a value or a list; plan: {weights, activations}",
+      "",
+      "Exit status: 0 success, 1 run failed, 2 bad input or usage."
+    })
+final class SweepCommand implements Callable<Integer> {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Parameters(index = "0", paramLabel = "GRID.yaml", description = "The grid file.")
+  Path grid;
+
+  @Option(names = {"-o", "--output"}, paramLabel = "DIR",
+      description = "Result folder (default results/runs/<time>-sweep-<grid>); an earlier sweep folder is resumed, as for replay otherwise.")
+  Path output;
+
+  @Option(names = "--force", description = "Also use a kvsim result folder into which files of your own were added.")
+  boolean force;
+
+  @Option(names = "--engine", paramLabel = "NAME", defaultValue = "local", description = "local (this machine's cores) or spark (default: ${DEFAULT-VALUE}).")
+  String engine;
+
+  @Option(names = "--threads", paramLabel = "N", description = "Threads of the local engine (default: all cores).")
+  Integer threads;
+
+  @Option(names = "--master", paramLabel = "URL", description = "Spark master for --engine spark (default: local[*], or what spark-submit sets).")
+  String master;
+
+  @Option(names = {"-q", "--quiet"}, description = "No progress on stderr.")
+  boolean quiet;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    String text;
+    try {
+      text = Files.readString(grid, StandardCharsets.UTF_8);
+    } catch (NoSuchFileException e) {
+      throw new InputException(grid + ": no such file");
+    }
+    GridSweep.GridFile file = new GridSweep.GridFile(grid.toString(), text, grid.toAbsolutePath().getParent().toString());
+    GridSpec g = file.spec();
+    List<GridSweep.Cell> cells = GridSweep.cells(g);
+    int n = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
+    if (n < 1) {
+      throw new InputException("--threads: must be at least 1, got " + n);
+    }
+    Map<String, String> engineOptions = new LinkedHashMap<>();
+    if (master != null) {
+      engineOptions.put("master", master);
+    }
+    GridSweep.Engine e = GridSweep.engine(engine, n, engineOptions);
+    String name = "sweep-" + grid.getFileName().toString().replaceAll("\\.ya?ml$", "").replaceAll("[^A-Za-z0-9._-]", "");
+    ResultFolder.Target target = output != null ? ResultFolder.Target.at(output, force) : ResultFolder.Target.fresh(Path.of("results", "runs"), name);
+    Path dir = ResultFolder.openResumable(target.check(), SweepTable.CELLS);
+
+    List<GridSweep.Cell> todo = new ArrayList<>();
+    for (GridSweep.Cell c : cells) {
+      if (SweepTable.storedRow(dir, c.key()) == null) {
+        todo.add(c);
+      }
+    }
+    if (!quiet) {
+      err.printf("kvsim: %s: %,d cells, %,d already done, %,d to run (%s engine)%n", grid, cells.size(), cells.size() - todo.size(), todo.size(), engine);
+      err.flush();
+    }
+    long start = System.nanoTime();
+    int[] done = {0};
+    long[] lastReport = {start};
+    e.run(file, todo, (cell, row) -> {
+      SweepTable.storeRow(dir, cell.key(), row);
+      done[0]++;
+      long now = System.nanoTime();
+      if (!quiet && (now - lastReport[0] > 2_000_000_000L || done[0] == todo.size())) {
+        lastReport[0] = now;
+        err.printf("kvsim: %,d/%,d cells (%.1f s)%n", done[0], todo.size(), (now - start) / 1e9);
+        err.flush();
+      }
+    });
+    Map<String, Object> config = new LinkedHashMap<>();
+    config.put("grid", grid.toString());
+    config.put("cells", cells.size());
+    SweepTable.write(dir, cells.stream().map(GridSweep.Cell::key).toList(), config);
+    out.printf("sweep: %,d cells in %.2f s (%,d run now)%nresults: %s (%s, %s)%n",
+        cells.size(), (System.nanoTime() - start) / 1e9, todo.size(), dir, SweepTable.CSV_FILE, SweepTable.JSON_FILE);
+    out.flush();
+    return KvSim.EXIT_OK;
+  }
+}

@@ -1,0 +1,55 @@
+package kvsim.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import kvsim.core.InputException;
+import org.junit.jupiter.api.Test;
+
+/** Grid files: values or lists, seed ranges, and every mistake named by file, line and field. */
+class GridSpecTest {
+  private static GridSpec parse(String text) {
+    return GridSpec.parse("g.yaml", text, Path.of("/grids"));
+  }
+
+  private static String error(String text) {
+    return assertThrows(InputException.class, () -> parse(text)).getMessage();
+  }
+
+  @Test
+  void singleValuesAndListsAndSeedRangesAreRead() {
+    GridSpec g = parse("workloads: churn:ops=10\nallocators: [first-fit, buddy]\nset: {first-fit.alignment: [512, 2MiB]}\nseeds: 3..5\ndevice: a100-80\n");
+    assertEquals(List.of("churn:ops=10"), g.workloads());
+    assertEquals(List.of("first-fit", "buddy"), g.allocators());
+    assertEquals(List.of(3L, 4L, 5L), g.seeds());
+    assertEquals(List.of("512", "2MiB"), g.sets().get("first-fit.alignment"));
+    assertEquals(List.of("a100-80"), g.devices());
+    assertFalse(g.serving());
+  }
+
+  @Test
+  void servingGridsNameSystemsAndServingOptions() {
+    GridSpec g = parse("workloads: [\"requests:count=5\"]\nsystems: vllm\nset:\n  block-size: [8, 16]\nseeds: [1, 9]\n");
+    assertTrue(g.serving());
+    assertEquals(List.of(1L, 9L), g.seeds());
+    assertEquals(List.of("8", "16"), g.sets().get("block-size"));
+  }
+
+  @Test
+  void mistakesNameTheFileLineAndField() {
+    assertEquals("g.yaml:2: alocators: unknown field (known: workloads, allocators, systems, seeds, device, model, set, plan)",
+        error("workloads: [churn]\nalocators: [first-fit]\n"));
+    assertTrue(error("workloads: [churn]\nallocators: [a]\nsystems: [vllm]\n").contains("give either allocators (L1 cells) or systems"));
+    assertTrue(error("allocators: [first-fit]\n").contains("workloads: a grid needs at least one workload"), error("allocators: [first-fit]\n"));
+    assertTrue(error("workloads: [churn]\nallocators: [a]\nseeds: 5..1\n").startsWith("g.yaml:3: seeds: the range 5..1 is empty"));
+    assertTrue(error("workloads: [churn]\nallocators: [a]\nseeds: [1, x]\n").contains("seeds: 'x' is not a whole number"));
+    assertTrue(error("workloads: [churn]\nallocators: [a]\nset:\n  alignment: [1]\n").startsWith("g.yaml:4: set.alignment: an L1 option is written ALLOCATOR.KEY"));
+    assertTrue(error("workloads: [x]\nsystems: [vllm]\nset:\n  watermarks: [1]\n").contains("set.watermarks: unknown serving option"));
+    assertTrue(error("workloads: [x]\nsystems: [vllm]\nplan: {weights: 1GiB}\n").contains("plan: applies to L1 cells only"));
+    assertTrue(error("workloads: [x\n").startsWith("g.yaml:"), error("workloads: [x\n"));
+  }
+}
