@@ -91,7 +91,10 @@ class PackageDependencyTest {
           // Not in style.md: script mode of vLLM's block manager, which it gets from the registry.
           // submit and step run vLLM v1's scheduler, which lives in serving (ScriptedServing drives
           // VllmV1Scheduler over PagedKvManager), rather than a second copy of it here.
-          Map.entry("blocks", Set.of("alloc.paged", "registry", "serving", "core")));
+          Map.entry("blocks", Set.of("alloc.paged", "registry", "serving", "core")),
+          // Not in style.md: the Apache Spark engine of `kvsim sweep` (src/spark/java, built by the
+          // spark profile); it runs grid cells through the run library, as the local engine does.
+          Map.entry("spark", Set.of("run", "config", "core")));
 
   private static final Pattern PACKAGE = Pattern.compile("^\\s*package\\s+kvsim((?:\\.[a-z_][a-z0-9_]*)*)\\s*;", Pattern.MULTILINE);
   // kvsim.a.b followed by .ClassName or .* : the package part of an import or qualified name.
@@ -324,17 +327,21 @@ class PackageDependencyTest {
         && concrete.getOrDefault("alloc.paged", Set.of()).containsAll(Set.of("BlockManager", "PagedAllocator")), "found only " + concrete);
     List<Violation> violations = new ArrayList<>();
     Set<String> units = new TreeSet<>();
-    try (Stream<Path> files = Files.walk(root)) {
-      for (Path file : files.filter(p -> p.toString().endsWith(".java")).sorted().toList()) {
-        String source = Files.readString(file, StandardCharsets.UTF_8);
-        Matcher pm = PACKAGE.matcher(withoutCommentsAndStrings(source));
-        if (pm.find() && !pm.group(1).isEmpty()) {
-          units.add(unit(pm.group(1).substring(1)));
+    // The Spark engine's sources (profile spark) follow the same rules.
+    Path spark = root.resolveSibling("../spark/java").normalize();
+    for (Path sources : Files.isDirectory(spark) ? List.of(root, spark) : List.of(root)) {
+      try (Stream<Path> files = Files.walk(sources)) {
+        for (Path file : files.filter(p -> p.toString().endsWith(".java")).sorted().toList()) {
+          String source = Files.readString(file, StandardCharsets.UTF_8);
+          Matcher pm = PACKAGE.matcher(withoutCommentsAndStrings(source));
+          if (pm.find() && !pm.group(1).isEmpty()) {
+            units.add(unit(pm.group(1).substring(1)));
+          }
+          violations.addAll(check(sources.relativize(file).toString(), source, concrete));
         }
-        violations.addAll(check(root.relativize(file).toString(), source, concrete));
       }
     }
-    assertTrue(units.containsAll(Set.of("core", "devicemodel", "alloc", "registry", "cli")), "scanned only " + units);
+    assertTrue(units.containsAll(Set.of("core", "devicemodel", "alloc", "registry", "cli", "spark")), "scanned only " + units);
     assertEquals(List.of(), violations.stream().map(Violation::toString).toList());
   }
 

@@ -7,9 +7,11 @@ import java.io.PrintWriter;
 import java.io.Serializable;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import kvsim.config.GridSpec;
 import kvsim.core.InputException;
@@ -92,15 +94,25 @@ public final class GridSweep {
       return local(threads);
     }
     List<String> known = new ArrayList<>(List.of("local"));
-    for (EngineProvider p : ServiceLoader.load(EngineProvider.class)) {
+    Iterator<EngineProvider> providers = ServiceLoader.load(EngineProvider.class).iterator();
+    while (true) {
+      EngineProvider p;
+      try {
+        if (!providers.hasNext()) {
+          break;
+        }
+        p = providers.next();
+      } catch (ServiceConfigurationError e) {
+        continue; // a provider listed by a stale build whose classes are gone: as if absent
+      }
       if (p.name().equals(name)) {
         return p.create(options);
       }
       known.add(p.name());
     }
     if (name.equals("spark")) {
-      throw new InputException("--engine spark: this kvsim was built without Apache Spark; build it with `mvn -Pspark package` and run "
-          + "`spark-submit --class kvsim.spark.SparkSweep simulator/target/kvsim-spark.jar GRID.yaml`, or use --engine local");
+      throw new InputException("--engine spark: this kvsim was built without Apache Spark; build kvsim-spark.jar with `mvn -Pspark package` and run "
+          + "`spark-submit --class kvsim.cli.KvSim simulator/target/kvsim-spark.jar sweep GRID.yaml --engine spark`, or use --engine local");
     }
     throw new InputException("--engine " + name + ": unknown engine (known: " + String.join(", ", known) + ")");
   }
