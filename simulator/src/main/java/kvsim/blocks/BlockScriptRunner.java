@@ -3,7 +3,6 @@ package kvsim.blocks;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -107,7 +106,7 @@ public final class BlockScriptRunner {
       throw InputException.at(source, lineNo, null, "each line must be a JSON object, got " + trimmed);
     }
     ScriptLine line = new ScriptLine(source, lineNo, (ObjectNode) parsed);
-    ObjectNode out = mapper.createObjectNode();
+    JsonLine out = new JsonLine();
     out.put("i", opIndex);
     out.put("op", line.op());
     if (manager == null && !line.op().equals("config")) {
@@ -125,14 +124,10 @@ public final class BlockScriptRunner {
       }
     }
     opIndex++;
-    try {
-      return mapper.writeValueAsString(out);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
+    return out.toJson();
   }
 
-  private void dispatch(ScriptLine line, ObjectNode out) {
+  private void dispatch(ScriptLine line, JsonLine out) {
     switch (line.op()) {
       case "config" -> config(line, out);
       case "add" -> add(line, out);
@@ -161,7 +156,7 @@ public final class BlockScriptRunner {
 
   // ---------------------------------------------------------------------------------------------
 
-  private void config(ScriptLine line, ObjectNode out) {
+  private void config(ScriptLine line, JsonLine out) {
     if (manager != null) {
       throw line.error("op", "config may appear only once, as the first operation");
     }
@@ -284,7 +279,7 @@ public final class BlockScriptRunner {
     return r;
   }
 
-  private void add(ScriptLine line, ObjectNode out) {
+  private void add(ScriptLine line, JsonLine out) {
     line.allowOnly("req", "prompt", "prompt_range", "cache_salt", "lora", "hash_ids");
     String id = line.string("req");
     int[] prompt = prompt(line);
@@ -316,7 +311,7 @@ public final class BlockScriptRunner {
     return prompt;
   }
 
-  private void submit(ScriptLine line, ObjectNode out) {
+  private void submit(ScriptLine line, JsonLine out) {
     line.allowOnly("req", "prompt", "prompt_range", "max_tokens", "output");
     if (serving == null) {
       throw line.error("op", "submit needs mode v1 and max_model_len of at least 2 (it runs vLLM v1's scheduler)");
@@ -350,18 +345,18 @@ public final class BlockScriptRunner {
     out.put("max_tokens", maxTokens);
   }
 
-  private void step(ScriptLine line, ObjectNode out) {
+  private void step(ScriptLine line, JsonLine out) {
     line.allowOnly();
     if (serving == null) {
       throw line.error("op", "step needs mode v1 and max_model_len of at least 2 (it runs vLLM v1's scheduler)");
     }
     ScriptedServing.StepResult step = serving.step();
     out.put("step", step.step());
-    ObjectNode scheduled = out.putObject("scheduled");
+    JsonLine scheduled = out.putObject("scheduled");
     for (ScriptedServing.Scheduled s : step.scheduled()) {
       scheduled.put(s.req(), s.tokens());
     }
-    ObjectNode newBlocks = out.putObject("new_block_ids");
+    JsonLine newBlocks = out.putObject("new_block_ids");
     for (ScriptedServing.Scheduled s : step.scheduled()) {
       putInts(newBlocks, s.req(), s.newBlockIds());
     }
@@ -373,7 +368,7 @@ public final class BlockScriptRunner {
     putStats(out);
   }
 
-  private void lookup(ScriptLine line, ObjectNode out) {
+  private void lookup(ScriptLine line, JsonLine out) {
     line.allowOnly("req");
     PagedRequest r = request(line, "req");
     int hits = manager.lookup(r);
@@ -383,7 +378,7 @@ public final class BlockScriptRunner {
     putStats(out);
   }
 
-  private void allocate(ScriptLine line, ObjectNode out) {
+  private void allocate(ScriptLine line, JsonLine out) {
     line.allowOnly("req", "num_new_tokens", "lookahead");
     PagedRequest r = request(line, "req");
     int n = line.integer("num_new_tokens", 0, Integer.MAX_VALUE);
@@ -397,7 +392,7 @@ public final class BlockScriptRunner {
     putAllocation(out, r);
   }
 
-  private void admit(ScriptLine line, ObjectNode out) {
+  private void admit(ScriptLine line, JsonLine out) {
     line.allowOnly("req");
     PagedRequest r = request(line, "req");
     boolean ok = manager.admit(r);
@@ -413,7 +408,7 @@ public final class BlockScriptRunner {
     putStats(out);
   }
 
-  private void append(ScriptLine line, ObjectNode out) {
+  private void append(ScriptLine line, JsonLine out) {
     line.allowOnly("req", "tokens");
     PagedRequest r = request(line, "req");
     int[] tokens = line.intArray("tokens", 0, MAX_TOKEN);
@@ -426,7 +421,7 @@ public final class BlockScriptRunner {
     out.put("num_block_hashes", r.numBlockHashes());
   }
 
-  private void decode(ScriptLine line, ObjectNode out) {
+  private void decode(ScriptLine line, JsonLine out) {
     line.allowOnly("req", "token");
     PagedRequest r = request(line, "req");
     int token = line.integer("token", 0, MAX_TOKEN);
@@ -436,7 +431,7 @@ public final class BlockScriptRunner {
     putAllocation(out, r);
   }
 
-  private void free(ScriptLine line, ObjectNode out) {
+  private void free(ScriptLine line, JsonLine out) {
     line.allowOnly("req");
     PagedRequest r = request(line, "req");
     manager.free(r);
@@ -444,7 +439,7 @@ public final class BlockScriptRunner {
     putPool(out);
   }
 
-  private void preempt(ScriptLine line, ObjectNode out) {
+  private void preempt(ScriptLine line, JsonLine out) {
     line.allowOnly("req");
     PagedRequest r = request(line, "req");
     manager.preempt(r);
@@ -454,7 +449,7 @@ public final class BlockScriptRunner {
     putPool(out);
   }
 
-  private void fork(ScriptLine line, ObjectNode out) {
+  private void fork(ScriptLine line, JsonLine out) {
     line.allowOnly("parent", "child");
     PagedRequest parent = request(line, "parent");
     String childId = line.string("child");
@@ -472,7 +467,7 @@ public final class BlockScriptRunner {
     out.put("num_free_blocks", manager.numFreeBlocks());
   }
 
-  private void swapOut(ScriptLine line, ObjectNode out) {
+  private void swapOut(ScriptLine line, JsonLine out) {
     line.allowOnly("req");
     PagedRequest r = request(line, "req");
     boolean ok = manager.swapOut(r);
@@ -485,7 +480,7 @@ public final class BlockScriptRunner {
     putPool(out);
   }
 
-  private void swapIn(ScriptLine line, ObjectNode out) {
+  private void swapIn(ScriptLine line, JsonLine out) {
     line.allowOnly("req");
     PagedRequest r = request(line, "req");
     boolean ok = manager.swapIn(r);
@@ -506,24 +501,24 @@ public final class BlockScriptRunner {
     putPool(out);
   }
 
-  private void reset(ScriptLine line, ObjectNode out) {
+  private void reset(ScriptLine line, JsonLine out) {
     line.allowOnly();
     out.put("ok", manager.resetPrefixCache());
     putPool(out);
   }
 
-  private void state(ScriptLine line, ObjectNode out) {
+  private void state(ScriptLine line, JsonLine out) {
     line.allowOnly();
-    ArrayNode cached = out.putArray("cached");
+    JsonLine.Array cached = out.putArray("cached");
     for (KvBlockManager.CachedBlock c : manager.cachedBlocks()) {
-      ObjectNode o = cached.addObject();
+      JsonLine o = cached.addObject();
       o.put("block", c.block());
       o.put("hash", c.hashPrefix());
       o.put("ref_cnt", c.refCnt());
     }
-    ArrayNode reqs = out.putArray("requests");
+    JsonLine.Array reqs = out.putArray("requests");
     for (PagedRequest r : manager.requests()) {
-      ObjectNode o = reqs.addObject();
+      JsonLine o = reqs.addObject();
       o.put("req", r.id());
       o.put("status", r.status().name().toLowerCase(Locale.ROOT));
       o.put("num_tokens", r.numTokens());
@@ -532,7 +527,7 @@ public final class BlockScriptRunner {
     }
     out.put("num_free_blocks", manager.numFreeBlocks());
     out.put("num_cached_blocks", manager.numCachedBlocks());
-    ArrayNode q = out.putArray("free_queue");
+    JsonLine.Array q = out.putArray("free_queue");
     for (int b : manager.freeQueue()) {
       q.add(b);
     }
@@ -541,7 +536,7 @@ public final class BlockScriptRunner {
 
   // ---------------------------------------------------------------------------------------------
 
-  private void putAllocation(ObjectNode out, PagedRequest r) {
+  private void putAllocation(JsonLine out, PagedRequest r) {
     OpLog log = manager.log();
     putInts(out, "new_blocks", log.newBlocks());
     putInts(out, "evicted", log.evicted());
@@ -556,21 +551,21 @@ public final class BlockScriptRunner {
     putPool(out);
   }
 
-  private void putPool(ObjectNode out) {
+  private void putPool(JsonLine out) {
     out.put("num_free_blocks", manager.numFreeBlocks());
     out.put("num_cached_blocks", manager.numCachedBlocks());
     putFreeQueue(out);
   }
 
-  private void putFreeQueue(ObjectNode out) {
+  private void putFreeQueue(JsonLine out) {
     if (showFreeQueue) {
       putInts(out, "free_queue", manager.freeQueue());
     }
   }
 
-  private void putStats(ObjectNode out) {
+  private void putStats(JsonLine out) {
     PrefixCacheStats s = manager.stats();
-    ObjectNode o = out.putObject("prefix_cache");
+    JsonLine o = out.putObject("prefix_cache");
     o.put("requests", s.requests());
     o.put("queries", s.queries());
     o.put("hits", s.hits());
@@ -579,24 +574,21 @@ public final class BlockScriptRunner {
     o.put("preempted_hits", s.preemptedHits());
   }
 
-  private static void putInts(ObjectNode out, String field, int[] values) {
-    ArrayNode a = out.putArray(field);
-    for (int v : values) {
-      a.add(v);
-    }
+  private static void putInts(JsonLine out, String field, int[] values) {
+    out.putInts(field, values);
   }
 
-  private static void putStrings(ObjectNode out, String field, List<String> values) {
-    ArrayNode a = out.putArray(field);
+  private static void putStrings(JsonLine out, String field, List<String> values) {
+    JsonLine.Array a = out.putArray(field);
     for (String v : values) {
       a.add(v);
     }
   }
 
-  private static void putPairs(ObjectNode out, String field, int[] flat) {
-    ArrayNode a = out.putArray(field);
+  private static void putPairs(JsonLine out, String field, int[] flat) {
+    JsonLine.Array a = out.putArray(field);
     for (int k = 0; k + 1 < flat.length; k += 2) {
-      ArrayNode pair = a.addArray();
+      JsonLine.Array pair = a.addArray();
       pair.add(flat[k]);
       pair.add(flat[k + 1]);
     }
