@@ -1,9 +1,5 @@
 package kvsim.blocks;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.util.List;
@@ -47,7 +43,6 @@ public final class BlockScriptRunner {
 
   private final String source;
   private final boolean check;
-  private final ObjectMapper mapper = new ObjectMapper();
   private KvBlockManager manager;
   /** vLLM v1's scheduler over {@link #manager}, for submit and step (mode v1 only). */
   private ScriptedServing serving;
@@ -96,16 +91,7 @@ public final class BlockScriptRunner {
     if (trimmed.isEmpty() || trimmed.startsWith("#")) {
       return null;
     }
-    JsonNode parsed;
-    try {
-      parsed = mapper.readTree(trimmed);
-    } catch (JsonProcessingException e) {
-      throw InputException.at(source, lineNo, null, "malformed JSON: " + e.getOriginalMessage());
-    }
-    if (parsed == null || !parsed.isObject()) {
-      throw InputException.at(source, lineNo, null, "each line must be a JSON object, got " + trimmed);
-    }
-    ScriptLine line = new ScriptLine(source, lineNo, (ObjectNode) parsed);
+    ScriptLine line = ScriptLine.parse(source, lineNo, trimmed);
     JsonLine out = new JsonLine();
     out.put("i", opIndex);
     out.put("op", line.op());
