@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Test;
  *
  * <p>What our code needs beyond that list, each justified at its entry in {@link #MAY_USE} and
  * {@link #REGISTRY_MAY_USE}: workload → devicemodel; registry → devicemodel, core; and the packages
- * style.md does not list: run, torch, blocks and serving.
+ * style.md does not list: run, torch, blocks, serving and regress.
  *
  * <p>Rule 2, the registry alone names concrete classes: a concrete class of an allocator family
  * (its models, drivers and managers, found by scanning the family's sources: see {@link
@@ -91,7 +91,12 @@ class PackageDependencyTest {
           // Not in style.md: script mode of vLLM's block manager, which it gets from the registry.
           // submit and step run vLLM v1's scheduler, which lives in serving (ScriptedServing drives
           // VllmV1Scheduler over PagedKvManager), rather than a second copy of it here.
-          Map.entry("blocks", Set.of("alloc.paged", "registry", "serving", "core")));
+          Map.entry("blocks", Set.of("alloc.paged", "registry", "serving", "core")),
+          // Not in style.md: the CI regression gate. It runs suites with the run library, names
+          // allocators and serving systems by registry name (checking them against the registry and
+          // serving's system table), reads result formats' names from report and writes its tables
+          // through report and its baseline folders through report's ResultFolder.
+          Map.entry("regress", Set.of("run", "registry", "serving", "report", "core")));
 
   private static final Pattern PACKAGE = Pattern.compile("^\\s*package\\s+kvsim((?:\\.[a-z_][a-z0-9_]*)*)\\s*;", Pattern.MULTILINE);
   // kvsim.a.b followed by .ClassName or .* : the package part of an import or qualified name.
