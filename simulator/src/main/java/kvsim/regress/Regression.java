@@ -19,8 +19,8 @@ import kvsim.report.ResultsWriter;
  * old ones where those are compatible, so that the caller can say what changed.
  *
  * <p>Order of work, so that bad input fails before anything runs and leaves nothing behind: the
- * policy changes ({@code --set}) are checked, every baseline is read and checked (unless updating),
- * every scenario is resolved, then the runs go, and only then are files written. Baselines of a
+ * policy changes ({@code --set}) are checked, every scenario is resolved, every baseline is read and
+ * checked (unless updating), then the runs go, and only then are files written. Baselines of a
  * suite form one folder, {@code BASELINES/<suite>/}, written whole through {@link ResultFolder}
  * (marker file, atomic replacement, never over a folder kvsim did not write); its files are
  * byte-identical for the same suite, kvsim version and results.
@@ -92,6 +92,7 @@ public final class Regression {
       }
     }
     checkSettings(o.settings(), scenarios, suite);
+    SuiteRunner.Prepared prepared = SuiteRunner.prepare(scenarios, o.settings(), kvsimVersion);
     Path suiteDir = o.baselineDir().resolve(suite.name());
     String updateCommand = "kvsim regress " + suite.source() + " --baseline " + o.baselineDir() + " --update";
     Map<String, Baseline> baselines = new LinkedHashMap<>();
@@ -109,8 +110,7 @@ public final class Regression {
     }
     ResultFolder.Target target = o.update() ? ResultFolder.Target.at(suiteDir, false).check() : null;
 
-    List<SuiteRunner.ScenarioResult> results =
-        SuiteRunner.run(scenarios, o.settings(), kvsimVersion, o.threads(), progress == null ? null : progress::runs);
+    List<SuiteRunner.ScenarioResult> results = SuiteRunner.run(prepared, o.threads(), progress == null ? null : progress::runs);
 
     List<Comparison> comparisons = new ArrayList<>();
     List<Baseline> recorded = new ArrayList<>();

@@ -44,14 +44,25 @@ final class SuiteRunner {
 
   private SuiteRunner() {}
 
+  /** Scenarios resolved into runs, ready to go: {@link #prepare}, then {@link #run}. */
+  static final class Prepared {
+    private final List<Suite.Scenario> scenarios;
+    private final List<Parallel.Work<RunSummary>> cells;
+    private final List<Integer> owner;
+
+    private Prepared(List<Suite.Scenario> scenarios, List<Parallel.Work<RunSummary>> cells, List<Integer> owner) {
+      this.scenarios = scenarios;
+      this.cells = cells;
+      this.owner = owner;
+    }
+  }
+
   /**
-   * Resolves and runs the scenarios.
+   * Resolves every scenario's runs; any problem is an InputException at the suite's line.
    *
    * @param settings {@code ALLOCATOR.KEY=VALUE} policy changes, applied to every L1 run of that allocator
-   * @param threads the cells run at once
    */
-  static List<ScenarioResult> run(List<Suite.Scenario> scenarios, List<String> settings, String kvsimVersion, int threads, Progress progress)
-      throws IOException {
+  static Prepared prepare(List<Suite.Scenario> scenarios, List<String> settings, String kvsimVersion) {
     List<Parallel.Work<RunSummary>> cells = new ArrayList<>();
     List<Integer> owner = new ArrayList<>();
     for (int i = 0; i < scenarios.size(); i++) {
@@ -61,6 +72,15 @@ final class SuiteRunner {
         owner.add(i);
       }
     }
+    return new Prepared(List.copyOf(scenarios), cells, owner);
+  }
+
+  /**
+   * Runs prepared scenarios, {@code threads} runs at once, and returns each scenario's runs in
+   * suite order.
+   */
+  static List<ScenarioResult> run(Prepared p, int threads, Progress progress) throws IOException {
+    List<Parallel.Work<RunSummary>> cells = p.cells;
     int[] done = {0};
     List<RunSummary> summaries = Parallel.map(cells.size(), threads, i -> {
       RunSummary r = cells.get(i).run(i);
@@ -72,14 +92,14 @@ final class SuiteRunner {
       return r;
     });
     List<ScenarioResult> out = new ArrayList<>();
-    for (int i = 0; i < scenarios.size(); i++) {
+    for (int i = 0; i < p.scenarios.size(); i++) {
       List<RunSummary> runs = new ArrayList<>();
       for (int c = 0; c < summaries.size(); c++) {
-        if (owner.get(c) == i) {
+        if (p.owner.get(c) == i) {
           runs.add(summaries.get(c));
         }
       }
-      out.add(new ScenarioResult(scenarios.get(i), runs));
+      out.add(new ScenarioResult(p.scenarios.get(i), runs));
     }
     return out;
   }
@@ -170,10 +190,16 @@ final class SuiteRunner {
   private static <T> T at(Suite.Scenario s, java.util.function.Supplier<T> resolve) {
     try {
       return resolve.get();
-    } catch (OptionMap.OptionException e) {
-      YamlNode options = s.field("options");
-      throw (options != null ? options : s.node()).error(e.getMessage());
     } catch (InputException e) {
+      YamlNode options = s.field("options");
+      if (e instanceof OptionMap.OptionException o && options != null) {
+        for (String allocator : options.keys()) {
+          YamlNode option = options.get(allocator).get(o.key());
+          if (option != null) {
+            throw option.error(e.getMessage());
+          }
+        }
+      }
       String message = e.getMessage();
       java.util.regex.Matcher m = java.util.regex.Pattern.compile("^--([a-z-]+)[^:]*: (.*)$", java.util.regex.Pattern.DOTALL).matcher(message);
       if (m.matches()) {
