@@ -230,6 +230,10 @@ public final class Suite {
     if (runs.isEmpty()) {
       throw runsNode.error("no " + kind.key() + " to run");
     }
+    YamlNode conf = s.get("torch-alloc-conf");
+    if (conf != null && !runs.contains("pytorch-caching")) {
+      throw conf.error("applies to pytorch-caching, which the scenario does not run " + runs);
+    }
     List<Watch> watch;
     YamlNode own = s.get("watch");
     if (own != null) {

@@ -107,13 +107,10 @@ final class SuiteRunner {
   private static Parallel.Work<RunSummary> allocatorCell(Suite.Scenario s, String allocator, List<String> settings, String kvsimVersion) {
     List<String> mine = new ArrayList<>(suiteOptions(s));
     // The scenario alone first, so that a problem of the suite is reported at its line.
-    resolveAt(s, request(s, List.of(allocator), mine));
-    for (String setting : settings) {
-      if (setting.startsWith(allocator + ".")) {
-        mine.add(setting);
-      }
-    }
-    RunSpec spec = RunSpec.resolve(request(s, List.of(allocator), mine), null);
+    RunSpec scenarioOnly = at(s, () -> RunSpec.resolve(request(s, List.of(allocator), mine), null));
+    List<String> changes = settings.stream().filter(x -> x.startsWith(allocator + ".")).toList();
+    mine.addAll(changes);
+    RunSpec spec = changes.isEmpty() ? scenarioOnly : RunSpec.resolve(request(s, List.of(allocator), mine), null);
     return i -> {
       RunResult r = new Runner(kvsimVersion, 1).run(spec, name -> null, null);
       return new RunSummary(allocator, ResultsWriter.allocatorSummary(r.results().get(0)), r.timings().get(0).wallNanos());
@@ -159,10 +156,6 @@ final class SuiteRunner {
     String conf = allocators.contains("pytorch-caching") && !confSet ? s.text("torch-alloc-conf") : null;
     return new RunRequest(s.workload(), null, null, allocators, s.text("device"), s.text("model"), s.text("weights"), s.text("activations"),
         own, conf, null, false, 0);
-  }
-
-  private static void resolveAt(Suite.Scenario s, RunRequest request) {
-    at(s, () -> RunSpec.resolve(request, null));
   }
 
   private static ServingSpec.Request servingRequest(Suite.Scenario s, String system) {

@@ -215,6 +215,11 @@ class RegressCommandTest {
     assertEquals(2, run.exitCode(), run.out() + run.err());
     assertTrue(run.err().startsWith("kvsim: error: " + suite + ":11: scenarios[0].devcie: unknown field (known: name, workload, "), run.err());
 
+    Files.writeString(suite, SUITE.replace("[first-fit, pytorch-caching]", "[first-fit]") + "    torch-alloc-conf: \"expandable_segments:True\"\n");
+    run = regress();
+    assertEquals(2, run.exitCode(), run.out() + run.err());
+    assertTrue(run.err().startsWith("kvsim: error: " + suite + ":11: scenarios[0].torch-alloc-conf: applies to pytorch-caching, which the scenario does not run"), run.err());
+
     Files.writeString(suite, SUITE.replace("churn:ops=400,seed=3", "churn:opps=400"));
     run = regress();
     assertEquals(2, run.exitCode(), run.out() + run.err());
