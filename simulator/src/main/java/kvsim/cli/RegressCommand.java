@@ -21,7 +21,7 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = {
       "Run a regression suite (workloads/regress/*.yaml) and compare every watched metric with the committed baselines",
-      "(BASELINE/<suite>/<scenario>.json): prints baseline, now, delta and verdict per scenario, allocator or system, and metric.",
+      "(DIR/<suite>/<scenario>.json): prints baseline, now, delta and verdict per scenario, allocator or system, and metric.",
       "With --update, records the runs as the new baselines instead (and says what changed)."
     },
     footer = {"", "Exit status: 0 no regression (or baselines recorded), 1 a regression (or a failed run), 2 bad input: a bad suite,",
@@ -89,8 +89,8 @@ final class RegressCommand implements Callable<Integer> {
     if (markdown != null) {
       Reports.markdown(markdown, o);
     }
-    if (!changes.isEmpty()) {
-      out.println("policy change: " + String.join(", ", changes));
+    if (!o.settings().isEmpty()) {
+      out.println("policy change: " + String.join(", ", o.settings()));
     }
     Reports.table(out, o);
     if (o.written() != null) {

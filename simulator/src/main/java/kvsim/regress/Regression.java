@@ -44,8 +44,9 @@ public final class Regression {
    * @param comparisons every watched metric of every run, in suite order
    * @param written where baselines were written ({@code update}), else null
    * @param notes with {@code update}, per scenario what happened to its baseline
+   * @param settings the policy changes applied ({@code ALLOCATOR.KEY=VALUE})
    */
-  public record Outcome(Suite suite, List<Comparison> comparisons, Path written, List<String> notes) {
+  public record Outcome(Suite suite, List<Comparison> comparisons, Path written, List<String> notes, List<String> settings) {
     /** Returns how many comparisons have this verdict. */
     public long count(Verdict v) {
       return comparisons.stream().filter(c -> c.verdict() == v).count();
@@ -151,7 +152,7 @@ public final class Regression {
         }
       });
     }
-    return new Outcome(suite, comparisons, written, notes);
+    return new Outcome(suite, comparisons, written, notes, List.copyOf(o.settings()));
   }
 
   /** Every policy change must be well formed and name an allocator that some allocator scenario runs. */

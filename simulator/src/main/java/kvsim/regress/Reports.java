@@ -75,6 +75,17 @@ public final class Reports {
         x.writeAttribute("skipped", "0");
         x.writeAttribute("failures", Long.toString(o.count(Verdict.REGRESSED)));
         x.writeCharacters("\n");
+        if (!o.settings().isEmpty()) {
+          x.writeCharacters("  ");
+          x.writeStartElement("properties");
+          for (String setting : o.settings()) {
+            x.writeEmptyElement("property");
+            x.writeAttribute("name", "set");
+            x.writeAttribute("value", setting);
+          }
+          x.writeEndElement();
+          x.writeCharacters("\n");
+        }
         for (Comparison c : o.comparisons()) {
           x.writeCharacters("  ");
           x.writeStartElement("testcase");
@@ -138,6 +149,10 @@ public final class Reports {
     long regressed = o.count(Verdict.REGRESSED);
     w.println("### kvsim regress: " + o.suite().name() + (o.written() != null ? " (baselines recorded)" : regressed > 0 ? " — regressions" : " — no regressions"));
     w.println();
+    if (!o.settings().isEmpty()) {
+      w.println("Policy change: " + String.join(", ", o.settings().stream().map(x -> "`" + x + "`").toList()) + ".");
+      w.println();
+    }
     w.println(counts(o).replaceFirst("^suite [^:]*: ", "") + ".");
     section(w, "Regressed", o.with(Verdict.REGRESSED));
     section(w, "Improved", o.with(Verdict.IMPROVED));

@@ -257,7 +257,8 @@ class RegressCommandTest {
     assertEquals(Integer.toString(failures.getLength()), doc.getDocumentElement().getAttribute("failures"));
 
     String md = Files.readString(markdown);
-    assertTrue(md.startsWith("### kvsim regress: tiny — regressions\n"), md);
+    assertTrue(md.startsWith("### kvsim regress: tiny — regressions\n\nPolicy change: `first-fit.alignment=2MiB`.\n"), md);
+    assertEquals("first-fit.alignment=2MiB", ((Element) doc.getElementsByTagName("property").item(0)).getAttribute("value"));
     assertTrue(md.contains("| churn | first-fit | `internal_fragmentation.mean` | 0 | 0."), md);
   }
 }
