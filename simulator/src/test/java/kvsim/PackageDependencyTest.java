@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Test;
  *
  * <p>What our code needs beyond that list, each justified at its entry in {@link #MAY_USE} and
  * {@link #REGISTRY_MAY_USE}: workload → devicemodel; registry → devicemodel, core; and the packages
- * style.md does not list: run, torch, blocks and serving.
+ * style.md does not list: run, torch, blocks, serving and regress.
  *
  * <p>Rule 2, the registry alone names concrete classes: a concrete class of an allocator family
  * (its models, drivers and managers, found by scanning the family's sources: see {@link
@@ -94,7 +94,12 @@ class PackageDependencyTest {
           Map.entry("blocks", Set.of("alloc.paged", "registry", "serving", "core")),
           // Not in style.md: the Apache Spark engine of `kvsim sweep` (src/spark/java, built by the
           // spark profile); it runs grid cells through the run library, as the local engine does.
-          Map.entry("spark", Set.of("run", "config", "core")));
+          Map.entry("spark", Set.of("run", "config", "core")),
+          // Not in style.md: the CI regression gate. It runs suites with the run library, names
+          // allocators and serving systems by registry name (checking them against the registry and
+          // serving's system table), reads result formats' names from report and writes its tables
+          // through report and its baseline folders through report's ResultFolder.
+          Map.entry("regress", Set.of("run", "registry", "serving", "report", "core")));
 
   private static final Pattern PACKAGE = Pattern.compile("^\\s*package\\s+kvsim((?:\\.[a-z_][a-z0-9_]*)*)\\s*;", Pattern.MULTILINE);
   // kvsim.a.b followed by .ClassName or .* : the package part of an import or qualified name.

@@ -25,6 +25,7 @@ import picocli.CommandLine.Command;
       ServingCommand.class,
       CapacityCommand.class,
       SweepCommand.class,
+      RegressCommand.class,
       BlocksCommand.class,
       ImportCommand.class,
       TorchReplayCommand.class,

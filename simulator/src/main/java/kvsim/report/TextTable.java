@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import kvsim.core.Bytes;
 import kvsim.metrics.AllocatorResult;
 import kvsim.metrics.Gauge;
@@ -87,6 +88,14 @@ public final class TextTable {
   }
 
   private static void print(PrintWriter out, List<String[]> rows) {
+    print(out, rows, rows.get(0)[1].equals("metric") ? Set.of(0, 1) : Set.of(0));
+  }
+
+  /**
+   * Prints a header row, a rule of dashes, then the rows: the columns whose indexes are in {@code
+   * leftAligned} left-aligned (text), the others right-aligned (numbers); trailing blanks removed.
+   */
+  public static void print(PrintWriter out, List<String[]> rows, Set<Integer> leftAligned) {
     int[] w = new int[rows.get(0).length];
     for (String[] r : rows) {
       for (int i = 0; i < r.length; i++) {
@@ -98,7 +107,7 @@ public final class TextTable {
       StringBuilder sb = new StringBuilder();
       for (int i = 0; i < r.length; i++) {
         String cell = r[i];
-        if (i == 0 || (k == 0) || (i == 1 && rows.get(0)[1].equals("metric"))) {
+        if (k == 0 || leftAligned.contains(i)) {
           sb.append(String.format("%-" + w[i] + "s", cell));
         } else {
           sb.append(String.format("%" + w[i] + "s", cell));

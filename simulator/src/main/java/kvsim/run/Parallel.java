@@ -13,17 +13,17 @@ import java.util.concurrent.Future;
  * so the order of results never depends on scheduling or on the number of threads. An exception
  * of any piece is rethrown as it was (the first one by index).
  */
-final class Parallel {
+public final class Parallel {
   /** One piece of work, which may fail with an I/O error. */
   @FunctionalInterface
-  interface Work<T> {
+  public interface Work<T> {
     T run(int index) throws IOException;
   }
 
   private Parallel() {}
 
   /** Runs pieces 0..n-1 on at most {@code threads} threads and returns their results by index. */
-  static <T> List<T> map(int n, int threads, Work<T> work) throws IOException {
+  public static <T> List<T> map(int n, int threads, Work<T> work) throws IOException {
     if (n == 1 || threads == 1) {
       List<T> out = new ArrayList<>();
       for (int i = 0; i < n; i++) {

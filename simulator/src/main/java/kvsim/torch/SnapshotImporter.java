@@ -83,7 +83,8 @@ public final class SnapshotImporter {
     Map<String, Object> header = new LinkedHashMap<>();
     header.put("source", "torch-snapshot");
     header.put("file", snapshot.source());
-    header.put("device", device);
+    // Not "device": an L1 header's device names the simulated device the sizes were computed for.
+    header.put("cuda_device", device);
     header.put("tag", "temp");
     header.put("prelude_allocations", live.size());
     long firstTime = -1;
