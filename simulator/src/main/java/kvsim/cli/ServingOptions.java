@@ -38,12 +38,18 @@ final class ServingOptions {
   @Option(names = "--block-size", paramLabel = "TOKENS", description = "KV block size in tokens (default 16).")
   Integer blockSize;
 
+  @Option(names = "--swap-space", paramLabel = "SIZE", description = "Host memory for vLLM v0's swapped blocks, as vLLM's swap_space (default 4GiB).")
+  String swapSpace;
+
+  @Option(names = "--seed", paramLabel = "N", description = "Run seed of the beam selection of beam-search requests (default 42).")
+  Long seed;
+
   @Option(names = "--check", description = "Run the KV managers' invariant checkers after every iteration.")
   boolean check;
 
   /** Returns the request these options and {@code workload} make. */
   ServingSpec.Request request(String workload) {
     return new ServingSpec.Request(
-        workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, check);
+        workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, swapSpace, seed, check);
   }
 }

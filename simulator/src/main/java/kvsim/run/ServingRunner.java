@@ -84,10 +84,10 @@ public final class ServingRunner {
     try (RequestSource source = spec.workload().open()) {
       ServingSystems.Built built = ServingSystems.build(system, new ServingSystems.Build(
           spec.kvMemoryBytes(), spec.model().kvBytesPerToken(), spec.blockTokens(), spec.scheduler(), source.hashBlockTokens(),
-          spec.model(), spec.device()));
+          spec.model(), spec.device(), spec.swapSpaceBytes()));
       ServingEngine.Progress p = progress == null ? null : (iterations, finished) -> progress.update(system, iterations, finished, System.nanoTime() - start);
       ServingEngine engine = new ServingEngine(built.scheduler(), built.kv(), Roofline.of(spec.model(), spec.device()), spec.scheduler(),
-          spec.model().kvBytesPerToken(), spec.check(), p);
+          spec.model().kvBytesPerToken(), spec.check(), p, spec.seed());
       ServingMetrics metrics = engine.run(source);
       return new SystemResult(system, built.parts(), metrics, System.nanoTime() - start);
     }

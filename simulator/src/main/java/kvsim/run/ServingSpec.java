@@ -41,6 +41,8 @@ public final class ServingSpec {
    * @param maxNumSeqs running-sequence limit
    * @param maxNumBatchedTokens token budget per iteration
    * @param blockTokens KV block size in tokens
+   * @param swapSpace host memory for vLLM v0's swapped blocks (default {@link ServingSystems#SWAP_SPACE_BYTES})
+   * @param seed run seed of the beam selection (default {@link kvsim.serving.ServingEngine#DEFAULT_SEED})
    * @param check run the invariant checkers after every iteration
    */
   public record Request(
@@ -54,6 +56,8 @@ public final class ServingSpec {
       Integer maxNumSeqs,
       Integer maxNumBatchedTokens,
       Integer blockTokens,
+      String swapSpace,
+      Long seed,
       boolean check) {}
 
   private final WorkloadRegistry.RequestWorkload workload;
@@ -64,6 +68,8 @@ public final class ServingSpec {
   private final int blockTokens;
   private final List<String> systems;
   private final boolean check;
+  private final long swapSpaceBytes;
+  private final long seed;
   private final Map<String, Object> echo;
 
   private ServingSpec(Request r) {
@@ -119,12 +125,29 @@ public final class ServingSpec {
           + " per block of " + blockTokens + "), fewer than max_model_len " + maxModelLen + ": vLLM refuses to start so; give more --kv-memory or a lower --max-model-len");
     }
     this.check = r.check();
+    if (r.swapSpace() == null) {
+      this.swapSpaceBytes = ServingSystems.SWAP_SPACE_BYTES;
+    } else {
+      try {
+        this.swapSpaceBytes = Bytes.parse(r.swapSpace());
+      } catch (IllegalArgumentException ex) {
+        throw new InputException("--swap-space: " + ex.getMessage());
+      }
+    }
+    this.seed = r.seed() == null ? kvsim.serving.ServingEngine.DEFAULT_SEED : r.seed();
     Map<String, Object> e = new LinkedHashMap<>();
     e.put("workload", workload.spec());
     e.put("model", Map.of("name", model.name(), "kv_bytes_per_token", model.kvBytesPerToken()));
     e.put("device", Map.of("name", device.name(), "capacity_bytes", device.capacityBytes()));
     e.put("kv_memory_bytes", kvMemoryBytes);
     e.put("check", check);
+    // Echoed only when given, so that the result files of runs without them stay as they were.
+    if (r.swapSpace() != null) {
+      e.put("swap_space_bytes", swapSpaceBytes);
+    }
+    if (r.seed() != null) {
+      e.put("seed", seed);
+    }
     this.echo = e;
   }
 
@@ -137,6 +160,8 @@ public final class ServingSpec {
     this.blockTokens = o.blockTokens;
     this.systems = new ArrayList<>(systems);
     this.check = o.check;
+    this.swapSpaceBytes = o.swapSpaceBytes;
+    this.seed = o.seed;
     Map<String, Object> e = new LinkedHashMap<>(o.echo);
     e.put("workload", workload.spec());
     this.echo = e;
@@ -207,6 +232,16 @@ public final class ServingSpec {
   /** Returns the systems to run, in the order given. */
   public List<String> systems() {
     return List.copyOf(systems);
+  }
+
+  /** Returns the host memory for vLLM v0's swapped blocks, in bytes. */
+  public long swapSpaceBytes() {
+    return swapSpaceBytes;
+  }
+
+  /** Returns the run seed of the beam selection. */
+  public long seed() {
+    return seed;
   }
 
   /** Returns whether the invariant checkers run after every iteration. */

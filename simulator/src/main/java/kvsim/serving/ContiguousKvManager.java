@@ -47,6 +47,11 @@ import kvsim.registry.AllocatorRegistry;
  *       because no policy asked for it and no sequence can use it; the policy's own
  *       over-reservation is internal.
  *   <li>No prefix cache: {@link #lookup} returns 0.
+ *   <li>Sequence groups ({@code n} &gt; 1, beam search): every sequence holds its own copy of the
+ *       prompt. A forking group's lead reserves a buffer for each of the group's sequences at
+ *       admission, all or none (the policy's tokens each); a {@link #fork} copies the source's
+ *       computed tokens into the target's buffer (growing it first under {@link
+ *       Reservation#GROW}), timed like a growth copy.
  * </ul>
  */
 public final class ContiguousKvManager implements KvManager {
@@ -97,6 +102,8 @@ public final class ContiguousKvManager implements KvManager {
   private long copies;
   private long copiedBytes;
   private double copyNanos;
+  private long forkCopies;
+  private long forkCopiedBytes;
 
   /**
    * A manager over {@code allocator}, an empty contiguous model of a region of {@code regionBytes}.
@@ -213,35 +220,92 @@ public final class ContiguousKvManager implements KvManager {
     Buffer b = of(s);
     if (b == null) {
       int tokens = admissionTokens(s, needed);
-      AllocOutcome.Allocated got = take(tokens);
-      if (got == null) {
-        return false;
+      SequenceGroup g = s.group;
+      int count = g.forking() && s.index == 0 && s.outputTokens == 0 ? g.width() : 1;
+      long[] handles = new long[count];
+      for (int k = 0; k < count; k++) {
+        AllocOutcome.Allocated got = take(tokens);
+        if (got == null) {
+          for (int j = 0; j < k; j++) {
+            allocator.free(handles[j]);
+          }
+          return false;
+        }
+        handles[k] = got.handle();
       }
-      b = new Buffer();
-      b.handle = got.handle();
-      b.reservedTokens = tokens;
-      s.kvState = b;
-      holding.add(s);
-      reservations++;
+      for (int k = 0; k < count; k++) {
+        Sequence owner = g.sequences[s.index + k];
+        Buffer one = new Buffer();
+        one.handle = handles[k];
+        one.reservedTokens = tokens;
+        owner.kvState = one;
+        holding.add(owner);
+        reservations++;
+      }
+      b = of(s);
     } else if (needed > b.reservedTokens) {
       if (reservation != Reservation.GROW) {
         throw new IllegalStateException(s + " outgrows its " + reservation.label() + " reservation of " + b.reservedTokens + " tokens");
       }
-      int tokens = (int) Math.max(needed, Math.min(maxModelLen, 2L * b.reservedTokens));
-      AllocOutcome.Allocated got = take(tokens);
-      if (got == null) {
+      if (!grow(b, needed, s.numComputedTokens)) {
         return false;
       }
-      long bytes = (long) s.numComputedTokens * kvBytesPerToken;
-      copies++;
-      copiedBytes += bytes;
-      copyNanos += bytes / copyBytesPerSecond * 1e9;
-      allocator.free(b.handle);
-      b.handle = got.handle();
-      b.reservedTokens = tokens;
     }
     s.numComputedTokens = needed;
     return true;
+  }
+
+  /**
+   * Moves buffer {@code b} to a new one of twice its tokens (at least {@code needed}, at most
+   * {@code max_model_len}), copying {@code computed} tokens; false, changing nothing, when refused.
+   */
+  private boolean grow(Buffer b, int needed, int computed) {
+    int tokens = (int) Math.max(needed, Math.min(maxModelLen, 2L * b.reservedTokens));
+    AllocOutcome.Allocated got = take(tokens);
+    if (got == null) {
+      return false;
+    }
+    long bytes = (long) computed * kvBytesPerToken;
+    copies++;
+    copiedBytes += bytes;
+    copyNanos += bytes / copyBytesPerSecond * 1e9;
+    allocator.free(b.handle);
+    b.handle = got.handle();
+    b.reservedTokens = tokens;
+    return true;
+  }
+
+  /**
+   * A fork: copies {@code source}'s computed tokens into {@code target}'s own buffer, reserved
+   * with its group; a growing buffer too small for them grows first (the old contents are not
+   * copied: they are overwritten).
+   *
+   * @throws IllegalStateException when the target holds no buffer, or its buffer cannot hold the
+   *     tokens (a fixed reservation, or a growth the allocator refuses: out of memory)
+   */
+  @Override
+  public void fork(Sequence source, Sequence target) {
+    Buffer b = of(target);
+    if (b == null) {
+      throw new IllegalStateException(target + " holds no buffer to fork " + source + " into");
+    }
+    int needed = source.numComputedTokens;
+    if (needed > b.reservedTokens && (reservation != Reservation.GROW || !grow(b, needed, 0))) {
+      throw new IllegalStateException("out of KV memory: " + target + " cannot hold the " + needed + " tokens of " + source);
+    }
+    long bytes = (long) needed * kvBytesPerToken;
+    forkCopies++;
+    forkCopiedBytes += bytes;
+    copyNanos += bytes / copyBytesPerSecond * 1e9;
+  }
+
+  /** Returns {@code fork_copies} and {@code fork_copied_bytes}: prompts and beams copied between a group's buffers. */
+  @Override
+  public Map<String, Long> groupCounters() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("fork_copies", forkCopies);
+    m.put("fork_copied_bytes", forkCopiedBytes);
+    return m;
   }
 
   /** Asks the allocator for a buffer of {@code tokens}; null, counted, when it refuses. */

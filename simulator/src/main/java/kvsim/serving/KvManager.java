@@ -39,6 +39,27 @@ public interface KvManager {
   /** Frees a finished sequence's memory. */
   void finish(Sequence s);
 
+  /**
+   * Gives {@code target}, a sequence of the same group, a copy of {@code source}'s KV (a fork for
+   * parallel sampling or beam search, spec §2.3): paged managers share the blocks by reference
+   * (copy-on-write), contiguous ones copy into the target's own buffer. Whatever the target held
+   * before is given up. The caller copies the token counts ({@link Sequence#copyProgress}).
+   */
+  default void fork(Sequence source, Sequence target) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot fork sequences");
+  }
+
+  /** Adds the current iteration to the manager's sharing measure, if it has one (called once per iteration). */
+  default void sampleSharing() {}
+
+  /**
+   * Returns the manager's counters of sequence groups (forks, copies, swaps, sharing) by result-file
+   * name, reported for runs with multi-sequence requests (empty by default).
+   */
+  default Map<String, Long> groupCounters() {
+    return Map.of();
+  }
+
   /** Returns the most tokens one sequence can ever hold (the whole KV region for one sequence). */
   long capacityTokens();
 

@@ -30,7 +30,9 @@ import kvsim.registry.AllocatorRegistry;
  *   <li>{@code vllm-v0}: vLLM v0's default scheduler ({@link VllmV0Scheduler}: watermark, prefills
  *       first, no chunked prefill, preemption by recompute) over its block manager in v0 mode (free
  *       deque, LIFO reuse, no null block), prefix caching off as in v0's default; the token budget
- *       is at least {@code max_model_len}, as v0 requires without chunked prefill.
+ *       is at least {@code max_model_len}, as v0 requires without chunked prefill; groups of several
+ *       sequences (parallel sampling, beam search) fork and are preempted by swap to a host pool of
+ *       {@code swap_space} (4 GiB).
  * </ul>
  */
 public final class ServingSystems {
@@ -52,13 +54,23 @@ public final class ServingSystems {
    * @param hashBlockTokens tokens per prefix hash of the request source (0 for none)
    * @param model the model (its KV bytes per token are {@code kvBytesPerToken})
    * @param device the device, for allocator models that need it and for copy times
+   * @param swapSpaceBytes host memory for vLLM v0's swapped blocks
    */
   public record Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens,
-      ModelPreset model, DeviceSpec device) {
+      ModelPreset model, DeviceSpec device, long swapSpaceBytes) {
     public Build {
       if (model.kvBytesPerToken() != kvBytesPerToken) {
         throw new IllegalArgumentException("KV bytes per token " + kvBytesPerToken + " are not " + model.name() + "'s " + model.kvBytesPerToken());
       }
+      if (swapSpaceBytes < 0) {
+        throw new InputException("--swap-space: must not be negative, got " + swapSpaceBytes);
+      }
+    }
+
+    /** A build with vLLM's default swap space. */
+    public Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens, ModelPreset model,
+        DeviceSpec device) {
+      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, SWAP_SPACE_BYTES);
     }
   }
 
@@ -75,13 +87,15 @@ public final class ServingSystems {
 
   /** The allocator of the Orca baselines, as the vLLM paper says. */
   public static final String ORCA_ALLOCATOR = "buddy";
+  /** vLLM's {@code swap_space} default: 4 GiB of host memory per GPU for v0's swapped blocks (spec §2.4). */
+  public static final long SWAP_SPACE_BYTES = 4 * Bytes.GiB;
   /** The allocator of {@code hf-naive}. */
   public static final String NAIVE_ALLOCATOR = "pytorch-caching";
 
   static {
     SYSTEMS.put("vllm", new System("vllm", "vLLM v1: FCFS continuous batching with chunked prefill, preemption by recompute; paged KV blocks with prefix caching"));
     SYSTEMS.put("vllm-v0", new System("vllm-v0",
-        "vLLM v0: prefills first with a 1 % watermark, no chunked prefill, preemption by recompute; paged KV blocks, no prefix caching"));
+        "vLLM v0: prefills first with a 1 % watermark, no chunked prefill, preemption by recompute (swap for n > 1 and beams); paged KV blocks with fork and copy-on-write, no prefix caching"));
     SYSTEMS.put("orca-max", new System("orca-max",
         "Orca(Max): iteration-level FCFS, whole-prompt prefill, no preemption; a contiguous buddy block of max_model_len tokens per request"));
     SYSTEMS.put("orca-pow2", new System("orca-pow2",
@@ -171,9 +185,14 @@ public final class ServingSystems {
     long numBlocks = checkedBlocks(b);
     SchedulerConfig c = b.scheduler();
     SchedulerConfig v0 = new SchedulerConfig(Math.max(c.maxNumBatchedTokens(), c.maxModelLen()), c.maxNumSeqs(), c.maxModelLen(), false, 0);
+    long hostBlocks = b.swapSpaceBytes() / ((long) b.blockTokens() * b.kvBytesPerToken());
+    if (hostBlocks > Integer.MAX_VALUE / 2 - numBlocks) {
+      throw new InputException("--swap-space: " + Bytes.format(b.swapSpaceBytes()) + " makes too many host blocks");
+    }
     BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), false, BlockManagerConfig.Mode.V0,
-        BlockManagerConfig.DEFAULT_WATERMARK, BlockManagerConfig.FreeOrder.LIFO, 0, v0.maxModelLen(), b.kvBytesPerToken());
-    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency());
+        BlockManagerConfig.DEFAULT_WATERMARK, BlockManagerConfig.FreeOrder.LIFO, (int) hostBlocks, v0.maxModelLen(), b.kvBytesPerToken());
+    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(),
+        ContiguousKvManager.copyBytesPerSecond(b.device()), b.device().hostLinkBytesPerSecond());
     Map<String, Object> parts = new LinkedHashMap<>();
     parts.put("scheduler", "vllm-v0");
     parts.put("kv_manager", "paged");
@@ -186,6 +205,9 @@ public final class ServingSystems {
     parts.put("max_model_len", v0.maxModelLen());
     parts.put("enable_chunked_prefill", false);
     parts.put("preemption", "recompute");
+    parts.put("preemption_multi_sequence", "swap");
+    parts.put("swap_space_bytes", b.swapSpaceBytes());
+    parts.put("num_cpu_blocks", hostBlocks);
     return new Built(new VllmV0Scheduler(v0, kv), kv, parts);
   }
 
@@ -193,7 +215,8 @@ public final class ServingSystems {
     long numBlocks = checkedBlocks(b);
     BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), true, BlockManagerConfig.Mode.V1, 0,
         BlockManagerConfig.FreeOrder.FIFO, 0, b.scheduler().maxModelLen(), b.kvBytesPerToken());
-    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency());
+    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(),
+        ContiguousKvManager.copyBytesPerSecond(b.device()), b.device().hostLinkBytesPerSecond());
     Map<String, Object> parts = new LinkedHashMap<>();
     parts.put("scheduler", "vllm-v1");
     parts.put("kv_manager", "paged");

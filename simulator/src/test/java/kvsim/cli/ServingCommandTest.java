@@ -99,13 +99,38 @@ class ServingCommandTest {
   }
 
   @Test
-  void parallelSamplesAreRefusedNotIgnored() throws IOException {
+  void parallelSamplesAndBeamsRunOnEverySystemAndReportTheirGroups() throws IOException {
     Path trace = dir.resolve("n.jsonl");
-    Files.writeString(trace, "{\"format\":\"kvsim-requests\",\"version\":1}\n{\"id\":0,\"t\":0,\"prompt_tokens\":10,\"output_tokens\":5,\"n\":2}\n");
+    Files.writeString(trace, "{\"format\":\"kvsim-requests\",\"version\":1}\n"
+        + "{\"id\":0,\"t\":0,\"prompt_tokens\":40,\"output_tokens\":30,\"n\":3}\n"
+        + "{\"id\":1,\"t\":1000,\"prompt_tokens\":20,\"output_tokens\":25,\"beam_width\":4}\n");
+    Path out = dir.resolve("out");
+    CliRun run = CliRun.of("serving", trace.toString(), "--system", "vllm,vllm-v0,orca-oracle,hf-naive", "--kv-memory", "4GiB", "--max-model-len", "1024", "--check", "-q",
+        "-o", out.toString()).ok();
+    JsonNode systems = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("systems");
+    for (JsonNode sys : systems) {
+      String name = sys.get("system").asText();
+      assertEquals(2, sys.get("requests_finished").asLong(), name);
+      assertEquals(3 * 30 + 4 * 25, sys.get("output_tokens").asLong(), name + ": every sequence's tokens");
+      JsonNode g = sys.get("sequence_groups");
+      assertEquals(7, g.get("sequences").asLong(), name);
+      assertEquals(2, g.get("requests_multi_sequence").asLong(), name);
+    }
+    assertTrue(systems.get(1).get("sequence_groups").get("cow_copies").asLong() > 0, "v0 copies shared blocks on write");
+    assertTrue(systems.get(1).get("sequence_groups").get("sharing_saving").asDouble() > 0, "v0 shares the prompt");
+    assertEquals(2 + 3, systems.get(2).get("sequence_groups").get("fork_copies").asLong() - systems.get(2).get("sequence_groups").get("beam_replacements").asLong(),
+        "orca copies the prompt into each other sample and beam, and a beam into each replaced one");
+    assertTrue(run.out().contains("vllm-v0"), run.out());
+  }
+
+  @Test
+  void samplesAndABeamAtOnceAreRefused() throws IOException {
+    Path trace = dir.resolve("nb.jsonl");
+    Files.writeString(trace, "{\"format\":\"kvsim-requests\",\"version\":1}\n{\"id\":0,\"t\":0,\"prompt_tokens\":10,\"output_tokens\":5,\"n\":2,\"beam_width\":2}\n");
     Path out = dir.resolve("out");
     CliRun run = CliRun.of("serving", trace.toString(), "-o", out.toString());
     assertEquals(2, run.exitCode());
-    assertEquals("kvsim: error: n.jsonl:2: n: parallel sampling and beam search are not modelled yet (request 0)", run.err().strip());
+    assertTrue(run.err().contains("nb.jsonl:2: beam_width:"), run.err());
     assertFalse(Files.exists(out));
   }
 
