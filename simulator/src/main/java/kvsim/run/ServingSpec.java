@@ -137,8 +137,15 @@ public final class ServingSpec {
     this.seed = r.seed() == null ? kvsim.serving.ServingEngine.DEFAULT_SEED : r.seed();
     Map<String, Object> e = new LinkedHashMap<>();
     e.put("workload", workload.spec());
-    e.put("model", Map.of("name", model.name(), "kv_bytes_per_token", model.kvBytesPerToken()));
-    e.put("device", Map.of("name", device.name(), "capacity_bytes", device.capacityBytes()));
+    // Ordered maps: Map.of's iteration order changes from one JVM to the next.
+    Map<String, Object> modelEcho = new LinkedHashMap<>();
+    modelEcho.put("name", model.name());
+    modelEcho.put("kv_bytes_per_token", model.kvBytesPerToken());
+    e.put("model", modelEcho);
+    Map<String, Object> deviceEcho = new LinkedHashMap<>();
+    deviceEcho.put("name", device.name());
+    deviceEcho.put("capacity_bytes", device.capacityBytes());
+    e.put("device", deviceEcho);
     e.put("kv_memory_bytes", kvMemoryBytes);
     e.put("check", check);
     // Echoed only when given, so that the result files of runs without them stay as they were.

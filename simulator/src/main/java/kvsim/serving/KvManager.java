@@ -49,6 +49,16 @@ public interface KvManager {
     throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot fork sequences");
   }
 
+  /**
+   * Returns whether the KV memory could hold the whole forking group {@code g} alone, every
+   * sequence at its final length without sharing; a group that fails this is refused on arrival,
+   * as a prompt of {@code max_model_len} tokens is, since it might never progress. True by default
+   * (a manager that reserves at admission finds out then).
+   */
+  default boolean canEverHold(SequenceGroup g) {
+    return true;
+  }
+
   /** Adds the current iteration to the manager's sharing measure, if it has one (called once per iteration). */
   default void sampleSharing() {}
 

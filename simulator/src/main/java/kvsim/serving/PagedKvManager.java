@@ -272,6 +272,17 @@ public final class PagedKvManager implements KvManager {
   }
 
   /**
+   * Returns whether the group's sequences, each at its final length and unshared, plus one
+   * copy-on-write block each, fit the usable blocks less v0's watermark: then the group alone can
+   * always decode and always be swapped back in.
+   */
+  @Override
+  public boolean canEverHold(SequenceGroup g) {
+    long perSequence = (g.lead().finalTokens() + blockTokens - 1) / blockTokens + 1;
+    return g.width() * perSequence <= usableBlocks - blocks.config().watermarkBlocks();
+  }
+
+  /**
    * Returns whether the free blocks suffice for one decode step of each of {@code sequences} that
    * has a token to compute, counted worst case as vLLM V2's {@code can_append_slots} does (new
    * blocks plus a copy for each shared block written, spec §2.1).

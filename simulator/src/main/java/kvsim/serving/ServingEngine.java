@@ -20,7 +20,9 @@ import kvsim.trace.RequestSource;
  *       sequence, or is rejected when its prompt reaches {@code max_model_len} (vLLM refuses such
  *       requests when they arrive; the KV memory holds at least {@code max_model_len} tokens, as
  *       vLLM requires at start-up, so every other request fits alone); it reads the next
- *       request and schedules itself at its time, and starts an iteration if the engine is idle.
+ *       request and schedules itself at its time, and starts an iteration if the engine is idle. A
+ *       forking group that the KV memory could not hold alone ({@link KvManager#canEverHold}) is
+ *       rejected too.
  *   <li>{@code Iteration} (priority 1, so requests that arrive at the same instant are seen first):
  *       the end of the iteration in flight, if any (every scheduled sequence that caught up
  *       samples one token; a sequence that reached its output length finishes and frees its
@@ -174,6 +176,10 @@ public final class ServingEngine {
     SequenceGroup g = new SequenceGroup(r, maxOutput, scheduler.forksGroups(), seed);
     if (g.width() > 1) {
       metrics.multiSequenceRequests++;
+    }
+    if (g.forking() && !kv.canEverHold(g)) {
+      metrics.rejected++;
+      return;
     }
     metrics.sequences += g.width();
     int admitted = g.forking() ? 1 : g.width();
