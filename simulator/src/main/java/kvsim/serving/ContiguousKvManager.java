@@ -82,6 +82,7 @@ public final class ContiguousKvManager implements KvManager {
   /** One sequence's buffer. */
   private static final class Buffer {
     long handle;
+    long traceId;
     int reservedTokens;
   }
 
@@ -103,6 +104,9 @@ public final class ContiguousKvManager implements KvManager {
   private long copiedBytes;
   private double copyNanos;
   private long forkCopies;
+  private MemoryListener listener;
+  /** The id of the last allocation asked for, for the listener. */
+  private long lastTraceId;
   private long forkCopiedBytes;
 
   /**
@@ -223,20 +227,23 @@ public final class ContiguousKvManager implements KvManager {
       SequenceGroup g = s.group;
       int count = g.forking() && s.index == 0 && s.outputTokens == 0 ? g.width() : 1;
       long[] handles = new long[count];
+      long[] traceIds = new long[count];
       for (int k = 0; k < count; k++) {
         AllocOutcome.Allocated got = take(tokens);
         if (got == null) {
           for (int j = 0; j < k; j++) {
-            allocator.free(handles[j]);
+            release(handles[j], traceIds[j]);
           }
           return false;
         }
         handles[k] = got.handle();
+        traceIds[k] = lastTraceId;
       }
       for (int k = 0; k < count; k++) {
         Sequence owner = g.sequences[s.index + k];
         Buffer one = new Buffer();
         one.handle = handles[k];
+        one.traceId = traceIds[k];
         one.reservedTokens = tokens;
         owner.kvState = one;
         holding.add(owner);
@@ -269,10 +276,25 @@ public final class ContiguousKvManager implements KvManager {
     copies++;
     copiedBytes += bytes;
     copyNanos += bytes / copyBytesPerSecond * 1e9;
-    allocator.free(b.handle);
+    release(b.handle, b.traceId);
     b.handle = got.handle();
+    b.traceId = lastTraceId;
     b.reservedTokens = tokens;
     return true;
+  }
+
+  /** Frees an allocation and tells the listener. */
+  private void release(long handle, long traceId) {
+    allocator.free(handle);
+    if (listener != null) {
+      listener.freed(traceId);
+    }
+  }
+
+  /** Each buffer asked for (granted or refused) is an unsplittable allocation; ids count from 1. */
+  @Override
+  public void listen(MemoryListener listener) {
+    this.listener = listener;
   }
 
   /**
@@ -310,7 +332,12 @@ public final class ContiguousKvManager implements KvManager {
 
   /** Asks the allocator for a buffer of {@code tokens}; null, counted, when it refuses. */
   private AllocOutcome.Allocated take(int tokens) {
-    AllocOutcome out = allocator.allocate(new AllocRequest(Math.multiplyExact(tokens, kvBytesPerToken), Tag.KV, false, 0));
+    long bytes = Math.multiplyExact(tokens, kvBytesPerToken);
+    lastTraceId++;
+    if (listener != null) {
+      listener.allocated(lastTraceId, bytes, false);
+    }
+    AllocOutcome out = allocator.allocate(new AllocRequest(bytes, Tag.KV, false, 0));
     if (out instanceof AllocOutcome.Allocated a) {
       return a;
     }
@@ -337,7 +364,7 @@ public final class ContiguousKvManager implements KvManager {
   private void release(Sequence s) {
     Buffer b = of(s);
     if (b != null) {
-      allocator.free(b.handle);
+      release(b.handle, b.traceId);
       s.kvState = null;
       holding.remove(s);
     }

@@ -59,6 +59,15 @@ public interface KvManager {
     return true;
   }
 
+  /**
+   * Tells {@code listener} of every allocation and free the manager makes on its allocator from
+   * now on (paged managers: each block taken and released; contiguous ones: each buffer, refused
+   * ones included).
+   */
+  default void listen(MemoryListener listener) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot report its memory operations");
+  }
+
   /** Adds the current iteration to the manager's sharing measure, if it has one (called once per iteration). */
   default void sampleSharing() {}
 

@@ -225,6 +225,23 @@ public final class PagedKvManager implements KvManager {
     return s.index == 0 ? lead : lead ^ (s.index << 24) ^ 0x00800000;
   }
 
+  /** Each block taken is an allocation of the block's bytes (id: the block id), each block released its free. */
+  @Override
+  public void listen(MemoryListener listener) {
+    long blockBytes = blocks.config().blockBytes();
+    blocks.listen(new kvsim.alloc.paged.BlockListener() {
+      @Override
+      public void taken(int block) {
+        listener.allocated(block, blockBytes, true);
+      }
+
+      @Override
+      public void released(int block) {
+        listener.freed(block);
+      }
+    });
+  }
+
   /**
    * A fork (spec §2.3): {@code target}, which holds nothing or is dropped (its blocks freed as a
    * finish frees them), gets a copy of {@code source}'s block table, one more reference on each

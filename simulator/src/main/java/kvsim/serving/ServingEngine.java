@@ -6,8 +6,11 @@ import kvsim.core.InputException;
 import kvsim.devicemodel.Roofline;
 import kvsim.engine.Event;
 import kvsim.engine.Simulator;
+import kvsim.core.Tag;
+import kvsim.trace.L1TraceWriter;
 import kvsim.trace.Request;
 import kvsim.trace.RequestSource;
+import kvsim.trace.TraceEvent;
 
 /**
  * The serving-level (L2) engine: requests arrive, a continuous-batching {@link Scheduler} runs
@@ -108,6 +111,33 @@ public final class ServingEngine {
     this.check = check;
     this.progress = progress;
     this.seed = seed;
+  }
+
+  /**
+   * Writes every memory operation of the allocator under test from now on to {@code trace}, each
+   * as an L1 event stamped with the simulated time (KV only: activations are not allocated in the
+   * KV manager's region). An I/O error ends the run.
+   */
+  public void emitTo(L1TraceWriter trace) {
+    kv.listen(new MemoryListener() {
+      @Override
+      public void allocated(long id, long sizeBytes, boolean splittable) {
+        write(TraceEvent.alloc(sim.nowNanos(), id, sizeBytes, Tag.KV, splittable, 0));
+      }
+
+      @Override
+      public void freed(long id) {
+        write(TraceEvent.free(sim.nowNanos(), id, 0));
+      }
+
+      private void write(TraceEvent e) {
+        try {
+          trace.write(e);
+        } catch (IOException ex) {
+          throw new UncheckedIOException(ex);
+        }
+      }
+    });
   }
 
   /** Runs every request of {@code requests} to its end and returns the metrics. */

@@ -124,6 +124,38 @@ class ServingCommandTest {
   }
 
   @Test
+  void theEmittedTraceReplaysOnTheSameAllocatorWithTheSameRefusals() throws IOException {
+    Path out = dir.resolve("out");
+    Path ops = dir.resolve("ops.jsonl");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=4,count=120,n=2", "--system", "orca-oracle,vllm", "--model", "opt-13b", "--device", "a100-40",
+        "--kv-memory", "6GiB", "-q", "--emit-trace", ops.toString(), "-o", out.toString()).ok();
+    assertFalse(Files.exists(ops), "with several systems, one file per system");
+    JsonNode systems = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("systems");
+    JsonNode orca = systems.get(0).get("kv_manager");
+    assertTrue(orca.get("reservations_refused").asLong() > 0, "the run meets refusals");
+
+    JsonNode buddy = replay(dir.resolve("ops-orca-oracle.jsonl"), "buddy");
+    // A group's reservation that fails part-way frees the buffers it got: allocations the summary's
+    // reservations (whole groups) do not count.
+    assertTrue(buddy.get("alloc_count").asLong() >= orca.get("reservations").asLong());
+    assertEquals(orca.get("reservations_refused").asLong(), buddy.get("oom_count").asLong());
+    assertEquals(orca.get("fragmentation_refusals").asLong(), buddy.get("fragmentation_oom_count").asLong());
+    assertEquals(0, buddy.get("metrics").get("live_allocations").get("final").asLong(), "every buffer is freed");
+
+    JsonNode paged = replay(dir.resolve("ops-vllm.jsonl"), "paged");
+    assertEquals(0, paged.get("oom_count").asLong(), "the block manager never asks for a block it does not have");
+    assertEquals(paged.get("alloc_count").asLong(), paged.get("free_count").asLong(), "every block taken is released");
+    long blocks = 6L * 1024 * 1024 * 1024 / (16 * 819200);
+    assertTrue(paged.get("metrics").get("live_allocations").get("peak").asLong() <= blocks - 1);
+  }
+
+  private JsonNode replay(Path trace, String allocator) throws IOException {
+    Path out = dir.resolve("replay-" + allocator);
+    CliRun.of("replay", trace.toString(), "-a", allocator, "--quiet", "-o", out.toString()).ok();
+    return new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("allocators").get(0);
+  }
+
+  @Test
   void samplesAndABeamAtOnceAreRefused() throws IOException {
     Path trace = dir.resolve("nb.jsonl");
     Files.writeString(trace, "{\"format\":\"kvsim-requests\",\"version\":1}\n{\"id\":0,\"t\":0,\"prompt_tokens\":10,\"output_tokens\":5,\"n\":2,\"beam_width\":2}\n");

@@ -109,6 +109,11 @@ public final class BlockManager implements KvBlockManager {
     }
   }
 
+  @Override
+  public void listen(BlockListener l) {
+    pool.listen(l);
+  }
+
   /** Returns the settings. */
   @Override
   public BlockManagerConfig config() {

@@ -27,6 +27,9 @@ public interface KvBlockManager {
   /** Returns the settings. */
   BlockManagerConfig config();
 
+  /** Tells {@code l} of every block taken from and released to the pool from now on (null: nobody). */
+  void listen(BlockListener l);
+
   /** Returns what the last operation did. */
   OpLog log();
 
