@@ -44,12 +44,16 @@ final class ServingOptions {
   @Option(names = "--seed", paramLabel = "N", description = "Run seed of the beam selection of beam-search requests (default 42).")
   Long seed;
 
+  @Option(names = "--plan", paramLabel = "PLAN", description = "Memory plan: two-pool (vLLM's: activations in a region of their own) or naive"
+      + " (activations in the KV's allocator, as a plain PyTorch program; contiguous systems only). Default: naive for hf-naive, two-pool otherwise.")
+  String plan;
+
   @Option(names = "--check", description = "Run the KV managers' invariant checkers after every iteration.")
   boolean check;
 
   /** Returns the request these options and {@code workload} make. */
   ServingSpec.Request request(String workload) {
     return new ServingSpec.Request(
-        workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, swapSpace, seed, check);
+        workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, swapSpace, seed, plan, check);
   }
 }

@@ -134,12 +134,15 @@ public final class ServingRunner {
     try (RequestSource source = spec.workload().open()) {
       ServingSystems.Built built = ServingSystems.build(system, new ServingSystems.Build(
           spec.kvMemoryBytes(), spec.model().kvBytesPerToken(), spec.blockTokens(), spec.scheduler(), source.hashBlockTokens(),
-          spec.model(), spec.device(), spec.swapSpaceBytes()));
+          spec.model(), spec.device(), spec.swapSpaceBytes(), spec.plan()));
       ServingEngine.Progress p = progress == null ? null : (iterations, finished) -> progress.update(system, iterations, finished, System.nanoTime() - start);
       ServingEngine engine = new ServingEngine(built.scheduler(), built.kv(), Roofline.of(spec.model(), spec.device()), spec.scheduler(),
           spec.model().kvBytesPerToken(), spec.check(), p, spec.seed());
       if (trace != null) {
         engine.emitTo(trace);
+      }
+      if (built.activationBytesPerToken() > 0) {
+        engine.placeActivationsWithKv(built.activationBytesPerToken());
       }
       ServingMetrics metrics = engine.run(source);
       return new SystemResult(system, built.parts(), metrics, System.nanoTime() - start);

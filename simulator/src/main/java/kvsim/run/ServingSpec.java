@@ -43,6 +43,7 @@ public final class ServingSpec {
    * @param blockTokens KV block size in tokens
    * @param swapSpace host memory for vLLM v0's swapped blocks (default {@link ServingSystems#SWAP_SPACE_BYTES})
    * @param seed run seed of the beam selection (default {@link kvsim.serving.ServingEngine#DEFAULT_SEED})
+   * @param plan memory plan, {@code two-pool} or {@code naive} (default: each system's own)
    * @param check run the invariant checkers after every iteration
    */
   public record Request(
@@ -58,6 +59,7 @@ public final class ServingSpec {
       Integer blockTokens,
       String swapSpace,
       Long seed,
+      String plan,
       boolean check) {}
 
   private final WorkloadRegistry.RequestWorkload workload;
@@ -70,6 +72,7 @@ public final class ServingSpec {
   private final boolean check;
   private final long swapSpaceBytes;
   private final long seed;
+  private final String plan;
   private final Map<String, Object> echo;
 
   private ServingSpec(Request r) {
@@ -110,7 +113,7 @@ public final class ServingSpec {
       if (!(util > 0 && util <= 1)) {
         throw new InputException("--gpu-memory-utilization: must be in (0, 1], got " + util);
       }
-      long activations = (long) budget * model.intermediateSize() * 2L * 2L;
+      long activations = (long) budget * ServingSystems.activationBytesPerToken(model);
       long usable = (long) (device.capacityBytes() * util);
       this.kvMemoryBytes = usable - model.weightBytes() - activations;
       if (kvMemoryBytes <= 0) {
@@ -135,6 +138,10 @@ public final class ServingSpec {
       }
     }
     this.seed = r.seed() == null ? kvsim.serving.ServingEngine.DEFAULT_SEED : r.seed();
+    if (r.plan() != null && !r.plan().equals(ServingSystems.PLAN_NAIVE) && !r.plan().equals(ServingSystems.PLAN_TWO_POOL)) {
+      throw new InputException("--plan: unknown plan '" + r.plan() + "' (known: " + ServingSystems.PLAN_TWO_POOL + ", " + ServingSystems.PLAN_NAIVE + ")");
+    }
+    this.plan = r.plan();
     Map<String, Object> e = new LinkedHashMap<>();
     e.put("workload", workload.spec());
     // Ordered maps: Map.of's iteration order changes from one JVM to the next.
@@ -155,6 +162,9 @@ public final class ServingSpec {
     if (r.seed() != null) {
       e.put("seed", seed);
     }
+    if (r.plan() != null) {
+      e.put("plan", plan);
+    }
     this.echo = e;
   }
 
@@ -169,6 +179,7 @@ public final class ServingSpec {
     this.check = o.check;
     this.swapSpaceBytes = o.swapSpaceBytes;
     this.seed = o.seed;
+    this.plan = o.plan;
     Map<String, Object> e = new LinkedHashMap<>(o.echo);
     e.put("workload", workload.spec());
     this.echo = e;
@@ -244,6 +255,11 @@ public final class ServingSpec {
   /** Returns the host memory for vLLM v0's swapped blocks, in bytes. */
   public long swapSpaceBytes() {
     return swapSpaceBytes;
+  }
+
+  /** Returns the memory plan asked for, or null for each system's default. */
+  public String plan() {
+    return plan;
   }
 
   /** Returns the run seed of the beam selection. */

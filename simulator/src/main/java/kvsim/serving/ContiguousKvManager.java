@@ -105,6 +105,9 @@ public final class ContiguousKvManager implements KvManager {
   private double copyNanos;
   private long forkCopies;
   private MemoryListener listener;
+  private long activationHandle = -1;
+  private long activationTraceId;
+  private long activationBytes;
   /** The id of the last allocation asked for, for the listener. */
   private long lastTraceId;
   private long forkCopiedBytes;
@@ -332,12 +335,7 @@ public final class ContiguousKvManager implements KvManager {
 
   /** Asks the allocator for a buffer of {@code tokens}; null, counted, when it refuses. */
   private AllocOutcome.Allocated take(int tokens) {
-    long bytes = Math.multiplyExact(tokens, kvBytesPerToken);
-    lastTraceId++;
-    if (listener != null) {
-      listener.allocated(lastTraceId, bytes, false);
-    }
-    AllocOutcome out = allocator.allocate(new AllocRequest(bytes, Tag.KV, false, 0));
+    AllocOutcome out = allocateTraced(Math.multiplyExact(tokens, kvBytesPerToken), Tag.KV);
     if (out instanceof AllocOutcome.Allocated a) {
       return a;
     }
@@ -346,6 +344,42 @@ public final class ContiguousKvManager implements KvManager {
       fragmentationRefusals++;
     }
     return null;
+  }
+
+  /** Asks the allocator for {@code bytes} tagged {@code tag} and tells the listener, under a fresh id. */
+  private AllocOutcome allocateTraced(long bytes, Tag tag) {
+    lastTraceId++;
+    if (listener != null) {
+      listener.allocated(lastTraceId, bytes, tag, false);
+    }
+    return allocator.allocate(new AllocRequest(bytes, tag, false, 0));
+  }
+
+  /**
+   * The naive plan: the iteration's activations are one unsplittable allocation of the KV's
+   * allocator, tagged {@code activation}; returns its handle (with its trace id kept), or -1 when
+   * refused.
+   */
+  @Override
+  public long allocateActivations(long bytes) {
+    AllocOutcome out = allocateTraced(bytes, Tag.ACTIVATION);
+    if (out instanceof AllocOutcome.Allocated a) {
+      activationHandle = a.handle();
+      activationTraceId = lastTraceId;
+      activationBytes = bytes;
+      return a.handle();
+    }
+    return -1;
+  }
+
+  @Override
+  public void freeActivations(long handle) {
+    if (handle != activationHandle) {
+      throw new IllegalStateException("activations " + handle + " are not the live ones");
+    }
+    release(handle, activationTraceId);
+    activationHandle = -1;
+    activationBytes = 0;
   }
 
   @Override
@@ -430,7 +464,9 @@ public final class ContiguousKvManager implements KvManager {
       }
       requested += b.reservedTokens * kvBytesPerToken;
     }
-    if (allocator.stats().liveAllocations() != holding.size() || allocator.stats().requestedBytes() != requested) {
+    int activations = activationHandle >= 0 ? 1 : 0;
+    requested += activationBytes;
+    if (allocator.stats().liveAllocations() != holding.size() + activations || allocator.stats().requestedBytes() != requested) {
       throw new IllegalStateException("the allocator holds " + allocator.stats().liveAllocations() + " allocations of "
           + allocator.stats().requestedBytes() + " B requested; the sequences hold " + holding.size() + " buffers of " + requested + " B");
     }

@@ -68,6 +68,20 @@ public interface KvManager {
     throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot report its memory operations");
   }
 
+  /**
+   * The naive memory plan: allocates an iteration's activations and temporaries of {@code bytes}
+   * in the KV's own allocator; returns a handle, or -1 when the allocator refuses. Only managers
+   * over a general-purpose allocator can.
+   */
+  default long allocateActivations(long bytes) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no activations");
+  }
+
+  /** Frees activations allocated by {@link #allocateActivations}. */
+  default void freeActivations(long handle) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no activations");
+  }
+
   /** Adds the current iteration to the manager's sharing measure, if it has one (called once per iteration). */
   default void sampleSharing() {}
 

@@ -232,7 +232,7 @@ public final class PagedKvManager implements KvManager {
     blocks.listen(new kvsim.alloc.paged.BlockListener() {
       @Override
       public void taken(int block) {
-        listener.allocated(block, blockBytes, true);
+        listener.allocated(block, blockBytes, kvsim.core.Tag.KV, true);
       }
 
       @Override

@@ -80,6 +80,9 @@ public final class ServingEngine {
   private boolean inFlight;
   /** Modelled time of the forks made while finishing the last iteration, charged to the next one. */
   private long forkNanos;
+  /** Under the naive plan, activation bytes per scheduled token; 0 under the two-pool plan. */
+  private long activationBytesPerToken;
+  private long activationHandle = -1;
 
   /**
    * An engine over one system.
@@ -115,14 +118,14 @@ public final class ServingEngine {
 
   /**
    * Writes every memory operation of the allocator under test from now on to {@code trace}, each
-   * as an L1 event stamped with the simulated time (KV only: activations are not allocated in the
-   * KV manager's region). An I/O error ends the run.
+   * as an L1 event stamped with the simulated time: the KV, and under the naive plan the
+   * activations too. An I/O error ends the run.
    */
   public void emitTo(L1TraceWriter trace) {
     kv.listen(new MemoryListener() {
       @Override
-      public void allocated(long id, long sizeBytes, boolean splittable) {
-        write(TraceEvent.alloc(sim.nowNanos(), id, sizeBytes, Tag.KV, splittable, 0));
+      public void allocated(long id, long sizeBytes, Tag tag, boolean splittable) {
+        write(TraceEvent.alloc(sim.nowNanos(), id, sizeBytes, tag, splittable, 0));
       }
 
       @Override
@@ -138,6 +141,24 @@ public final class ServingEngine {
         }
       }
     });
+  }
+
+  /**
+   * The naive memory plan (a plain PyTorch program): every iteration allocates its activations and
+   * temporaries, {@code bytesPerToken} per scheduled token, in the KV manager's own allocator
+   * after planning, and frees them when it ends. Note [Activation OOM]: when the allocator refuses
+   * them, the iteration does not run; as a PyTorch server that catches {@code
+   * torch.OutOfMemoryError} fails the batch it was running, every request with a sequence in the
+   * batch is aborted (its memory freed, counted in {@code requests_aborted}) and the engine plans
+   * again at once. Without it (the default, vLLM's two pools) activations live in a region of
+   * their own, sized for the largest batch, and are not allocated here.
+   */
+  public void placeActivationsWithKv(long bytesPerToken) {
+    if (bytesPerToken < 1) {
+      throw new IllegalArgumentException("activation bytes per token must be positive");
+    }
+    this.activationBytesPerToken = bytesPerToken;
+    metrics.naivePlan = true;
   }
 
   /** Runs every request of {@code requests} to its end and returns the metrics. */
@@ -228,6 +249,10 @@ public final class ServingEngine {
     protected void actions() {
       long now = sim.nowNanos();
       if (inFlight) {
+        if (activationHandle >= 0) {
+          kv.freeActivations(activationHandle);
+          activationHandle = -1;
+        }
         finishIteration(now);
         inFlight = false;
       }
@@ -240,6 +265,14 @@ public final class ServingEngine {
               + scheduler.waiting() + " waiting: a request larger than the KV memory should have been rejected on arrival");
         }
         return;
+      }
+      if (activationBytesPerToken > 0) {
+        activationHandle = kv.allocateActivations(Math.multiplyExact(plan.totalTokens(), activationBytesPerToken));
+        if (activationHandle < 0) {
+          abortBatch();
+          sim.scheduleAt(this, now);
+          return;
+        }
       }
       metrics.recordIteration(now, plan, kv, scheduler.running(), scheduler.waiting());
       if (metrics.multiSequenceRequests > 0) {
@@ -288,6 +321,32 @@ public final class ServingEngine {
     }
     for (SequenceGroup g : stepBeams) {
       reselectBeams(g);
+    }
+    scheduler.removeFinished();
+    if (check) {
+      kv.checkInvariants();
+    }
+  }
+
+  /**
+   * Note [Activation OOM] in {@link #placeActivationsWithKv}: aborts every request with a sequence
+   * in the planned batch; their sequences' memory is freed and they leave the running list.
+   */
+  private void abortBatch() {
+    metrics.activationOoms++;
+    for (int i = 0; i < plan.size(); i++) {
+      SequenceGroup g = plan.sequence(i).group;
+      if (g.finishNanos >= 0) {
+        continue;
+      }
+      g.finishNanos = sim.nowNanos();
+      metrics.aborted++;
+      for (Sequence s : g.sequences) {
+        if (s.status != Sequence.Status.FINISHED) {
+          s.status = Sequence.Status.FINISHED;
+          kv.finish(s);
+        }
+      }
     }
     scheduler.removeFinished();
     if (check) {

@@ -30,6 +30,8 @@ import kvsim.metrics.Samples;
  *       any lookup).
  *   <li>{@code kv_manager}: the KV manager's own counters ({@link KvManager#counters}), when it
  *       has any.
+ *   <li>Under the naive plan only: {@code activation_oom_count} (iterations whose activations the
+ *       allocator refused) and {@code requests_aborted} (requests of those batches, never finished).
  *   <li>{@code sequence_groups}, only in runs with requests of {@code n} &gt; 1 or a beam width:
  *       see {@link #groupsMap}. Latencies are then per request (group): first token of any of its
  *       sequences, finish of the last; output tokens count every sequence's tokens.
@@ -58,6 +60,9 @@ public final class ServingMetrics {
   long sequences;
   long beamReplacements;
   long swapPreemptions;
+  boolean naivePlan;
+  long activationOoms;
+  long aborted;
   long firstArrivalNanos = -1;
   long lastFinishNanos;
   private final long[] slots = new long[4];
@@ -166,6 +171,10 @@ public final class ServingMetrics {
     if (multiSequenceRequests > 0) {
       m.put("sequence_groups", groupsMap());
     }
+    if (naivePlan) {
+      m.put("activation_oom_count", activationOoms);
+      m.put("requests_aborted", aborted);
+    }
     return m;
   }
 
@@ -200,6 +209,16 @@ public final class ServingMetrics {
   /** Returns the KV manager's group counters at the end of the run (empty for a manager without any). */
   public Map<String, Long> groupCounters() {
     return groupCounters;
+  }
+
+  /** Returns the requests aborted by activation out-of-memory (naive plan). */
+  public long aborted() {
+    return aborted;
+  }
+
+  /** Returns the iterations whose activations the allocator refused (naive plan). */
+  public long activationOoms() {
+    return activationOoms;
   }
 
   /** Returns the preemptions that swapped a group out. */

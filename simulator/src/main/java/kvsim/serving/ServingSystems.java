@@ -23,8 +23,13 @@ import kvsim.registry.AllocatorRegistry;
  *   <li>{@code hf-naive}: a plain PyTorch program serving one request at a time ({@link
  *       OrcaScheduler} with {@code max_num_seqs} 1, whatever the run's limit) whose KV cache grows
  *       by copying ({@link ContiguousKvManager.Reservation#GROW}) in PyTorch's caching allocator
- *       (default options). Only the KV cache is in that allocator's region; a real program would
- *       also allocate its activations and temporaries there, which is not modelled yet.
+ *       (default options), its activations and temporaries in the same allocator (the naive plan,
+ *       {@link ServingEngine#placeActivationsWithKv}).
+ * </ul>
+ *
+ * <p>Memory plans ({@code --plan}): {@code two-pool} (vLLM's layout, the default of every system
+ * but {@code hf-naive}) keeps activations out of the KV region; {@code naive} puts each iteration's
+ * activations into the KV's allocator, for the contiguous systems only.
  * </ul>
  *
  *   <li>{@code vllm-v0}: vLLM v0's default scheduler ({@link VllmV0Scheduler}: watermark, prefills
@@ -55,9 +60,10 @@ public final class ServingSystems {
    * @param model the model (its KV bytes per token are {@code kvBytesPerToken})
    * @param device the device, for allocator models that need it and for copy times
    * @param swapSpaceBytes host memory for vLLM v0's swapped blocks
+   * @param plan the memory plan, {@link #PLAN_NAIVE} or {@link #PLAN_TWO_POOL}, or null for the system's default
    */
   public record Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens,
-      ModelPreset model, DeviceSpec device, long swapSpaceBytes) {
+      ModelPreset model, DeviceSpec device, long swapSpaceBytes, String plan) {
     public Build {
       if (model.kvBytesPerToken() != kvBytesPerToken) {
         throw new IllegalArgumentException("KV bytes per token " + kvBytesPerToken + " are not " + model.name() + "'s " + model.kvBytesPerToken());
@@ -65,12 +71,21 @@ public final class ServingSystems {
       if (swapSpaceBytes < 0) {
         throw new InputException("--swap-space: must not be negative, got " + swapSpaceBytes);
       }
+      if (plan != null && !plan.equals(PLAN_NAIVE) && !plan.equals(PLAN_TWO_POOL)) {
+        throw new InputException("--plan: unknown plan '" + plan + "' (known: " + PLAN_TWO_POOL + ", " + PLAN_NAIVE + ")");
+      }
+    }
+
+    /** A build with vLLM's default swap space and each system's default plan. */
+    public Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens, ModelPreset model,
+        DeviceSpec device, long swapSpaceBytes) {
+      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, null);
     }
 
     /** A build with vLLM's default swap space. */
     public Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens, ModelPreset model,
         DeviceSpec device) {
-      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, SWAP_SPACE_BYTES);
+      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, SWAP_SPACE_BYTES, null);
     }
   }
 
@@ -80,8 +95,28 @@ public final class ServingSystems {
    * @param scheduler the scheduler
    * @param kv the KV manager
    * @param parts scheduler, KV manager, allocator and their settings, by name
+   * @param activationBytesPerToken under the naive plan, the activation bytes per scheduled token
+   *     the engine allocates in the KV manager's allocator; 0 under the two-pool plan
    */
-  public record Built(Scheduler scheduler, KvManager kv, Map<String, Object> parts) {}
+  public record Built(Scheduler scheduler, KvManager kv, Map<String, Object> parts, long activationBytesPerToken) {
+    /** A system under the two-pool plan: no activations in the KV manager's allocator. */
+    public Built(Scheduler scheduler, KvManager kv, Map<String, Object> parts) {
+      this(scheduler, kv, parts, 0);
+    }
+  }
+
+  /** vLLM's layout: KV in its own pool, activations in a region of their own (not allocated by the engine). */
+  public static final String PLAN_TWO_POOL = "two-pool";
+  /** A plain PyTorch program's: activations and temporaries in the KV's own allocator. */
+  public static final String PLAN_NAIVE = "naive";
+
+  /**
+   * Returns the activation and temporary bytes of one scheduled token: its two MLP projections in
+   * fp16 (MLP width × 2 × 2 B), the estimate vLLM's profiling run would find for the peak.
+   */
+  public static long activationBytesPerToken(ModelPreset model) {
+    return (long) model.intermediateSize() * 2L * 2L;
+  }
 
   private static final Map<String, System> SYSTEMS = new LinkedHashMap<>();
 
@@ -130,6 +165,11 @@ public final class ServingSystems {
   /** Builds a fresh instance of a system; throws InputException when the KV memory cannot serve it. */
   public static Built build(String name, Build b) {
     get(name);
+    boolean contiguous = name.startsWith("orca") || name.equals("hf-naive");
+    if (PLAN_NAIVE.equals(b.plan()) && !contiguous) {
+      throw new InputException("--plan naive: " + name + " keeps its KV in a block pool allocated at start-up; only the contiguous systems"
+          + " (orca-*, hf-naive) can share their allocator with the activations");
+    }
     return switch (name) {
       case "vllm" -> vllm(b);
       case "vllm-v0" -> vllmV0(b);
@@ -158,6 +198,7 @@ public final class ServingSystems {
           + kv.capacityTokens() + " tokens" + (reservation == ContiguousKvManager.Reservation.GROW ? " while it grows (old and new buffer)" : "")
           + ", fewer than max_model_len " + config.maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
     }
+    boolean naive = b.plan() == null ? name.equals("hf-naive") : b.plan().equals(PLAN_NAIVE);
     Map<String, Object> parts = new LinkedHashMap<>();
     parts.put("scheduler", "orca");
     parts.put("kv_manager", "contiguous");
@@ -170,7 +211,10 @@ public final class ServingSystems {
     parts.put("max_model_len", config.maxModelLen());
     parts.put("enable_chunked_prefill", false);
     parts.put("preemption", "none");
-    return new Built(new OrcaScheduler(config, kv), kv, parts);
+    if (naive) {
+      parts.put("plan", PLAN_NAIVE);
+    }
+    return new Built(new OrcaScheduler(config, kv), kv, parts, naive ? activationBytesPerToken(b.model()) : 0);
   }
 
   private static long checkedBlocks(Build b) {

@@ -156,6 +156,40 @@ class ServingCommandTest {
   }
 
   @Test
+  void theNaivePlanPutsActivationsWithTheKvAndAnActivationOomAbortsTheBatch() throws IOException {
+    Path out = dir.resolve("out");
+    Path ops = dir.resolve("ops.jsonl");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=2,count=300", "--system", "orca-oracle", "--plan", "naive", "--model", "opt-13b",
+        "--device", "a100-40", "--kv-memory", "12GiB", "--check", "-q", "--emit-trace", ops.toString(), "-o", out.toString()).ok();
+    JsonNode s = new ObjectMapper().readTree(out.resolve("summary.json").toFile());
+    assertEquals("naive", s.get("plan").asText());
+    JsonNode orca = s.get("systems").get(0);
+    assertEquals("naive", orca.get("parts").get("plan").asText());
+    assertTrue(orca.get("activation_oom_count").asLong() > 0, "a full buddy region refuses a batch's activations");
+    assertEquals(300, orca.get("requests_finished").asLong() + orca.get("requests_rejected").asLong() + orca.get("requests_aborted").asLong(),
+        "every request finishes, is rejected or is aborted, once");
+    assertTrue(Files.readString(ops).contains("\"tag\":\"activation\""), "the trace holds the activations");
+    JsonNode buddy = replay(ops, "buddy");
+    assertEquals(orca.get("kv_manager").get("reservations_refused").asLong() + orca.get("activation_oom_count").asLong(),
+        buddy.get("oom_count").asLong(), "the replay meets the same refusals, KV and activations");
+  }
+
+  @Test
+  void hfNaiveUsesTheNaivePlanAndPagedSystemsRefuseIt() throws IOException {
+    Path out = dir.resolve("out");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=2,count=20", "--system", "hf-naive", "--model", "opt-13b", "--device", "a100-40",
+        "--kv-memory", "12GiB", "-q", "-o", out.toString()).ok();
+    JsonNode naive = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("systems").get(0);
+    assertEquals("naive", naive.get("parts").get("plan").asText());
+    assertEquals(0, naive.get("activation_oom_count").asLong());
+    Path out2 = dir.resolve("out2");
+    CliRun run = CliRun.of("serving", "requests:count=5", "--system", "vllm", "--plan", "naive", "-o", out2.toString());
+    assertEquals(2, run.exitCode());
+    assertTrue(run.err().contains("--plan naive: vllm keeps its KV in a block pool"), run.err());
+    assertFalse(Files.exists(out2));
+  }
+
+  @Test
   void samplesAndABeamAtOnceAreRefused() throws IOException {
     Path trace = dir.resolve("nb.jsonl");
     Files.writeString(trace, "{\"format\":\"kvsim-requests\",\"version\":1}\n{\"id\":0,\"t\":0,\"prompt_tokens\":10,\"output_tokens\":5,\"n\":2,\"beam_width\":2}\n");
