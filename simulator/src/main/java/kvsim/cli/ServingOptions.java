@@ -11,7 +11,8 @@ final class ServingOptions {
       + "with prefix caching); vllm-v0 (vLLM v0: prefills first, watermark, no chunked prefill); "
       + "orca-max, orca-pow2, orca-oracle (the vLLM paper's Orca baselines: no preemption, one buddy block per request "
       + "reserving max_model_len tokens, the next power of two of its final length, or exactly its final length); hf-naive (one request at "
-      + "a time, its KV grown by doubling and copying in PyTorch's caching allocator).")
+      + "a time, its KV grown by doubling and copying in PyTorch's caching allocator); vattention (vLLM v1 over vAttention's virtually contiguous "
+      + "KV, 2 MiB pages mapped as a request grows).")
   List<String> systems = new ArrayList<>();
 
   @Option(names = "--model", paramLabel = "MODEL", description = "Model preset (see `kvsim list`). Default: llama-2-7b.")

@@ -27,6 +27,11 @@ import kvsim.registry.AllocatorRegistry;
  *       {@link ServingEngine#placeActivationsWithKv}).
  * </ul>
  *
+ * <ul>
+ *   <li>{@code vattention}: vLLM v1's scheduler over a {@link VAttentionKvManager} (the {@code
+ *       vattention} allocator model, 2 MiB pages), no prefix caching.
+ * </ul>
+ *
  * <p>Memory plans ({@code --plan}): {@code two-pool} (vLLM's layout, the default of every system
  * but {@code hf-naive}) keeps activations out of the KV region; {@code naive} puts each iteration's
  * activations into the KV's allocator, for the contiguous systems only.
@@ -137,6 +142,8 @@ public final class ServingSystems {
         "Orca(Pow2): as orca-max, reserving the next power of two of the request's final length (at most 2x)"));
     SYSTEMS.put("orca-oracle", new System("orca-oracle",
         "Orca(Oracle): as orca-max, reserving exactly the request's final length (prompt + output)"));
+    SYSTEMS.put("vattention", new System("vattention",
+        "vLLM v1's scheduler over vAttention's KV cache: a virtually contiguous range per request, 2 MiB physical pages mapped as it grows"));
     SYSTEMS.put("hf-naive", new System("hf-naive",
         "a plain PyTorch program: one request at a time, its KV cache grown by doubling and copying in PyTorch's caching allocator"));
   }
@@ -177,6 +184,7 @@ public final class ServingSystems {
       case "orca-pow2" -> orca(name, b, ContiguousKvManager.Reservation.POW2);
       case "orca-oracle" -> orca(name, b, ContiguousKvManager.Reservation.ORACLE);
       case "hf-naive" -> naive(b);
+      case "vattention" -> vattention(b);
       default -> throw new IllegalStateException("system " + name + " has no build");
     };
   }
@@ -253,6 +261,26 @@ public final class ServingSystems {
     parts.put("swap_space_bytes", b.swapSpaceBytes());
     parts.put("num_cpu_blocks", hostBlocks);
     return new Built(new VllmV0Scheduler(v0, kv), kv, parts);
+  }
+
+  private static Built vattention(Build b) {
+    VAttentionKvManager kv = VAttentionKvManager.create(Map.of(), b.kvMemoryBytes(), b.device(), b.model());
+    if (kv.capacityTokens() < b.scheduler().maxModelLen()) {
+      throw new InputException("vattention: KV memory of " + Bytes.format(b.kvMemoryBytes()) + " maps one sequence at most " + kv.capacityTokens()
+          + " tokens, fewer than max_model_len " + b.scheduler().maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
+    }
+    Map<String, Object> parts = new LinkedHashMap<>();
+    parts.put("scheduler", "vllm-v1");
+    parts.put("kv_manager", "vattention");
+    parts.put("allocator", VAttentionKvManager.ALLOCATOR);
+    parts.put("allocator_options", kv.allocatorOptions());
+    parts.put("step_tokens", kv.stepTokens());
+    parts.put("prefix_caching", false);
+    parts.put("max_num_batched_tokens", b.scheduler().maxNumBatchedTokens());
+    parts.put("max_num_seqs", b.scheduler().maxNumSeqs());
+    parts.put("max_model_len", b.scheduler().maxModelLen());
+    parts.put("enable_chunked_prefill", b.scheduler().enableChunkedPrefill());
+    return new Built(new VllmV1Scheduler(b.scheduler(), kv), kv, parts);
   }
 
   private static Built vllm(Build b) {
