@@ -68,7 +68,7 @@ class ServingCommandTest {
   void anUnknownSystemIsNamed() {
     CliRun run = CliRun.of("serving", "requests:count=5", "--system", "orca");
     assertEquals(2, run.exitCode());
-    assertEquals("kvsim: error: unknown system 'orca' (known: vllm, vllm-v0, orca-max, orca-pow2, orca-oracle, hf-naive)", run.err().strip());
+    assertEquals("kvsim: error: unknown system 'orca' (known: vllm, vllm-v0, orca-max, orca-pow2, orca-oracle, vattention, hf-naive)", run.err().strip());
   }
 
   @Test
