@@ -41,6 +41,10 @@ final class ServingCommand implements Callable<Integer> {
   @Option(names = {"-o", "--output"}, paramLabel = "DIR", description = "Result folder (default results/runs/<time>-serving-<workload>); as for replay.")
   Path output;
 
+  @Option(names = "--emit-trace", paramLabel = "FILE", description = "Also write every memory operation of the allocator under test as an L1 trace"
+      + " (kvsim replay FILE replays it); with several systems one file each, named FILE with -SYSTEM before its extension.")
+  Path emitTrace;
+
   @Option(names = "--force", description = "Also replace a kvsim result folder into which files of your own were added.")
   boolean force;
 
@@ -63,7 +67,7 @@ final class ServingCommand implements Callable<Integer> {
         }
       }
     };
-    List<ServingRunner.SystemResult> results = new ServingRunner().run(s, progress);
+    List<ServingRunner.SystemResult> results = new ServingRunner().run(s, progress, emitTrace);
     List<Map<String, Object>> summaries = new ArrayList<>();
     List<Map<String, Object>> timings = new ArrayList<>();
     Map<String, List<double[]>> series = new LinkedHashMap<>();
@@ -77,6 +81,11 @@ final class ServingCommand implements Callable<Integer> {
     table(out, results);
     out.println();
     out.println("results: " + dir);
+    if (emitTrace != null) {
+      for (ServingRunner.SystemResult r : results) {
+        out.println("trace: " + ServingRunner.traceFile(emitTrace, r.system(), results.size() > 1));
+      }
+    }
     out.flush();
     return KvSim.EXIT_OK;
   }

@@ -11,7 +11,8 @@ final class ServingOptions {
       + "with prefix caching); vllm-v0 (vLLM v0: prefills first, watermark, no chunked prefill); "
       + "orca-max, orca-pow2, orca-oracle (the vLLM paper's Orca baselines: no preemption, one buddy block per request "
       + "reserving max_model_len tokens, the next power of two of its final length, or exactly its final length); hf-naive (one request at "
-      + "a time, its KV grown by doubling and copying in PyTorch's caching allocator).")
+      + "a time, its KV grown by doubling and copying in PyTorch's caching allocator); vattention (vLLM v1 over vAttention's virtually contiguous "
+      + "KV, 2 MiB pages mapped as a request grows).")
   List<String> systems = new ArrayList<>();
 
   @Option(names = "--model", paramLabel = "MODEL", description = "Model preset (see `kvsim list`). Default: llama-2-7b.")
@@ -38,12 +39,22 @@ final class ServingOptions {
   @Option(names = "--block-size", paramLabel = "TOKENS", description = "KV block size in tokens (default 16).")
   Integer blockSize;
 
+  @Option(names = "--swap-space", paramLabel = "SIZE", description = "Host memory for vLLM v0's swapped blocks, as vLLM's swap_space (default 4GiB).")
+  String swapSpace;
+
+  @Option(names = "--seed", paramLabel = "N", description = "Run seed of the beam selection of beam-search requests (default 42).")
+  Long seed;
+
+  @Option(names = "--plan", paramLabel = "PLAN", description = "Memory plan: two-pool (vLLM's: activations in a region of their own) or naive"
+      + " (activations in the KV's allocator, as a plain PyTorch program; contiguous systems only). Default: naive for hf-naive, two-pool otherwise.")
+  String plan;
+
   @Option(names = "--check", description = "Run the KV managers' invariant checkers after every iteration.")
   boolean check;
 
   /** Returns the request these options and {@code workload} make. */
   ServingSpec.Request request(String workload) {
     return new ServingSpec.Request(
-        workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, check);
+        workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, swapSpace, seed, plan, check);
   }
 }

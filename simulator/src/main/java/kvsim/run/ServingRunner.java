@@ -1,6 +1,9 @@
 package kvsim.run;
 
 import java.io.IOException;
+import java.nio.file.Path;
+import kvsim.core.AtomicFiles;
+import kvsim.trace.L1TraceWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -71,23 +74,76 @@ public final class ServingRunner {
    * @throws InputException when the workload has no requests
    */
   public List<SystemResult> run(ServingSpec spec, Progress progress) throws IOException {
+    return run(spec, progress, null);
+  }
+
+  /**
+   * Runs every system of the spec and, when {@code emitTrace} is not null, writes each system's
+   * memory operations as an L1 trace ({@link #traceFile} names the file), atomically: a run that
+   * fails leaves no trace.
+   *
+   * @throws InputException when the workload has no requests
+   */
+  public List<SystemResult> run(ServingSpec spec, Progress progress, Path emitTrace) throws IOException {
     List<String> systems = spec.systems();
-    List<SystemResult> results = Parallel.map(systems.size(), threads, i -> runOne(spec, systems.get(i), progress));
+    List<SystemResult> results = Parallel.map(systems.size(), threads,
+        i -> runOne(spec, systems.get(i), progress, emitTrace == null ? null : traceFile(emitTrace, systems.get(i), systems.size() > 1)));
     if (!results.isEmpty() && results.get(0).metrics().arrived() == 0) {
       throw new InputException(spec.workload().spec() + ": no requests (the workload is empty; nothing to simulate)");
     }
     return new ArrayList<>(results);
   }
 
-  private static SystemResult runOne(ServingSpec spec, String system, Progress progress) throws IOException {
+  /**
+   * Returns the L1 trace file of {@code system}: {@code file} itself for a single system; for
+   * several, {@code file} with {@code -SYSTEM} before its extension ({@code ops.jsonl} becomes
+   * {@code ops-vllm.jsonl}).
+   */
+  public static Path traceFile(Path file, String system, boolean several) {
+    if (!several) {
+      return file;
+    }
+    String name = file.getFileName().toString();
+    int dot = name.lastIndexOf('.');
+    String withSystem = dot > 0 ? name.substring(0, dot) + "-" + system + name.substring(dot) : name + "-" + system;
+    return file.resolveSibling(withSystem);
+  }
+
+  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, Path trace) throws IOException {
+    if (trace == null) {
+      return runOne(spec, system, progress, (L1TraceWriter) null);
+    }
+    Map<String, Object> header = new LinkedHashMap<>();
+    header.put("source", "kvsim serving");
+    header.put("system", system);
+    header.put("workload", spec.workload().spec());
+    header.put("model", spec.model().name());
+    // The allocator under test manages the KV region: a replay's device is that region.
+    header.put("device", Long.toString(spec.kvMemoryBytes()));
+    SystemResult[] result = new SystemResult[1];
+    AtomicFiles.write(trace, out -> {
+      try (L1TraceWriter w = new L1TraceWriter(out, header)) {
+        result[0] = runOne(spec, system, progress, w);
+      }
+    });
+    return result[0];
+  }
+
+  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, L1TraceWriter trace) throws IOException {
     long start = System.nanoTime();
     try (RequestSource source = spec.workload().open()) {
       ServingSystems.Built built = ServingSystems.build(system, new ServingSystems.Build(
           spec.kvMemoryBytes(), spec.model().kvBytesPerToken(), spec.blockTokens(), spec.scheduler(), source.hashBlockTokens(),
-          spec.model(), spec.device()));
+          spec.model(), spec.device(), spec.swapSpaceBytes(), spec.plan()));
       ServingEngine.Progress p = progress == null ? null : (iterations, finished) -> progress.update(system, iterations, finished, System.nanoTime() - start);
       ServingEngine engine = new ServingEngine(built.scheduler(), built.kv(), Roofline.of(spec.model(), spec.device()), spec.scheduler(),
-          spec.model().kvBytesPerToken(), spec.check(), p);
+          spec.model().kvBytesPerToken(), spec.check(), p, spec.seed());
+      if (trace != null) {
+        engine.emitTo(trace);
+      }
+      if (built.activationBytesPerToken() > 0) {
+        engine.placeActivationsWithKv(built.activationBytesPerToken());
+      }
       ServingMetrics metrics = engine.run(source);
       return new SystemResult(system, built.parts(), metrics, System.nanoTime() - start);
     }

@@ -41,6 +41,9 @@ public final class ServingSpec {
    * @param maxNumSeqs running-sequence limit
    * @param maxNumBatchedTokens token budget per iteration
    * @param blockTokens KV block size in tokens
+   * @param swapSpace host memory for vLLM v0's swapped blocks (default {@link ServingSystems#SWAP_SPACE_BYTES})
+   * @param seed run seed of the beam selection (default {@link kvsim.serving.ServingEngine#DEFAULT_SEED})
+   * @param plan memory plan, {@code two-pool} or {@code naive} (default: each system's own)
    * @param check run the invariant checkers after every iteration
    */
   public record Request(
@@ -54,6 +57,9 @@ public final class ServingSpec {
       Integer maxNumSeqs,
       Integer maxNumBatchedTokens,
       Integer blockTokens,
+      String swapSpace,
+      Long seed,
+      String plan,
       boolean check) {}
 
   private final WorkloadRegistry.RequestWorkload workload;
@@ -64,6 +70,9 @@ public final class ServingSpec {
   private final int blockTokens;
   private final List<String> systems;
   private final boolean check;
+  private final long swapSpaceBytes;
+  private final long seed;
+  private final String plan;
   private final Map<String, Object> echo;
 
   private ServingSpec(Request r) {
@@ -104,7 +113,7 @@ public final class ServingSpec {
       if (!(util > 0 && util <= 1)) {
         throw new InputException("--gpu-memory-utilization: must be in (0, 1], got " + util);
       }
-      long activations = (long) budget * model.intermediateSize() * 2L * 2L;
+      long activations = (long) budget * ServingSystems.activationBytesPerToken(model);
       long usable = (long) (device.capacityBytes() * util);
       this.kvMemoryBytes = usable - model.weightBytes() - activations;
       if (kvMemoryBytes <= 0) {
@@ -119,12 +128,43 @@ public final class ServingSpec {
           + " per block of " + blockTokens + "), fewer than max_model_len " + maxModelLen + ": vLLM refuses to start so; give more --kv-memory or a lower --max-model-len");
     }
     this.check = r.check();
+    if (r.swapSpace() == null) {
+      this.swapSpaceBytes = ServingSystems.SWAP_SPACE_BYTES;
+    } else {
+      try {
+        this.swapSpaceBytes = Bytes.parse(r.swapSpace());
+      } catch (IllegalArgumentException ex) {
+        throw new InputException("--swap-space: " + ex.getMessage());
+      }
+    }
+    this.seed = r.seed() == null ? kvsim.serving.ServingEngine.DEFAULT_SEED : r.seed();
+    if (r.plan() != null && !r.plan().equals(ServingSystems.PLAN_NAIVE) && !r.plan().equals(ServingSystems.PLAN_TWO_POOL)) {
+      throw new InputException("--plan: unknown plan '" + r.plan() + "' (known: " + ServingSystems.PLAN_TWO_POOL + ", " + ServingSystems.PLAN_NAIVE + ")");
+    }
+    this.plan = r.plan();
     Map<String, Object> e = new LinkedHashMap<>();
     e.put("workload", workload.spec());
-    e.put("model", Map.of("name", model.name(), "kv_bytes_per_token", model.kvBytesPerToken()));
-    e.put("device", Map.of("name", device.name(), "capacity_bytes", device.capacityBytes()));
+    // Ordered maps: Map.of's iteration order changes from one JVM to the next.
+    Map<String, Object> modelEcho = new LinkedHashMap<>();
+    modelEcho.put("name", model.name());
+    modelEcho.put("kv_bytes_per_token", model.kvBytesPerToken());
+    e.put("model", modelEcho);
+    Map<String, Object> deviceEcho = new LinkedHashMap<>();
+    deviceEcho.put("name", device.name());
+    deviceEcho.put("capacity_bytes", device.capacityBytes());
+    e.put("device", deviceEcho);
     e.put("kv_memory_bytes", kvMemoryBytes);
     e.put("check", check);
+    // Echoed only when given, so that the result files of runs without them stay as they were.
+    if (r.swapSpace() != null) {
+      e.put("swap_space_bytes", swapSpaceBytes);
+    }
+    if (r.seed() != null) {
+      e.put("seed", seed);
+    }
+    if (r.plan() != null) {
+      e.put("plan", plan);
+    }
     this.echo = e;
   }
 
@@ -137,6 +177,9 @@ public final class ServingSpec {
     this.blockTokens = o.blockTokens;
     this.systems = new ArrayList<>(systems);
     this.check = o.check;
+    this.swapSpaceBytes = o.swapSpaceBytes;
+    this.seed = o.seed;
+    this.plan = o.plan;
     Map<String, Object> e = new LinkedHashMap<>(o.echo);
     e.put("workload", workload.spec());
     this.echo = e;
@@ -207,6 +250,21 @@ public final class ServingSpec {
   /** Returns the systems to run, in the order given. */
   public List<String> systems() {
     return List.copyOf(systems);
+  }
+
+  /** Returns the host memory for vLLM v0's swapped blocks, in bytes. */
+  public long swapSpaceBytes() {
+    return swapSpaceBytes;
+  }
+
+  /** Returns the memory plan asked for, or null for each system's default. */
+  public String plan() {
+    return plan;
+  }
+
+  /** Returns the run seed of the beam selection. */
+  public long seed() {
+    return seed;
   }
 
   /** Returns whether the invariant checkers run after every iteration. */

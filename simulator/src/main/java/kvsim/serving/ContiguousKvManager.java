@@ -47,6 +47,11 @@ import kvsim.registry.AllocatorRegistry;
  *       because no policy asked for it and no sequence can use it; the policy's own
  *       over-reservation is internal.
  *   <li>No prefix cache: {@link #lookup} returns 0.
+ *   <li>Sequence groups ({@code n} &gt; 1, beam search): every sequence holds its own copy of the
+ *       prompt. A forking group's lead reserves a buffer for each of the group's sequences at
+ *       admission, all or none (the policy's tokens each); a {@link #fork} copies the source's
+ *       computed tokens into the target's buffer (growing it first under {@link
+ *       Reservation#GROW}), timed like a growth copy.
  * </ul>
  */
 public final class ContiguousKvManager implements KvManager {
@@ -77,6 +82,7 @@ public final class ContiguousKvManager implements KvManager {
   /** One sequence's buffer. */
   private static final class Buffer {
     long handle;
+    long traceId;
     int reservedTokens;
   }
 
@@ -97,6 +103,14 @@ public final class ContiguousKvManager implements KvManager {
   private long copies;
   private long copiedBytes;
   private double copyNanos;
+  private long forkCopies;
+  private MemoryListener listener;
+  private long activationHandle = -1;
+  private long activationTraceId;
+  private long activationBytes;
+  /** The id of the last allocation asked for, for the listener. */
+  private long lastTraceId;
+  private long forkCopiedBytes;
 
   /**
    * A manager over {@code allocator}, an empty contiguous model of a region of {@code regionBytes}.
@@ -213,40 +227,115 @@ public final class ContiguousKvManager implements KvManager {
     Buffer b = of(s);
     if (b == null) {
       int tokens = admissionTokens(s, needed);
-      AllocOutcome.Allocated got = take(tokens);
-      if (got == null) {
-        return false;
+      SequenceGroup g = s.group;
+      int count = g.forking() && s.index == 0 && s.outputTokens == 0 ? g.width() : 1;
+      long[] handles = new long[count];
+      long[] traceIds = new long[count];
+      for (int k = 0; k < count; k++) {
+        AllocOutcome.Allocated got = take(tokens);
+        if (got == null) {
+          for (int j = 0; j < k; j++) {
+            release(handles[j], traceIds[j]);
+          }
+          return false;
+        }
+        handles[k] = got.handle();
+        traceIds[k] = lastTraceId;
       }
-      b = new Buffer();
-      b.handle = got.handle();
-      b.reservedTokens = tokens;
-      s.kvState = b;
-      holding.add(s);
-      reservations++;
+      for (int k = 0; k < count; k++) {
+        Sequence owner = g.sequences[s.index + k];
+        Buffer one = new Buffer();
+        one.handle = handles[k];
+        one.traceId = traceIds[k];
+        one.reservedTokens = tokens;
+        owner.kvState = one;
+        holding.add(owner);
+        reservations++;
+      }
+      b = of(s);
     } else if (needed > b.reservedTokens) {
       if (reservation != Reservation.GROW) {
         throw new IllegalStateException(s + " outgrows its " + reservation.label() + " reservation of " + b.reservedTokens + " tokens");
       }
-      int tokens = (int) Math.max(needed, Math.min(maxModelLen, 2L * b.reservedTokens));
-      AllocOutcome.Allocated got = take(tokens);
-      if (got == null) {
+      if (!grow(b, needed, s.numComputedTokens)) {
         return false;
       }
-      long bytes = (long) s.numComputedTokens * kvBytesPerToken;
-      copies++;
-      copiedBytes += bytes;
-      copyNanos += bytes / copyBytesPerSecond * 1e9;
-      allocator.free(b.handle);
-      b.handle = got.handle();
-      b.reservedTokens = tokens;
     }
     s.numComputedTokens = needed;
     return true;
   }
 
+  /**
+   * Moves buffer {@code b} to a new one of twice its tokens (at least {@code needed}, at most
+   * {@code max_model_len}), copying {@code computed} tokens; false, changing nothing, when refused.
+   */
+  private boolean grow(Buffer b, int needed, int computed) {
+    int tokens = (int) Math.max(needed, Math.min(maxModelLen, 2L * b.reservedTokens));
+    AllocOutcome.Allocated got = take(tokens);
+    if (got == null) {
+      return false;
+    }
+    long bytes = (long) computed * kvBytesPerToken;
+    copies++;
+    copiedBytes += bytes;
+    copyNanos += bytes / copyBytesPerSecond * 1e9;
+    release(b.handle, b.traceId);
+    b.handle = got.handle();
+    b.traceId = lastTraceId;
+    b.reservedTokens = tokens;
+    return true;
+  }
+
+  /** Frees an allocation and tells the listener. */
+  private void release(long handle, long traceId) {
+    allocator.free(handle);
+    if (listener != null) {
+      listener.freed(traceId);
+    }
+  }
+
+  /** Each buffer asked for (granted or refused) is an unsplittable allocation; ids count from 1. */
+  @Override
+  public void listen(MemoryListener listener) {
+    this.listener = listener;
+  }
+
+  /**
+   * A fork: copies {@code source}'s computed tokens into {@code target}'s own buffer, reserved
+   * with its group; a growing buffer too small for them grows first (the old contents are not
+   * copied: they are overwritten).
+   *
+   * @throws IllegalStateException when the target holds no buffer, or its buffer cannot hold the
+   *     tokens (a fixed reservation, or a growth the allocator refuses: out of memory)
+   */
+  @Override
+  public void fork(Sequence source, Sequence target) {
+    Buffer b = of(target);
+    if (b == null) {
+      throw new IllegalStateException(target + " holds no buffer to fork " + source + " into");
+    }
+    int needed = source.numComputedTokens;
+    if (needed > b.reservedTokens && (reservation != Reservation.GROW || !grow(b, needed, 0))) {
+      throw new IllegalStateException("out of KV memory: " + target + " cannot hold the " + needed + " tokens of " + source);
+    }
+    long bytes = (long) needed * kvBytesPerToken;
+    forkCopies++;
+    forkCopiedBytes += bytes;
+    copyNanos += bytes / copyBytesPerSecond * 1e9;
+  }
+
+  /** Returns {@code fork_copies} and {@code fork_copied_bytes}: prompts and beams copied between a group's buffers. */
+  @Override
+  public Map<String, Long> groupCounters() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("fork_copies", forkCopies);
+    m.put("fork_copied_bytes", forkCopiedBytes);
+    return m;
+  }
+
   /** Asks the allocator for a buffer of {@code tokens}; null, counted, when it refuses. */
   private AllocOutcome.Allocated take(int tokens) {
-    AllocOutcome out = allocator.allocate(new AllocRequest(Math.multiplyExact(tokens, kvBytesPerToken), Tag.KV, false, 0));
+    AllocOutcome out = allocateTraced(Math.multiplyExact(tokens, kvBytesPerToken), Tag.KV);
     if (out instanceof AllocOutcome.Allocated a) {
       return a;
     }
@@ -255,6 +344,42 @@ public final class ContiguousKvManager implements KvManager {
       fragmentationRefusals++;
     }
     return null;
+  }
+
+  /** Asks the allocator for {@code bytes} tagged {@code tag} and tells the listener, under a fresh id. */
+  private AllocOutcome allocateTraced(long bytes, Tag tag) {
+    lastTraceId++;
+    if (listener != null) {
+      listener.allocated(lastTraceId, bytes, tag, false);
+    }
+    return allocator.allocate(new AllocRequest(bytes, tag, false, 0));
+  }
+
+  /**
+   * The naive plan: the iteration's activations are one unsplittable allocation of the KV's
+   * allocator, tagged {@code activation}; returns its handle (with its trace id kept), or -1 when
+   * refused.
+   */
+  @Override
+  public long allocateActivations(long bytes) {
+    AllocOutcome out = allocateTraced(bytes, Tag.ACTIVATION);
+    if (out instanceof AllocOutcome.Allocated a) {
+      activationHandle = a.handle();
+      activationTraceId = lastTraceId;
+      activationBytes = bytes;
+      return a.handle();
+    }
+    return -1;
+  }
+
+  @Override
+  public void freeActivations(long handle) {
+    if (handle != activationHandle) {
+      throw new IllegalStateException("activations " + handle + " are not the live ones");
+    }
+    release(handle, activationTraceId);
+    activationHandle = -1;
+    activationBytes = 0;
   }
 
   @Override
@@ -273,7 +398,7 @@ public final class ContiguousKvManager implements KvManager {
   private void release(Sequence s) {
     Buffer b = of(s);
     if (b != null) {
-      allocator.free(b.handle);
+      release(b.handle, b.traceId);
       s.kvState = null;
       holding.remove(s);
     }
@@ -339,7 +464,9 @@ public final class ContiguousKvManager implements KvManager {
       }
       requested += b.reservedTokens * kvBytesPerToken;
     }
-    if (allocator.stats().liveAllocations() != holding.size() || allocator.stats().requestedBytes() != requested) {
+    int activations = activationHandle >= 0 ? 1 : 0;
+    requested += activationBytes;
+    if (allocator.stats().liveAllocations() != holding.size() + activations || allocator.stats().requestedBytes() != requested) {
       throw new IllegalStateException("the allocator holds " + allocator.stats().liveAllocations() + " allocations of "
           + allocator.stats().requestedBytes() + " B requested; the sequences hold " + holding.size() + " buffers of " + requested + " B");
     }

@@ -39,6 +39,60 @@ public interface KvManager {
   /** Frees a finished sequence's memory. */
   void finish(Sequence s);
 
+  /**
+   * Gives {@code target}, a sequence of the same group, a copy of {@code source}'s KV (a fork for
+   * parallel sampling or beam search, spec §2.3): paged managers share the blocks by reference
+   * (copy-on-write), contiguous ones copy into the target's own buffer. Whatever the target held
+   * before is given up. The caller copies the token counts ({@link Sequence#copyProgress}).
+   */
+  default void fork(Sequence source, Sequence target) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot fork sequences");
+  }
+
+  /**
+   * Returns whether the KV memory could hold the whole forking group {@code g} alone, every
+   * sequence at its final length without sharing; a group that fails this is refused on arrival,
+   * as a prompt of {@code max_model_len} tokens is, since it might never progress. True by default
+   * (a manager that reserves at admission finds out then).
+   */
+  default boolean canEverHold(SequenceGroup g) {
+    return true;
+  }
+
+  /**
+   * Tells {@code listener} of every allocation and free the manager makes on its allocator from
+   * now on (paged managers: each block taken and released; contiguous ones: each buffer, refused
+   * ones included).
+   */
+  default void listen(MemoryListener listener) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot report its memory operations");
+  }
+
+  /**
+   * The naive memory plan: allocates an iteration's activations and temporaries of {@code bytes}
+   * in the KV's own allocator; returns a handle, or -1 when the allocator refuses. Only managers
+   * over a general-purpose allocator can.
+   */
+  default long allocateActivations(long bytes) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no activations");
+  }
+
+  /** Frees activations allocated by {@link #allocateActivations}. */
+  default void freeActivations(long handle) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no activations");
+  }
+
+  /** Adds the current iteration to the manager's sharing measure, if it has one (called once per iteration). */
+  default void sampleSharing() {}
+
+  /**
+   * Returns the manager's counters of sequence groups (forks, copies, swaps, sharing) by result-file
+   * name, reported for runs with multi-sequence requests (empty by default).
+   */
+  default Map<String, Long> groupCounters() {
+    return Map.of();
+  }
+
   /** Returns the most tokens one sequence can ever hold (the whole KV region for one sequence). */
   long capacityTokens();
 

@@ -13,8 +13,10 @@ package kvsim.serving;
  *       prefills its whole prompt in one iteration (no chunked prefill). It is admitted only if its
  *       prompt fits what is left of {@code max_num_batched_tokens}, or if nothing else is scheduled
  *       in the iteration (so a prompt longer than the budget still runs, alone), and only if the KV
- *       manager reserves its memory. The first that cannot be admitted stops admission: FCFS
- *       head-of-line blocking, as in Orca.
+ *       manager reserves its memory (a group's lead reserves for every sequence of its group). The
+ *       first that cannot be admitted stops admission: FCFS head-of-line blocking, as in Orca; one
+ *       that cannot be admitted with nothing running never can, and is refused and counted among the
+ *       rejected requests.
  *   <li>Nothing is preempted: a sequence once admitted keeps its memory until it finishes.
  *   <li>A running sequence whose allocation fails (only a growing reservation can fail after
  *       admission) is not scheduled in this iteration and tries again in the next; no sequence is
@@ -26,10 +28,20 @@ package kvsim.serving;
  */
 public final class OrcaScheduler extends QueueScheduler {
   private long stalls;
+  private long ignored;
 
   /** A scheduler with these limits ({@code max_num_seqs}, {@code max_num_batched_tokens}) over this KV manager. */
   public OrcaScheduler(SchedulerConfig config, KvManager kv) {
     super(config, kv);
+  }
+
+  /**
+   * Returns the requests refused because their reservation (a group's: one buffer per sequence)
+   * could not be had even with nothing else running.
+   */
+  @Override
+  public long ignored() {
+    return ignored;
   }
 
   /** Returns how many times a running sequence could not get memory for its next token and waited an iteration. */
@@ -63,6 +75,13 @@ public final class OrcaScheduler extends QueueScheduler {
           break;
         }
         if (!kv.allocate(s, n)) {
+          if (runningList.isEmpty()) {
+            // Nothing holds memory, so its reservation can never be had: refused, counted.
+            waitingQueue.pollFirst();
+            s.status = Sequence.Status.FINISHED;
+            ignored++;
+            continue;
+          }
           break;
         }
         waitingQueue.pollFirst();

@@ -1,7 +1,10 @@
 package kvsim.serving;
 
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import kvsim.alloc.LatencyModel;
 import kvsim.alloc.paged.BlockManagerConfig;
@@ -25,8 +28,15 @@ import kvsim.alloc.paged.PrefixCacheStats;
  *       per new block; per free or preemption its free base plus per-step cost per block held.
  *   <li>Breakdown: the null block (v1) and every free block (cached or not) are external waste; a used
  *       block's slots hold computed tokens, except the unfilled tail of each running sequence's
- *       table (never shared: only full blocks are cached), which is reserved up to the sequence's
- *       final length and internal waste beyond it.
+ *       table, which is reserved up to the sequence's final length and internal waste beyond it (a
+ *       last block that forked sequences still share is counted once).
+ *   <li>Sequence groups (spec §2.3, §2.4, vLLM v0 only): {@link #fork} gives a sequence a copy of
+ *       another's block table, every block one more reference; the first write into a shared
+ *       partial block copies it (copy-on-write, in the block manager), each copy one block read and
+ *       written over HBM at the copy bandwidth, on the iteration's critical path. A group is
+ *       swapped out and in whole ({@link #swapOut}, {@link #swapIn}), its distinct blocks moved
+ *       once over the host link, the transfer on the critical path of the iteration that orders it
+ *       (v0's worker swaps before the forward pass, on the same stream).
  * </ul>
  *
  * <p>With given tokens ({@link #withGivenTokens}), for {@link ScriptedServing}, the caller names
@@ -42,17 +52,45 @@ public final class PagedKvManager implements KvManager {
   private final boolean givenTokens;
   /** Sequences holding blocks, in the order they first got them (the breakdown walks them). */
   private final LinkedHashSet<Sequence> holding = new LinkedHashSet<>();
+  private final double copyBytesPerSecond;
+  private final double hostLinkBytesPerSecond;
+  private final HashSet<Integer> sharedTails = new HashSet<>();
   private long modelledNanos;
+  private long forks;
+  private long cowCopies;
+  private double copyNanos;
+  private long swapOuts;
+  private long swapIns;
+  private long swappedOutBytes;
+  private long swappedInBytes;
+  private double swapNanos;
+  private long heldBlockIterations;
+  private long unsharedBlockIterations;
 
   /**
    * A manager over {@code blocks}; {@code hashBlockTokens} is the request source's tokens per
    * prefix hash (0 for none).
    */
   public PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency) {
-    this(blocks, hashBlockTokens, latency, false);
+    this(blocks, hashBlockTokens, latency, false, Double.POSITIVE_INFINITY, Double.POSITIVE_INFINITY);
   }
 
-  private PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency, boolean givenTokens) {
+  /**
+   * A manager over {@code blocks} whose copy-on-write copies move {@code copyBytesPerSecond} (each
+   * byte read and written once) and whose swaps move {@code hostLinkBytesPerSecond} over the host
+   * link.
+   */
+  public PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency, double copyBytesPerSecond, double hostLinkBytesPerSecond) {
+    this(blocks, hashBlockTokens, latency, false, copyBytesPerSecond, hostLinkBytesPerSecond);
+  }
+
+  private PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency, boolean givenTokens, double copyBytesPerSecond,
+      double hostLinkBytesPerSecond) {
+    if (!(copyBytesPerSecond > 0) || !(hostLinkBytesPerSecond > 0)) {
+      throw new IllegalArgumentException("copy and host-link bandwidths must be positive");
+    }
+    this.copyBytesPerSecond = copyBytesPerSecond;
+    this.hostLinkBytesPerSecond = hostLinkBytesPerSecond;
     this.givenTokens = givenTokens;
     this.blocks = blocks;
     this.blockTokens = blocks.config().blockSize();
@@ -70,7 +108,7 @@ public final class PagedKvManager implements KvManager {
    * #add(Sequence, String, int[])}, appended as given. No latency is modelled.
    */
   static PagedKvManager withGivenTokens(KvBlockManager blocks) {
-    return new PagedKvManager(blocks, 0, new LatencyModel(0, 0, 0, 0, 0, 0), true);
+    return new PagedKvManager(blocks, 0, new LatencyModel(0, 0, 0, 0, 0, 0), true, Double.POSITIVE_INFINITY, Double.POSITIVE_INFINITY);
   }
 
   /** Registers a sequence under {@code name} with these prompt token ids (given-tokens mode only). */
@@ -116,7 +154,8 @@ public final class PagedKvManager implements KvManager {
         hashIds[b] = given[b / per] * per + b % per;
       }
     }
-    s.kvState = blocks.addRequest(Long.toString(id), tokens, null, null, hashIds);
+    // A fanned-out group's other sequences are requests of their own: "id.index".
+    s.kvState = blocks.addRequest(s.index == 0 ? Long.toString(id) : id + "." + s.index, tokens, null, null, hashIds);
   }
 
   private static PagedRequest of(Sequence s) {
@@ -160,6 +199,11 @@ public final class PagedKvManager implements KvManager {
     modelledNanos += latency.allocBaseNanos();
     if (ok) {
       modelledNanos += latency.allocPerStepNanos() * (r.numBlocks() - before);
+      int copies = blocks.log().numCopies();
+      if (copies > 0) {
+        cowCopies += copies;
+        copyNanos += (double) copies * blocks.config().blockBytes() / copyBytesPerSecond * 1e9;
+      }
       s.numComputedTokens = r.numComputedTokens();
       holding.add(s);
     }
@@ -168,8 +212,115 @@ public final class PagedKvManager implements KvManager {
 
   @Override
   public void append(Sequence s, int token) {
-    int t = givenTokens ? token : s.outputTokens == 1 ? Integer.MIN_VALUE + (int) s.request.id() : token;
+    int t = givenTokens ? token : s.outputTokens == 1 ? firstOutputToken(s) : token;
     blocks.appendTokens(of(s), new int[] {t});
+  }
+
+  /**
+   * The token id of a sequence's first output token: it carries the request id, and for a group's
+   * other sequences their index too, so that no two sequences share output blocks by accident.
+   */
+  private static int firstOutputToken(Sequence s) {
+    int lead = Integer.MIN_VALUE + (int) s.request.id();
+    return s.index == 0 ? lead : lead ^ (s.index << 24) ^ 0x00800000;
+  }
+
+  /** Each block taken is an allocation of the block's bytes (id: the block id), each block released its free. */
+  @Override
+  public void listen(MemoryListener listener) {
+    long blockBytes = blocks.config().blockBytes();
+    blocks.listen(new kvsim.alloc.paged.BlockListener() {
+      @Override
+      public void taken(int block) {
+        listener.allocated(block, blockBytes, kvsim.core.Tag.KV, true);
+      }
+
+      @Override
+      public void released(int block) {
+        listener.freed(block);
+      }
+    });
+  }
+
+  /**
+   * A fork (spec §2.3): {@code target}, which holds nothing or is dropped (its blocks freed as a
+   * finish frees them), gets a copy of {@code source}'s block table, one more reference on each
+   * block, under a block-manager request of its own. v0 managers only.
+   */
+  @Override
+  public void fork(Sequence source, Sequence target) {
+    if (target.kvState != null && holding.contains(target)) {
+      finish(target);
+    }
+    target.kvState = blocks.fork(of(source), source.request.id() + "/" + (++forks));
+    holding.add(target);
+  }
+
+  /**
+   * Swaps a running group's sequences out to the host pool (spec §2.4), their distinct blocks once;
+   * returns false, changing nothing, when the host pool lacks blocks.
+   */
+  public boolean swapOut(List<Sequence> sequences) {
+    List<PagedRequest> group = requestsOf(sequences);
+    if (!blocks.swapOut(group)) {
+      return false;
+    }
+    swapOuts++;
+    swappedOutBytes += blocks.log().bytesMoved();
+    swapNanos += blocks.log().bytesMoved() / hostLinkBytesPerSecond * 1e9;
+    modelledNanos += latency.freeBaseNanos();
+    for (Sequence s : sequences) {
+      holding.remove(s);
+    }
+    return true;
+  }
+
+  /** Swaps a swapped group's sequences back in (spec §2.4); returns the watermark's verdict (OK: done). */
+  public OpLog.Admission swapIn(List<Sequence> sequences) {
+    if (!blocks.swapIn(requestsOf(sequences))) {
+      return blocks.log().admission();
+    }
+    swapIns++;
+    swappedInBytes += blocks.log().bytesMoved();
+    swapNanos += blocks.log().bytesMoved() / hostLinkBytesPerSecond * 1e9;
+    modelledNanos += latency.allocBaseNanos();
+    holding.addAll(sequences);
+    return OpLog.Admission.OK;
+  }
+
+  /**
+   * Returns whether the group's sequences, each at its final length and unshared, plus one
+   * copy-on-write block each, fit the usable blocks less v0's watermark: then the group alone can
+   * always decode and always be swapped back in.
+   */
+  @Override
+  public boolean canEverHold(SequenceGroup g) {
+    long perSequence = (g.lead().finalTokens() + blockTokens - 1) / blockTokens + 1;
+    return g.width() * perSequence <= usableBlocks - blocks.config().watermarkBlocks();
+  }
+
+  /**
+   * Returns whether the free blocks suffice for one decode step of each of {@code sequences} that
+   * has a token to compute, counted worst case as vLLM V2's {@code can_append_slots} does (new
+   * blocks plus a copy for each shared block written, spec §2.1).
+   */
+  public boolean canAppend(List<Sequence> sequences) {
+    long need = 0;
+    for (Sequence s : sequences) {
+      int n = s.numTokens - s.numComputedTokens;
+      if (n > 0) {
+        need += blocks.blocksToAppend(of(s), n);
+      }
+    }
+    return need <= blocks.numFreeBlocks();
+  }
+
+  private static List<PagedRequest> requestsOf(List<Sequence> sequences) {
+    List<PagedRequest> out = new ArrayList<>(sequences.size());
+    for (Sequence s : sequences) {
+      out.add(of(s));
+    }
+    return out;
   }
 
   @Override
@@ -195,7 +346,7 @@ public final class PagedKvManager implements KvManager {
 
   @Override
   public long modelledNanos() {
-    return modelledNanos;
+    return modelledNanos + Math.round(copyNanos) + Math.round(swapNanos);
   }
 
   @Override
@@ -204,8 +355,12 @@ public final class PagedKvManager implements KvManager {
     long used = (long) (usableBlocks - blocks.numFreeBlocks()) * blockTokens;
     long future = 0;
     long waste = 0;
+    sharedTails.clear();
     for (Sequence s : holding) {
       PagedRequest r = of(s);
+      if (forks > 0 && !sharedTails.add(r.lastBlock())) {
+        continue;
+      }
       long unfilled = (long) r.numBlocks() * blockTokens - r.numComputedTokens();
       long reserved = Math.min(unfilled, (long) s.finalTokens() - r.numComputedTokens());
       future += reserved;
@@ -215,6 +370,40 @@ public final class PagedKvManager implements KvManager {
     out[1] = future;
     out[2] = waste;
     out[3] = total - used;
+  }
+
+  /**
+   * Adds this iteration's block use to the sharing measure: the distinct blocks the sequences hold
+   * and the blocks their tables list (what they would hold without sharing).
+   */
+  @Override
+  public void sampleSharing() {
+    heldBlockIterations += usableBlocks - blocks.numFreeBlocks();
+    for (Sequence s : holding) {
+      unsharedBlockIterations += of(s).numBlocks();
+    }
+  }
+
+  /**
+   * Returns {@code forks}, {@code cow_copies} (blocks copied on a first divergent write), {@code
+   * swap_outs} and {@code swap_ins} (groups), {@code swapped_out_bytes} and {@code swapped_in_bytes},
+   * {@code copy_nanos} and {@code swap_nanos} (their time on the critical path), {@code
+   * held_block_iterations} and {@code unshared_block_iterations} (see {@link #sampleSharing}).
+   */
+  @Override
+  public Map<String, Long> groupCounters() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("forks", forks);
+    m.put("cow_copies", cowCopies);
+    m.put("swap_outs", swapOuts);
+    m.put("swap_ins", swapIns);
+    m.put("swapped_out_bytes", swappedOutBytes);
+    m.put("swapped_in_bytes", swappedInBytes);
+    m.put("copy_nanos", Math.round(copyNanos));
+    m.put("swap_nanos", Math.round(swapNanos));
+    m.put("held_block_iterations", heldBlockIterations);
+    m.put("unshared_block_iterations", unsharedBlockIterations);
+    return m;
   }
 
   /**

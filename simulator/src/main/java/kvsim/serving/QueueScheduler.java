@@ -29,8 +29,21 @@ abstract class QueueScheduler implements Scheduler {
   }
 
   @Override
-  public final int waiting() {
+  public int waiting() {
     return waitingQueue.size();
+  }
+
+  @Override
+  public final void addForked(Sequence parent, Sequence child) {
+    int at = runningList.indexOf(parent);
+    if (at < 0) {
+      throw new IllegalStateException(parent + " forks but is not running");
+    }
+    while (at + 1 < runningList.size() && runningList.get(at + 1).group == parent.group) {
+      at++;
+    }
+    runningList.add(at + 1, child);
+    child.status = Sequence.Status.RUNNING;
   }
 
   @Override

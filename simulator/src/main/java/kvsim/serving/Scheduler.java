@@ -13,6 +13,20 @@ public interface Scheduler {
   /** Plans the next iteration into {@code plan}; an empty plan means nothing can run. */
   void schedule(StepPlan plan);
 
+  /**
+   * Puts {@code child}, just forked from the running {@code parent} of its group, into the running
+   * list after its group's other running sequences.
+   */
+  void addForked(Sequence parent, Sequence child);
+
+  /**
+   * Returns whether a multi-sequence request runs as one group whose lead forks the others after
+   * the prompt (true, the default), or as independent requests from arrival on (vLLM v1's fan-out).
+   */
+  default boolean forksGroups() {
+    return true;
+  }
+
   /** Drops the finished sequences from the running list, keeping the others' order. */
   void removeFinished();
 

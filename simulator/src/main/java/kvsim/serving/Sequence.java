@@ -4,8 +4,8 @@ import kvsim.trace.Request;
 
 /**
  * One sequence as the serving engine tracks it: vLLM's {@code Request} with its token counts, its
- * status and its timestamps. A request with {@code n} parallel samples will be several sequences;
- * today every request is one.
+ * status and its timestamps. It belongs to a {@link SequenceGroup}: a request with {@code n}
+ * parallel samples or {@code beam_width} beams is several sequences, any other one.
  *
  * <ul>
  *   <li>{@code numTokens} is the prompt plus the output tokens sampled so far; {@code
@@ -22,11 +22,16 @@ public final class Sequence {
     WAITING,
     /** In the running list: holds KV memory. */
     RUNNING,
+    /** Swapped out to the host with its group (vLLM v0, spec §2.4): holds host blocks, no device memory. */
+    SWAPPED,
     /** Done: every output token sampled, its memory freed. */
     FINISHED
   }
 
   final Request request;
+  final SequenceGroup group;
+  /** The sequence's place in its group (0: the lead). */
+  final int index;
   final int maxOutputTokens;
   int numTokens;
   int numComputedTokens;
@@ -38,10 +43,29 @@ public final class Sequence {
   /** The KV manager's own state for this sequence. */
   Object kvState;
 
+  /** A sequence that is a group of its own. */
   Sequence(Request request, int maxOutputTokens) {
     this.request = request;
     this.maxOutputTokens = maxOutputTokens;
     this.numTokens = request.promptTokens();
+    this.index = 0;
+    this.group = new SequenceGroup(this);
+  }
+
+  /** The {@code index}-th sequence of {@code group}. */
+  Sequence(Request request, int maxOutputTokens, SequenceGroup group, int index) {
+    this.request = request;
+    this.maxOutputTokens = maxOutputTokens;
+    this.numTokens = request.promptTokens();
+    this.index = index;
+    this.group = group;
+  }
+
+  /** Takes the token counts of {@code source}, whose KV this sequence now holds a copy of (a fork). */
+  void copyProgress(Sequence source) {
+    numTokens = source.numTokens;
+    numComputedTokens = source.numComputedTokens;
+    outputTokens = source.outputTokens;
   }
 
   /** Returns whether the sequence runs and has computed all its tokens, so this iteration samples one. */
@@ -65,6 +89,16 @@ public final class Sequence {
     kv.append(this, token);
     numTokens++;
     return false;
+  }
+
+  /** Returns the group the sequence belongs to. */
+  public SequenceGroup group() {
+    return group;
+  }
+
+  /** Returns the sequence's place in its group (0: the lead). */
+  public int index() {
+    return index;
   }
 
   /** Returns the request this sequence serves. */
@@ -109,6 +143,6 @@ public final class Sequence {
 
   @Override
   public String toString() {
-    return "seq " + request.id() + " (" + numComputedTokens + "/" + numTokens + " tokens, " + outputTokens + "/" + maxOutputTokens + " out, " + status + ")";
+    return "seq " + request.id() + (group.width() > 1 ? "." + index : "") + " (" + numComputedTokens + "/" + numTokens + " tokens, " + outputTokens + "/" + maxOutputTokens + " out, " + status + ")";
   }
 }

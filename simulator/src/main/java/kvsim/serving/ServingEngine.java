@@ -6,8 +6,11 @@ import kvsim.core.InputException;
 import kvsim.devicemodel.Roofline;
 import kvsim.engine.Event;
 import kvsim.engine.Simulator;
+import kvsim.core.Tag;
+import kvsim.trace.L1TraceWriter;
 import kvsim.trace.Request;
 import kvsim.trace.RequestSource;
+import kvsim.trace.TraceEvent;
 
 /**
  * The serving-level (L2) engine: requests arrive, a continuous-batching {@link Scheduler} runs
@@ -20,7 +23,9 @@ import kvsim.trace.RequestSource;
  *       sequence, or is rejected when its prompt reaches {@code max_model_len} (vLLM refuses such
  *       requests when they arrive; the KV memory holds at least {@code max_model_len} tokens, as
  *       vLLM requires at start-up, so every other request fits alone); it reads the next
- *       request and schedules itself at its time, and starts an iteration if the engine is idle.
+ *       request and schedules itself at its time, and starts an iteration if the engine is idle. A
+ *       forking group that the KV memory could not hold alone ({@link KvManager#canEverHold}) is
+ *       rejected too.
  *   <li>{@code Iteration} (priority 1, so requests that arrive at the same instant are seen first):
  *       the end of the iteration in flight, if any (every scheduled sequence that caught up
  *       samples one token; a sequence that reached its output length finishes and frees its
@@ -31,7 +36,16 @@ import kvsim.trace.RequestSource;
  *
  * <p>Token ids: a request's prompt is unique to it unless the trace gives prefix hashes (the
  * trace carries lengths, not text), and its k-th output token is {@code 50000 + k}.
- * Deterministic: no randomness, and events in (time, priority, insertion) order.
+ *
+ * <p>Requests with {@code n} parallel samples or a beam width are {@link SequenceGroup}s. A
+ * scheduler that forks groups ({@link Scheduler#forksGroups}) gets the lead alone; when the lead
+ * samples its first token the engine forks the group's other sequences from it ({@link
+ * KvManager#fork}) into the running list, and every one of them samples that iteration. Beam
+ * groups then re-select their beams after every iteration in which all of them sampled (Note
+ * [Beam selection] in {@link SequenceGroup}): a dropped beam's sequence becomes a fork of a
+ * surviving one. A scheduler that fans groups out gets every sequence as a request of its own.
+ * Deterministic: the only randomness is the beam selection, seeded per request from the run seed,
+ * and events run in (time, priority, insertion) order.
  */
 public final class ServingEngine {
   /** Receives progress every {@link #PROGRESS_EVERY} iterations. */
@@ -45,6 +59,8 @@ public final class ServingEngine {
   public static final long PROGRESS_EVERY = 1 << 16;
   /** Token id of a request's first output token; the k-th is this plus k. */
   public static final int FIRST_OUTPUT_TOKEN = 50_000;
+  /** The run seed of the beam selection when none is given. */
+  public static final long DEFAULT_SEED = 42;
 
   private final Scheduler scheduler;
   private final KvManager kv;
@@ -53,6 +69,8 @@ public final class ServingEngine {
   private final long kvBytesPerToken;
   private final boolean check;
   private final Progress progress;
+  private final long seed;
+  private final java.util.ArrayList<SequenceGroup> stepBeams = new java.util.ArrayList<>();
   private final ServingMetrics metrics = new ServingMetrics();
   private final Simulator sim = new Simulator();
   private final StepPlan plan = new StepPlan();
@@ -60,6 +78,11 @@ public final class ServingEngine {
   private final Iteration iteration = new Iteration();
   private RequestSource source;
   private boolean inFlight;
+  /** Modelled time of the forks made while finishing the last iteration, charged to the next one. */
+  private long forkNanos;
+  /** Under the naive plan, activation bytes per scheduled token; 0 under the two-pool plan. */
+  private long activationBytesPerToken;
+  private long activationHandle = -1;
 
   /**
    * An engine over one system.
@@ -73,6 +96,12 @@ public final class ServingEngine {
    * @param progress progress callback, or null
    */
   public ServingEngine(Scheduler scheduler, KvManager kv, Roofline roofline, SchedulerConfig config, long kvBytesPerToken, boolean check, Progress progress) {
+    this(scheduler, kv, roofline, config, kvBytesPerToken, check, progress, DEFAULT_SEED);
+  }
+
+  /** An engine as above whose beam selection draws from {@code seed} and each request's id. */
+  public ServingEngine(Scheduler scheduler, KvManager kv, Roofline roofline, SchedulerConfig config, long kvBytesPerToken, boolean check, Progress progress,
+      long seed) {
     if (kv.capacityTokens() < config.maxModelLen()) {
       throw new IllegalArgumentException("the KV memory holds " + kv.capacityTokens() + " tokens, fewer than max_model_len " + config.maxModelLen()
           + ": one sequence could outgrow it (vLLM refuses to start so); give more KV memory or a lower max_model_len");
@@ -84,6 +113,52 @@ public final class ServingEngine {
     this.kvBytesPerToken = kvBytesPerToken;
     this.check = check;
     this.progress = progress;
+    this.seed = seed;
+  }
+
+  /**
+   * Writes every memory operation of the allocator under test from now on to {@code trace}, each
+   * as an L1 event stamped with the simulated time: the KV, and under the naive plan the
+   * activations too. An I/O error ends the run.
+   */
+  public void emitTo(L1TraceWriter trace) {
+    kv.listen(new MemoryListener() {
+      @Override
+      public void allocated(long id, long sizeBytes, Tag tag, boolean splittable) {
+        write(TraceEvent.alloc(sim.nowNanos(), id, sizeBytes, tag, splittable, 0));
+      }
+
+      @Override
+      public void freed(long id) {
+        write(TraceEvent.free(sim.nowNanos(), id, 0));
+      }
+
+      private void write(TraceEvent e) {
+        try {
+          trace.write(e);
+        } catch (IOException ex) {
+          throw new UncheckedIOException(ex);
+        }
+      }
+    });
+  }
+
+  /**
+   * The naive memory plan (a plain PyTorch program): every iteration allocates its activations and
+   * temporaries, {@code bytesPerToken} per scheduled token, in the KV manager's own allocator
+   * after planning, and frees them when it ends. Note [Activation OOM]: when the allocator refuses
+   * them, the iteration does not run; as a PyTorch server that catches {@code
+   * torch.OutOfMemoryError} fails the batch it was running, every request with a sequence in the
+   * batch is aborted (its memory freed, counted in {@code requests_aborted}) and the engine plans
+   * again at once. Without it (the default, vLLM's two pools) activations live in a region of
+   * their own, sized for the largest batch, and are not allocated here.
+   */
+  public void placeActivationsWithKv(long bytesPerToken) {
+    if (bytesPerToken < 1) {
+      throw new IllegalArgumentException("activation bytes per token must be positive");
+    }
+    this.activationBytesPerToken = bytesPerToken;
+    metrics.naivePlan = true;
   }
 
   /** Runs every request of {@code requests} to its end and returns the metrics. */
@@ -105,6 +180,7 @@ public final class ServingEngine {
     }
     metrics.rejected += scheduler.ignored();
     metrics.kvCounters = kv.counters();
+    metrics.groupCounters = kv.groupCounters();
     return metrics;
   }
 
@@ -138,10 +214,6 @@ public final class ServingEngine {
   }
 
   private void admit(Request r) {
-    if (r.samples() > 1 || r.beamWidth() > 1) {
-      throw new InputException(source.name() + (r.line() > 0 ? ":" + r.line() : "") + ": " + (r.samples() > 1 ? "n" : "beam_width")
-          + ": parallel sampling and beam search are not modelled yet (request " + r.id() + ")");
-    }
     metrics.arrived++;
     int maxModelLen = config.maxModelLen();
     if (r.promptTokens() >= maxModelLen) {
@@ -152,9 +224,20 @@ public final class ServingEngine {
     if (maxOutput < r.outputTokens()) {
       metrics.truncated++;
     }
-    Sequence s = new Sequence(r, maxOutput);
-    kv.add(s);
-    scheduler.add(s);
+    SequenceGroup g = new SequenceGroup(r, maxOutput, scheduler.forksGroups(), seed);
+    if (g.width() > 1) {
+      metrics.multiSequenceRequests++;
+    }
+    if (g.forking() && !kv.canEverHold(g)) {
+      metrics.rejected++;
+      return;
+    }
+    metrics.sequences += g.width();
+    int admitted = g.forking() ? 1 : g.width();
+    for (int i = 0; i < admitted; i++) {
+      kv.add(g.sequences[i]);
+      scheduler.add(g.sequences[i]);
+    }
   }
 
   private final class Iteration extends Event {
@@ -166,19 +249,35 @@ public final class ServingEngine {
     protected void actions() {
       long now = sim.nowNanos();
       if (inFlight) {
+        if (activationHandle >= 0) {
+          kv.freeActivations(activationHandle);
+          activationHandle = -1;
+        }
         finishIteration(now);
         inFlight = false;
       }
       long allocatorBefore = kv.modelledNanos();
       scheduler.schedule(plan);
       if (plan.size() == 0) {
+        forkNanos = 0; // the engine idles: forks made as the last sequences finished overlap nothing
         if (scheduler.running() > 0 || scheduler.waiting() > 0) {
           throw new IllegalStateException("the scheduler planned nothing with " + scheduler.running() + " sequences running and "
               + scheduler.waiting() + " waiting: a request larger than the KV memory should have been rejected on arrival");
         }
         return;
       }
+      if (activationBytesPerToken > 0) {
+        activationHandle = kv.allocateActivations(Math.multiplyExact(plan.totalTokens(), activationBytesPerToken));
+        if (activationHandle < 0) {
+          abortBatch();
+          sim.scheduleAt(this, now);
+          return;
+        }
+      }
       metrics.recordIteration(now, plan, kv, scheduler.running(), scheduler.waiting());
+      if (metrics.multiSequenceRequests > 0) {
+        kv.sampleSharing();
+      }
       if (check) {
         kv.checkInvariants();
       }
@@ -186,7 +285,8 @@ public final class ServingEngine {
       for (int i = 0; i < plan.size(); i++) {
         kvRead += (long) plan.sequence(i).numComputedTokens() * kvBytesPerToken;
       }
-      long durationNanos = roofline.forwardNanos(plan.totalTokens(), kvRead) + (kv.modelledNanos() - allocatorBefore);
+      long durationNanos = roofline.forwardNanos(plan.totalTokens(), kvRead) + (kv.modelledNanos() - allocatorBefore) + forkNanos;
+      forkNanos = 0;
       inFlight = true;
       sim.scheduleAt(this, Math.addExact(now, Math.max(1, durationNanos)));
       if (progress != null && metrics.iterations % PROGRESS_EVERY == 0) {
@@ -196,23 +296,110 @@ public final class ServingEngine {
   }
 
   private void finishIteration(long now) {
+    stepBeams.clear();
     for (int i = 0; i < plan.size(); i++) {
       Sequence s = plan.sequence(i);
       if (!s.caughtUp()) {
         continue;
       }
-      metrics.outputTokens++;
-      if (s.firstTokenNanos < 0) {
-        s.firstTokenNanos = now;
+      SequenceGroup g = s.group;
+      if (g.forking() && s.index == 0 && s.outputTokens == 0) {
+        for (int k = 1; k < g.width(); k++) {
+          Sequence child = g.sequences[k];
+          fork(s, child);
+          scheduler.addForked(s, child);
+        }
+        for (Sequence member : g.sequences) {
+          sampleOne(member, now);
+        }
+        continue;
       }
-      if (s.sample(kv, FIRST_OUTPUT_TOKEN + s.outputTokens)) {
-        s.finishNanos = now;
-        metrics.recordFinish(s);
+      sampleOne(s, now);
+      if (g.beam && g.forking() && s.status == Sequence.Status.RUNNING && g.countStepSample(metrics.iterations)) {
+        stepBeams.add(g);
+      }
+    }
+    for (SequenceGroup g : stepBeams) {
+      reselectBeams(g);
+    }
+    scheduler.removeFinished();
+    if (check) {
+      kv.checkInvariants();
+    }
+  }
+
+  /**
+   * Note [Activation OOM] in {@link #placeActivationsWithKv}: aborts every request with a sequence
+   * in the planned batch; their sequences' memory is freed and they leave the running list.
+   */
+  private void abortBatch() {
+    metrics.activationOoms++;
+    for (int i = 0; i < plan.size(); i++) {
+      SequenceGroup g = plan.sequence(i).group;
+      if (g.finishNanos >= 0) {
+        continue;
+      }
+      g.finishNanos = sim.nowNanos();
+      metrics.aborted++;
+      for (Sequence s : g.sequences) {
+        if (s.status != Sequence.Status.FINISHED) {
+          s.status = Sequence.Status.FINISHED;
+          kv.finish(s);
+        }
       }
     }
     scheduler.removeFinished();
     if (check) {
       kv.checkInvariants();
+    }
+  }
+
+  /** {@code target} becomes a fork of {@code source}; the KV manager's time for it goes to the next iteration. */
+  private void fork(Sequence source, Sequence target) {
+    long before = kv.modelledNanos();
+    kv.fork(source, target);
+    target.copyProgress(source);
+    forkNanos += kv.modelledNanos() - before;
+  }
+
+  /** A sequence samples its next token; the last sequence of a group to finish finishes the request. */
+  private void sampleOne(Sequence s, long now) {
+    SequenceGroup g = s.group;
+    metrics.outputTokens++;
+    if (s.firstTokenNanos < 0) {
+      s.firstTokenNanos = now;
+    }
+    if (g.firstTokenNanos < 0) {
+      g.firstTokenNanos = now;
+    }
+    if (s.sample(kv, FIRST_OUTPUT_TOKEN + s.outputTokens)) {
+      s.finishNanos = now;
+      if (++g.finishedSequences == g.width()) {
+        g.finishNanos = now;
+        metrics.recordFinish(g);
+      }
+    }
+  }
+
+  /**
+   * Beam re-selection (Note [Beam selection]) after an iteration in which every beam of {@code g}
+   * sampled and none finished, the beams all of one length: each dropped beam's sequence becomes a
+   * fork of the surviving beam drawn for its slot.
+   */
+  private void reselectBeams(SequenceGroup g) {
+    int length = g.lead().numTokens;
+    for (Sequence b : g.sequences) {
+      if (b.status != Sequence.Status.RUNNING || b.numTokens != length || b.numComputedTokens != g.lead().numComputedTokens) {
+        return;
+      }
+    }
+    int[] parents = g.drawParents();
+    for (int i = 0; i < parents.length; i++) {
+      if (parents[i] != i) {
+        Sequence target = g.sequences[i];
+        fork(g.sequences[parents[i]], target);
+        metrics.beamReplacements++;
+      }
     }
   }
 }

@@ -30,6 +30,11 @@ import kvsim.metrics.Samples;
  *       any lookup).
  *   <li>{@code kv_manager}: the KV manager's own counters ({@link KvManager#counters}), when it
  *       has any.
+ *   <li>Under the naive plan only: {@code activation_oom_count} (iterations whose activations the
+ *       allocator refused) and {@code requests_aborted} (requests of those batches, never finished).
+ *   <li>{@code sequence_groups}, only in runs with requests of {@code n} &gt; 1 or a beam width:
+ *       see {@link #groupsMap}. Latencies are then per request (group): first token of any of its
+ *       sequences, finish of the last; output tokens count every sequence's tokens.
  * </ul>
  */
 public final class ServingMetrics {
@@ -51,6 +56,13 @@ public final class ServingMetrics {
   long outputTokens;
   long batchSum;
   int batchMax;
+  long multiSequenceRequests;
+  long sequences;
+  long beamReplacements;
+  long swapPreemptions;
+  boolean naivePlan;
+  long activationOoms;
+  long aborted;
   long firstArrivalNanos = -1;
   long lastFinishNanos;
   private final long[] slots = new long[4];
@@ -66,17 +78,20 @@ public final class ServingMetrics {
       "token_states", "reserved_future", "internal_waste", "external_waste");
   /** The KV manager's own counters at the end of the run ({@link KvManager#counters}). */
   Map<String, Long> kvCounters = Map.of();
+  /** The KV manager's group counters at the end of the run ({@link KvManager#groupCounters}). */
+  Map<String, Long> groupCounters = Map.of();
 
-  void recordFinish(Sequence s) {
-    double arrival = s.request.arrivalNanos();
-    ttft.add((s.firstTokenNanos - arrival) / 1e9);
-    e2e.add((s.finishNanos - arrival) / 1e9);
-    normalized.add((s.finishNanos - arrival) / 1e9 / s.outputTokens);
-    if (s.outputTokens > 1) {
-      tpot.add((s.finishNanos - s.firstTokenNanos) / 1e9 / (s.outputTokens - 1));
+  void recordFinish(SequenceGroup g) {
+    double arrival = g.request.arrivalNanos();
+    int outputs = g.lead().outputTokens;
+    ttft.add((g.firstTokenNanos - arrival) / 1e9);
+    e2e.add((g.finishNanos - arrival) / 1e9);
+    normalized.add((g.finishNanos - arrival) / 1e9 / outputs);
+    if (outputs > 1) {
+      tpot.add((g.finishNanos - g.firstTokenNanos) / 1e9 / (outputs - 1));
     }
     finished++;
-    lastFinishNanos = Math.max(lastFinishNanos, s.finishNanos);
+    lastFinishNanos = Math.max(lastFinishNanos, g.finishNanos);
   }
 
   void recordIteration(long timeNanos, StepPlan plan, KvManager kv, int running, int waiting) {
@@ -84,6 +99,11 @@ public final class ServingMetrics {
     batchSum += plan.size();
     batchMax = Math.max(batchMax, plan.size());
     preemptions += plan.preempted();
+    for (int i = 0; i < plan.preempted(); i++) {
+      if (plan.preemptedSequence(i).status == Sequence.Status.SWAPPED) {
+        swapPreemptions++;
+      }
+    }
     scheduledTokens += plan.totalTokens();
     kv.breakdown(slots);
     double total = slots[0] + slots[1] + slots[2] + slots[3];
@@ -148,7 +168,62 @@ public final class ServingMetrics {
     if (queries != null) {
       m.put("prefix_cache_hit_rate", queries > 0 ? (double) kvCounters.get("prefix_cache_hits") / queries : null);
     }
+    if (multiSequenceRequests > 0) {
+      m.put("sequence_groups", groupsMap());
+    }
+    if (naivePlan) {
+      m.put("activation_oom_count", activationOoms);
+      m.put("requests_aborted", aborted);
+    }
     return m;
+  }
+
+  /**
+   * The {@code sequence_groups} object of a run with multi-sequence requests: requests with more
+   * than one sequence, sequences in all, beam replacements, preemptions by mode (a swapped group
+   * counts once), the KV manager's group counters and, where it measures sharing, {@code
+   * sharing_saving}: 1 − blocks held / blocks the sequences' tables list, summed over iterations
+   * (the vLLM paper's memory saving from sharing, Fig. 14 and 15).
+   */
+  private Map<String, Object> groupsMap() {
+    Map<String, Object> g = new LinkedHashMap<>();
+    g.put("requests_multi_sequence", multiSequenceRequests);
+    g.put("sequences", sequences);
+    g.put("beam_replacements", beamReplacements);
+    g.put("preemptions_recompute", preemptions - swapPreemptions);
+    g.put("preemptions_swap", swapPreemptions);
+    g.putAll(groupCounters);
+    Long unshared = groupCounters.get("unshared_block_iterations");
+    if (unshared != null) {
+      g.put("sharing_saving", unshared > 0 ? 1 - (double) groupCounters.get("held_block_iterations") / unshared : null);
+    }
+    return g;
+  }
+
+  /** Returns the memory saving from sharing (see {@code sequence_groups}), or NaN where not measured. */
+  public double sharingSaving() {
+    Long unshared = groupCounters.get("unshared_block_iterations");
+    return unshared == null || unshared == 0 ? Double.NaN : 1 - (double) groupCounters.get("held_block_iterations") / unshared;
+  }
+
+  /** Returns the KV manager's group counters at the end of the run (empty for a manager without any). */
+  public Map<String, Long> groupCounters() {
+    return groupCounters;
+  }
+
+  /** Returns the requests aborted by activation out-of-memory (naive plan). */
+  public long aborted() {
+    return aborted;
+  }
+
+  /** Returns the iterations whose activations the allocator refused (naive plan). */
+  public long activationOoms() {
+    return activationOoms;
+  }
+
+  /** Returns the preemptions that swapped a group out. */
+  public long swapPreemptions() {
+    return swapPreemptions;
   }
 
   private static Map<String, Object> latency(Samples s) {

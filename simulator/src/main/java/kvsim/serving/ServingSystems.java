@@ -23,14 +23,26 @@ import kvsim.registry.AllocatorRegistry;
  *   <li>{@code hf-naive}: a plain PyTorch program serving one request at a time ({@link
  *       OrcaScheduler} with {@code max_num_seqs} 1, whatever the run's limit) whose KV cache grows
  *       by copying ({@link ContiguousKvManager.Reservation#GROW}) in PyTorch's caching allocator
- *       (default options). Only the KV cache is in that allocator's region; a real program would
- *       also allocate its activations and temporaries there, which is not modelled yet.
+ *       (default options), its activations and temporaries in the same allocator (the naive plan,
+ *       {@link ServingEngine#placeActivationsWithKv}).
+ * </ul>
+ *
+ * <ul>
+ *   <li>{@code vattention}: vLLM v1's scheduler over a {@link VAttentionKvManager} (the {@code
+ *       vattention} allocator model, 2 MiB pages), no prefix caching.
+ * </ul>
+ *
+ * <p>Memory plans ({@code --plan}): {@code two-pool} (vLLM's layout, the default of every system
+ * but {@code hf-naive}) keeps activations out of the KV region; {@code naive} puts each iteration's
+ * activations into the KV's allocator, for the contiguous systems only.
  * </ul>
  *
  *   <li>{@code vllm-v0}: vLLM v0's default scheduler ({@link VllmV0Scheduler}: watermark, prefills
  *       first, no chunked prefill, preemption by recompute) over its block manager in v0 mode (free
  *       deque, LIFO reuse, no null block), prefix caching off as in v0's default; the token budget
- *       is at least {@code max_model_len}, as v0 requires without chunked prefill.
+ *       is at least {@code max_model_len}, as v0 requires without chunked prefill; groups of several
+ *       sequences (parallel sampling, beam search) fork and are preempted by swap to a host pool of
+ *       {@code swap_space} (4 GiB).
  * </ul>
  */
 public final class ServingSystems {
@@ -52,13 +64,33 @@ public final class ServingSystems {
    * @param hashBlockTokens tokens per prefix hash of the request source (0 for none)
    * @param model the model (its KV bytes per token are {@code kvBytesPerToken})
    * @param device the device, for allocator models that need it and for copy times
+   * @param swapSpaceBytes host memory for vLLM v0's swapped blocks
+   * @param plan the memory plan, {@link #PLAN_NAIVE} or {@link #PLAN_TWO_POOL}, or null for the system's default
    */
   public record Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens,
-      ModelPreset model, DeviceSpec device) {
+      ModelPreset model, DeviceSpec device, long swapSpaceBytes, String plan) {
     public Build {
       if (model.kvBytesPerToken() != kvBytesPerToken) {
         throw new IllegalArgumentException("KV bytes per token " + kvBytesPerToken + " are not " + model.name() + "'s " + model.kvBytesPerToken());
       }
+      if (swapSpaceBytes < 0) {
+        throw new InputException("--swap-space: must not be negative, got " + swapSpaceBytes);
+      }
+      if (plan != null && !plan.equals(PLAN_NAIVE) && !plan.equals(PLAN_TWO_POOL)) {
+        throw new InputException("--plan: unknown plan '" + plan + "' (known: " + PLAN_TWO_POOL + ", " + PLAN_NAIVE + ")");
+      }
+    }
+
+    /** A build with vLLM's default swap space and each system's default plan. */
+    public Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens, ModelPreset model,
+        DeviceSpec device, long swapSpaceBytes) {
+      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, null);
+    }
+
+    /** A build with vLLM's default swap space. */
+    public Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens, ModelPreset model,
+        DeviceSpec device) {
+      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, SWAP_SPACE_BYTES, null);
     }
   }
 
@@ -68,26 +100,50 @@ public final class ServingSystems {
    * @param scheduler the scheduler
    * @param kv the KV manager
    * @param parts scheduler, KV manager, allocator and their settings, by name
+   * @param activationBytesPerToken under the naive plan, the activation bytes per scheduled token
+   *     the engine allocates in the KV manager's allocator; 0 under the two-pool plan
    */
-  public record Built(Scheduler scheduler, KvManager kv, Map<String, Object> parts) {}
+  public record Built(Scheduler scheduler, KvManager kv, Map<String, Object> parts, long activationBytesPerToken) {
+    /** A system under the two-pool plan: no activations in the KV manager's allocator. */
+    public Built(Scheduler scheduler, KvManager kv, Map<String, Object> parts) {
+      this(scheduler, kv, parts, 0);
+    }
+  }
+
+  /** vLLM's layout: KV in its own pool, activations in a region of their own (not allocated by the engine). */
+  public static final String PLAN_TWO_POOL = "two-pool";
+  /** A plain PyTorch program's: activations and temporaries in the KV's own allocator. */
+  public static final String PLAN_NAIVE = "naive";
+
+  /**
+   * Returns the activation and temporary bytes of one scheduled token: its two MLP projections in
+   * fp16 (MLP width × 2 × 2 B), the estimate vLLM's profiling run would find for the peak.
+   */
+  public static long activationBytesPerToken(ModelPreset model) {
+    return (long) model.intermediateSize() * 2L * 2L;
+  }
 
   private static final Map<String, System> SYSTEMS = new LinkedHashMap<>();
 
   /** The allocator of the Orca baselines, as the vLLM paper says. */
   public static final String ORCA_ALLOCATOR = "buddy";
+  /** vLLM's {@code swap_space} default: 4 GiB of host memory per GPU for v0's swapped blocks (spec §2.4). */
+  public static final long SWAP_SPACE_BYTES = 4 * Bytes.GiB;
   /** The allocator of {@code hf-naive}. */
   public static final String NAIVE_ALLOCATOR = "pytorch-caching";
 
   static {
     SYSTEMS.put("vllm", new System("vllm", "vLLM v1: FCFS continuous batching with chunked prefill, preemption by recompute; paged KV blocks with prefix caching"));
     SYSTEMS.put("vllm-v0", new System("vllm-v0",
-        "vLLM v0: prefills first with a 1 % watermark, no chunked prefill, preemption by recompute; paged KV blocks, no prefix caching"));
+        "vLLM v0: prefills first with a 1 % watermark, no chunked prefill, preemption by recompute (swap for n > 1 and beams); paged KV blocks with fork and copy-on-write, no prefix caching"));
     SYSTEMS.put("orca-max", new System("orca-max",
         "Orca(Max): iteration-level FCFS, whole-prompt prefill, no preemption; a contiguous buddy block of max_model_len tokens per request"));
     SYSTEMS.put("orca-pow2", new System("orca-pow2",
         "Orca(Pow2): as orca-max, reserving the next power of two of the request's final length (at most 2x)"));
     SYSTEMS.put("orca-oracle", new System("orca-oracle",
         "Orca(Oracle): as orca-max, reserving exactly the request's final length (prompt + output)"));
+    SYSTEMS.put("vattention", new System("vattention",
+        "vLLM v1's scheduler over vAttention's KV cache: a virtually contiguous range per request, 2 MiB physical pages mapped as it grows"));
     SYSTEMS.put("hf-naive", new System("hf-naive",
         "a plain PyTorch program: one request at a time, its KV cache grown by doubling and copying in PyTorch's caching allocator"));
   }
@@ -116,6 +172,11 @@ public final class ServingSystems {
   /** Builds a fresh instance of a system; throws InputException when the KV memory cannot serve it. */
   public static Built build(String name, Build b) {
     get(name);
+    boolean contiguous = name.startsWith("orca") || name.equals("hf-naive");
+    if (PLAN_NAIVE.equals(b.plan()) && !contiguous) {
+      throw new InputException("--plan naive: " + name + " keeps its KV in a block pool allocated at start-up; only the contiguous systems"
+          + " (orca-*, hf-naive) can share their allocator with the activations");
+    }
     return switch (name) {
       case "vllm" -> vllm(b);
       case "vllm-v0" -> vllmV0(b);
@@ -123,6 +184,7 @@ public final class ServingSystems {
       case "orca-pow2" -> orca(name, b, ContiguousKvManager.Reservation.POW2);
       case "orca-oracle" -> orca(name, b, ContiguousKvManager.Reservation.ORACLE);
       case "hf-naive" -> naive(b);
+      case "vattention" -> vattention(b);
       default -> throw new IllegalStateException("system " + name + " has no build");
     };
   }
@@ -144,6 +206,7 @@ public final class ServingSystems {
           + kv.capacityTokens() + " tokens" + (reservation == ContiguousKvManager.Reservation.GROW ? " while it grows (old and new buffer)" : "")
           + ", fewer than max_model_len " + config.maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
     }
+    boolean naive = b.plan() == null ? name.equals("hf-naive") : b.plan().equals(PLAN_NAIVE);
     Map<String, Object> parts = new LinkedHashMap<>();
     parts.put("scheduler", "orca");
     parts.put("kv_manager", "contiguous");
@@ -156,7 +219,10 @@ public final class ServingSystems {
     parts.put("max_model_len", config.maxModelLen());
     parts.put("enable_chunked_prefill", false);
     parts.put("preemption", "none");
-    return new Built(new OrcaScheduler(config, kv), kv, parts);
+    if (naive) {
+      parts.put("plan", PLAN_NAIVE);
+    }
+    return new Built(new OrcaScheduler(config, kv), kv, parts, naive ? activationBytesPerToken(b.model()) : 0);
   }
 
   private static long checkedBlocks(Build b) {
@@ -171,9 +237,14 @@ public final class ServingSystems {
     long numBlocks = checkedBlocks(b);
     SchedulerConfig c = b.scheduler();
     SchedulerConfig v0 = new SchedulerConfig(Math.max(c.maxNumBatchedTokens(), c.maxModelLen()), c.maxNumSeqs(), c.maxModelLen(), false, 0);
+    long hostBlocks = b.swapSpaceBytes() / ((long) b.blockTokens() * b.kvBytesPerToken());
+    if (hostBlocks > Integer.MAX_VALUE / 2 - numBlocks) {
+      throw new InputException("--swap-space: " + Bytes.format(b.swapSpaceBytes()) + " makes too many host blocks");
+    }
     BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), false, BlockManagerConfig.Mode.V0,
-        BlockManagerConfig.DEFAULT_WATERMARK, BlockManagerConfig.FreeOrder.LIFO, 0, v0.maxModelLen(), b.kvBytesPerToken());
-    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency());
+        BlockManagerConfig.DEFAULT_WATERMARK, BlockManagerConfig.FreeOrder.LIFO, (int) hostBlocks, v0.maxModelLen(), b.kvBytesPerToken());
+    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(),
+        ContiguousKvManager.copyBytesPerSecond(b.device()), b.device().hostLinkBytesPerSecond());
     Map<String, Object> parts = new LinkedHashMap<>();
     parts.put("scheduler", "vllm-v0");
     parts.put("kv_manager", "paged");
@@ -186,14 +257,38 @@ public final class ServingSystems {
     parts.put("max_model_len", v0.maxModelLen());
     parts.put("enable_chunked_prefill", false);
     parts.put("preemption", "recompute");
+    parts.put("preemption_multi_sequence", "swap");
+    parts.put("swap_space_bytes", b.swapSpaceBytes());
+    parts.put("num_cpu_blocks", hostBlocks);
     return new Built(new VllmV0Scheduler(v0, kv), kv, parts);
+  }
+
+  private static Built vattention(Build b) {
+    VAttentionKvManager kv = VAttentionKvManager.create(Map.of(), b.kvMemoryBytes(), b.device(), b.model());
+    if (kv.capacityTokens() < b.scheduler().maxModelLen()) {
+      throw new InputException("vattention: KV memory of " + Bytes.format(b.kvMemoryBytes()) + " maps one sequence at most " + kv.capacityTokens()
+          + " tokens, fewer than max_model_len " + b.scheduler().maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
+    }
+    Map<String, Object> parts = new LinkedHashMap<>();
+    parts.put("scheduler", "vllm-v1");
+    parts.put("kv_manager", "vattention");
+    parts.put("allocator", VAttentionKvManager.ALLOCATOR);
+    parts.put("allocator_options", kv.allocatorOptions());
+    parts.put("step_tokens", kv.stepTokens());
+    parts.put("prefix_caching", false);
+    parts.put("max_num_batched_tokens", b.scheduler().maxNumBatchedTokens());
+    parts.put("max_num_seqs", b.scheduler().maxNumSeqs());
+    parts.put("max_model_len", b.scheduler().maxModelLen());
+    parts.put("enable_chunked_prefill", b.scheduler().enableChunkedPrefill());
+    return new Built(new VllmV1Scheduler(b.scheduler(), kv), kv, parts);
   }
 
   private static Built vllm(Build b) {
     long numBlocks = checkedBlocks(b);
     BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), true, BlockManagerConfig.Mode.V1, 0,
         BlockManagerConfig.FreeOrder.FIFO, 0, b.scheduler().maxModelLen(), b.kvBytesPerToken());
-    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency());
+    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(),
+        ContiguousKvManager.copyBytesPerSecond(b.device()), b.device().hostLinkBytesPerSecond());
     Map<String, Object> parts = new LinkedHashMap<>();
     parts.put("scheduler", "vllm-v1");
     parts.put("kv_manager", "paged");

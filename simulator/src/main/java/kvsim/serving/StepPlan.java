@@ -61,7 +61,7 @@ public final class StepPlan {
     return t;
   }
 
-  /** Returns how many sequences were preempted while planning this iteration. */
+  /** Returns how many sequences were preempted while planning this iteration (a swapped group counts once, by its lead). */
   public int preempted() {
     return preempted;
   }

@@ -19,6 +19,13 @@ package kvsim.serving;
  *       tokens (capped as above; without chunked prefill a prompt that does not fit the remaining
  *       budget stops admission). A failed allocation stops admission: waiting sequences never
  *       preempt (FCFS head-of-line blocking).
+ *   <li>Parallel sampling: vLLM v1 has no sequence groups. Its front end fans a request with
+ *       {@code n} &gt; 1 out into {@code n} child requests ({@code ParentRequest},
+ *       vllm/v1/engine/parallel_sampling.py) that the scheduler runs as any others; they share the
+ *       prompt's full blocks only through the prefix cache, and v1 has no swap. A beam width is
+ *       fanned out the same way ({@link #forksGroups} is false): v1's engine has no beam search
+ *       (the offline {@code LLM.beam_search} drives it from outside), so kvsim runs its beams as
+ *       independent samples, without re-selection.
  * </ul>
  */
 public final class VllmV1Scheduler extends QueueScheduler {
@@ -26,6 +33,12 @@ public final class VllmV1Scheduler extends QueueScheduler {
   /** A scheduler with these limits over this KV manager. */
   public VllmV1Scheduler(SchedulerConfig config, KvManager kv) {
     super(config, kv);
+  }
+
+  /** Returns false: v1 fans multi-sequence requests out into independent requests. */
+  @Override
+  public boolean forksGroups() {
+    return false;
   }
 
   private int cap(int numNewTokens, int budget, Sequence s) {

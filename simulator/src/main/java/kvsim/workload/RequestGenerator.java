@@ -20,7 +20,10 @@ import org.apache.commons.rng.sampling.distribution.ZigguratSampler;
  *   <li>Arrivals: exponential gaps of mean {@code 1 / rate} seconds from time 0 (the first request
  *       arrives after one gap); times are rounded to whole nanoseconds.
  *   <li>Lengths: the preset's mixtures, clipped to [1, cap] as the preset says; no prefix hashes
- *       (the fitted presets carry no sharing structure), one sample, no beam search.
+ *       (the fitted presets carry no sharing structure).
+ *   <li>Sampling: every request asks for {@code n} parallel samples (option {@code n}, default 1)
+ *       or a beam width (option {@code beam}, default 1: no beam search), not both, as the vLLM
+ *       paper's Fig. 14 and 15 runs do; echoed only when given.
  *   <li>Random stream: Commons RNG's XO_RO_SHI_RO_128_PP seeded with {@code seed}; per request it
  *       draws the gap, then the prompt length, then the output length.
  * </ul>
@@ -34,6 +37,8 @@ public final class RequestGenerator implements RequestSource {
   private final LengthPreset preset;
   private final long count;
   private final double ratePerSecond;
+  private final int samples;
+  private final int beamWidth;
   private final UniformRandomProvider rng;
   private final ZigguratSampler.NormalizedGaussian gaussian;
   private final ZigguratSampler.Exponential exponential;
@@ -41,7 +46,13 @@ public final class RequestGenerator implements RequestSource {
   private double arrivalSeconds;
   private long issued;
 
-  /** Builds the generator from options {@code preset}, {@code rate} (requests/s, default: the preset trace's mean), {@code count}, {@code seed}. */
+  /** The most parallel samples or beams a generated request may ask for. */
+  public static final int MAX_SAMPLES = 64;
+
+  /**
+   * Builds the generator from options {@code preset}, {@code rate} (requests/s, default: the preset
+   * trace's mean), {@code count}, {@code seed}, {@code n} and {@code beam}.
+   */
   public RequestGenerator(OptionMap options) {
     String presetName = options.string("preset", DEFAULT_PRESET);
     this.preset = LengthPreset.find(presetName);
@@ -51,6 +62,11 @@ public final class RequestGenerator implements RequestSource {
     this.ratePerSecond = options.number("rate", preset.meanRatePerSecond(), 1e-9, 1e9);
     this.count = options.integer("count", DEFAULT_COUNT, 0, Long.MAX_VALUE);
     long seed = options.integer("seed", ChurnGenerator.DEFAULT_SEED, Long.MIN_VALUE, Long.MAX_VALUE);
+    this.samples = options.optional("n") == null ? 1 : (int) options.integer("n", 1, 1, MAX_SAMPLES);
+    this.beamWidth = options.optional("beam") == null ? 1 : (int) options.integer("beam", 1, 1, MAX_SAMPLES);
+    if (samples > 1 && beamWidth > 1) {
+      throw options.bad("beam", Integer.toString(beamWidth), "a request samples n > 1 or searches with a beam, not both");
+    }
     options.requireAllUsed();
     this.rng = RandomSource.XO_RO_SHI_RO_128_PP.create(seed);
     this.gaussian = ZigguratSampler.NormalizedGaussian.of(rng);
@@ -73,7 +89,10 @@ public final class RequestGenerator implements RequestSource {
     if (arrivalNanos == Long.MAX_VALUE) {
       throw new InputException("generator requests: arrival times pass 2^63 ns (292 years) at request " + issued + "; raise rate or lower count");
     }
-    return Request.of(issued++, arrivalNanos, prompt, output);
+    if (samples == 1 && beamWidth == 1) {
+      return Request.of(issued++, arrivalNanos, prompt, output);
+    }
+    return new Request(0, issued++, arrivalNanos, prompt, output, null, samples, beamWidth);
   }
 
   @Override

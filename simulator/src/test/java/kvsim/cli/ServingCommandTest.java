@@ -68,7 +68,7 @@ class ServingCommandTest {
   void anUnknownSystemIsNamed() {
     CliRun run = CliRun.of("serving", "requests:count=5", "--system", "orca");
     assertEquals(2, run.exitCode());
-    assertEquals("kvsim: error: unknown system 'orca' (known: vllm, vllm-v0, orca-max, orca-pow2, orca-oracle, hf-naive)", run.err().strip());
+    assertEquals("kvsim: error: unknown system 'orca' (known: vllm, vllm-v0, orca-max, orca-pow2, orca-oracle, vattention, hf-naive)", run.err().strip());
   }
 
   @Test
@@ -99,13 +99,104 @@ class ServingCommandTest {
   }
 
   @Test
-  void parallelSamplesAreRefusedNotIgnored() throws IOException {
+  void parallelSamplesAndBeamsRunOnEverySystemAndReportTheirGroups() throws IOException {
     Path trace = dir.resolve("n.jsonl");
-    Files.writeString(trace, "{\"format\":\"kvsim-requests\",\"version\":1}\n{\"id\":0,\"t\":0,\"prompt_tokens\":10,\"output_tokens\":5,\"n\":2}\n");
+    Files.writeString(trace, "{\"format\":\"kvsim-requests\",\"version\":1}\n"
+        + "{\"id\":0,\"t\":0,\"prompt_tokens\":40,\"output_tokens\":30,\"n\":3}\n"
+        + "{\"id\":1,\"t\":1000,\"prompt_tokens\":20,\"output_tokens\":25,\"beam_width\":4}\n");
+    Path out = dir.resolve("out");
+    CliRun run = CliRun.of("serving", trace.toString(), "--system", "vllm,vllm-v0,orca-oracle,hf-naive", "--kv-memory", "4GiB", "--max-model-len", "1024", "--check", "-q",
+        "-o", out.toString()).ok();
+    JsonNode systems = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("systems");
+    for (JsonNode sys : systems) {
+      String name = sys.get("system").asText();
+      assertEquals(2, sys.get("requests_finished").asLong(), name);
+      assertEquals(3 * 30 + 4 * 25, sys.get("output_tokens").asLong(), name + ": every sequence's tokens");
+      JsonNode g = sys.get("sequence_groups");
+      assertEquals(7, g.get("sequences").asLong(), name);
+      assertEquals(2, g.get("requests_multi_sequence").asLong(), name);
+    }
+    assertTrue(systems.get(1).get("sequence_groups").get("cow_copies").asLong() > 0, "v0 copies shared blocks on write");
+    assertTrue(systems.get(1).get("sequence_groups").get("sharing_saving").asDouble() > 0, "v0 shares the prompt");
+    assertEquals(2 + 3, systems.get(2).get("sequence_groups").get("fork_copies").asLong() - systems.get(2).get("sequence_groups").get("beam_replacements").asLong(),
+        "orca copies the prompt into each other sample and beam, and a beam into each replaced one");
+    assertTrue(run.out().contains("vllm-v0"), run.out());
+  }
+
+  @Test
+  void theEmittedTraceReplaysOnTheSameAllocatorWithTheSameRefusals() throws IOException {
+    Path out = dir.resolve("out");
+    Path ops = dir.resolve("ops.jsonl");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=4,count=120,n=2", "--system", "orca-oracle,vllm", "--model", "opt-13b", "--device", "a100-40",
+        "--kv-memory", "6GiB", "-q", "--emit-trace", ops.toString(), "-o", out.toString()).ok();
+    assertFalse(Files.exists(ops), "with several systems, one file per system");
+    JsonNode systems = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("systems");
+    JsonNode orca = systems.get(0).get("kv_manager");
+    assertTrue(orca.get("reservations_refused").asLong() > 0, "the run meets refusals");
+
+    JsonNode buddy = replay(dir.resolve("ops-orca-oracle.jsonl"), "buddy");
+    // A group's reservation that fails part-way frees the buffers it got: allocations the summary's
+    // reservations (whole groups) do not count.
+    assertTrue(buddy.get("alloc_count").asLong() >= orca.get("reservations").asLong());
+    assertEquals(orca.get("reservations_refused").asLong(), buddy.get("oom_count").asLong());
+    assertEquals(orca.get("fragmentation_refusals").asLong(), buddy.get("fragmentation_oom_count").asLong());
+    assertEquals(0, buddy.get("metrics").get("live_allocations").get("final").asLong(), "every buffer is freed");
+
+    JsonNode paged = replay(dir.resolve("ops-vllm.jsonl"), "paged");
+    assertEquals(0, paged.get("oom_count").asLong(), "the block manager never asks for a block it does not have");
+    assertEquals(paged.get("alloc_count").asLong(), paged.get("free_count").asLong(), "every block taken is released");
+    long blocks = 6L * 1024 * 1024 * 1024 / (16 * 819200);
+    assertTrue(paged.get("metrics").get("live_allocations").get("peak").asLong() <= blocks - 1);
+  }
+
+  private JsonNode replay(Path trace, String allocator) throws IOException {
+    Path out = dir.resolve("replay-" + allocator);
+    CliRun.of("replay", trace.toString(), "-a", allocator, "--quiet", "-o", out.toString()).ok();
+    return new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("allocators").get(0);
+  }
+
+  @Test
+  void theNaivePlanPutsActivationsWithTheKvAndAnActivationOomAbortsTheBatch() throws IOException {
+    Path out = dir.resolve("out");
+    Path ops = dir.resolve("ops.jsonl");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=2,count=300", "--system", "orca-oracle", "--plan", "naive", "--model", "opt-13b",
+        "--device", "a100-40", "--kv-memory", "12GiB", "--check", "-q", "--emit-trace", ops.toString(), "-o", out.toString()).ok();
+    JsonNode s = new ObjectMapper().readTree(out.resolve("summary.json").toFile());
+    assertEquals("naive", s.get("plan").asText());
+    JsonNode orca = s.get("systems").get(0);
+    assertEquals("naive", orca.get("parts").get("plan").asText());
+    assertTrue(orca.get("activation_oom_count").asLong() > 0, "a full buddy region refuses a batch's activations");
+    assertEquals(300, orca.get("requests_finished").asLong() + orca.get("requests_rejected").asLong() + orca.get("requests_aborted").asLong(),
+        "every request finishes, is rejected or is aborted, once");
+    assertTrue(Files.readString(ops).contains("\"tag\":\"activation\""), "the trace holds the activations");
+    JsonNode buddy = replay(ops, "buddy");
+    assertEquals(orca.get("kv_manager").get("reservations_refused").asLong() + orca.get("activation_oom_count").asLong(),
+        buddy.get("oom_count").asLong(), "the replay meets the same refusals, KV and activations");
+  }
+
+  @Test
+  void hfNaiveUsesTheNaivePlanAndPagedSystemsRefuseIt() throws IOException {
+    Path out = dir.resolve("out");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=2,count=20", "--system", "hf-naive", "--model", "opt-13b", "--device", "a100-40",
+        "--kv-memory", "12GiB", "-q", "-o", out.toString()).ok();
+    JsonNode naive = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("systems").get(0);
+    assertEquals("naive", naive.get("parts").get("plan").asText());
+    assertEquals(0, naive.get("activation_oom_count").asLong());
+    Path out2 = dir.resolve("out2");
+    CliRun run = CliRun.of("serving", "requests:count=5", "--system", "vllm", "--plan", "naive", "-o", out2.toString());
+    assertEquals(2, run.exitCode());
+    assertTrue(run.err().contains("--plan naive: vllm keeps its KV in a block pool"), run.err());
+    assertFalse(Files.exists(out2));
+  }
+
+  @Test
+  void samplesAndABeamAtOnceAreRefused() throws IOException {
+    Path trace = dir.resolve("nb.jsonl");
+    Files.writeString(trace, "{\"format\":\"kvsim-requests\",\"version\":1}\n{\"id\":0,\"t\":0,\"prompt_tokens\":10,\"output_tokens\":5,\"n\":2,\"beam_width\":2}\n");
     Path out = dir.resolve("out");
     CliRun run = CliRun.of("serving", trace.toString(), "-o", out.toString());
     assertEquals(2, run.exitCode());
-    assertEquals("kvsim: error: n.jsonl:2: n: parallel sampling and beam search are not modelled yet (request 0)", run.err().strip());
+    assertTrue(run.err().contains("nb.jsonl:2: beam_width:"), run.err());
     assertFalse(Files.exists(out));
   }
 

@@ -62,8 +62,9 @@ import kvsim.alloc.InvariantViolation;
  * </ul>
  *
  * <p>Simplifications, as the spec's Part 2 allows: one hash function and one caching moment (at
- * scheduling, §1.5) for both modes; the v1 lookup rule (last token never hits) also in v0; fork,
- * swap and copy-on-write act on single requests rather than sequence groups.
+ * scheduling, §1.5) for both modes; the v1 lookup rule (last token never hits) also in v0; fork
+ * and copy-on-write act on single requests, swapping on a request or a sequence group (the
+ * group's distinct blocks, shared ones mapped once).
  *
  * <p>Misuse (an unknown request, a lookup of a running one, zero new tokens) throws {@link
  * BlockOpException} before anything changes; lack of memory is a {@code false} result. Each
@@ -81,6 +82,8 @@ public final class BlockManager implements KvBlockManager {
   private final PrefixCacheStats stats = new PrefixCacheStats();
   private final OpLog log = new OpLog();
   private final IntDeque hostFree;
+  /** References to each host block (index: host block id − N): the swapped tables that hold it. */
+  private final int[] hostRefs;
   private final Map<String, PagedRequest> requests = new LinkedHashMap<>();
   private long epoch;
   private long clock;
@@ -100,9 +103,15 @@ public final class BlockManager implements KvBlockManager {
             : config.freeOrder() == BlockManagerConfig.FreeOrder.LIFO ? BlockPool.Kind.V0_LIFO : BlockPool.Kind.V0_FIFO;
     this.pool = new BlockPool("paged", config.numBlocks(), caching, kind);
     this.hostFree = new IntDeque(config.numHostBlocks());
+    this.hostRefs = new int[config.numHostBlocks()];
     for (int h = 0; h < config.numHostBlocks(); h++) {
       hostFree.addLast(config.numBlocks() + h);
     }
+  }
+
+  @Override
+  public void listen(BlockListener l) {
+    pool.listen(l);
   }
 
   /** Returns the settings. */
@@ -500,6 +509,27 @@ public final class BlockManager implements KvBlockManager {
     return OpLog.Admission.LATER;
   }
 
+  @Override
+  public int blocksToAppend(PagedRequest r, int numNewTokens) {
+    live(r, "req");
+    if (r.status != PagedRequest.Status.RUNNING || numNewTokens <= 0) {
+      throw new BlockOpException("req", "blocks_to_append: " + r + " is not running or asks for no tokens");
+    }
+    long local = r.numComputedTokens;
+    long slots = Math.min(local + numNewTokens, config.maxModelLen());
+    int required = (int) ((slots + blockSize - 1) / blockSize);
+    IntList table = r.table;
+    int firstWritten = (int) (local / blockSize);
+    int lastWritten = (int) Math.min((local + numNewTokens - 1) / blockSize, table.size() - 1);
+    int copies = 0;
+    for (int j = firstWritten; j <= lastWritten; j++) {
+      if (pool.refCnt(table.get(j)) > 1) {
+        copies++;
+      }
+    }
+    return Math.max(required - table.size(), 0) + copies;
+  }
+
   /**
    * The scheduler's waiting path (spec §1.9): in v0 the watermark test first (spec §2.1); then
    * lookup and {@code allocate_slots} for every token not hit. Returns whether it was admitted.
@@ -578,6 +608,9 @@ public final class BlockManager implements KvBlockManager {
   }
 
   private void releaseHostBlock(int h) {
+    if (--hostRefs[h - config.numBlocks()] > 0) {
+      return;
+    }
     if (config.freeOrder() == BlockManagerConfig.FreeOrder.LIFO) {
       hostFree.addFirst(h);
     } else {
@@ -653,95 +686,158 @@ public final class BlockManager implements KvBlockManager {
   }
 
   /**
-   * Swaps a running request out (spec §2.4): each of its blocks gets one host block, the blocks
-   * are freed (head first) and the request waits swapped. Returns false, changing nothing, when
-   * the host pool lacks free blocks. v0 only.
+   * Swaps a running request out (spec §2.4): {@link #swapOut(List)} of a group of one. Returns
+   * false, changing nothing, when the host pool lacks free blocks. v0 only.
    */
   @Override
   public boolean swapOut(PagedRequest r) {
+    return swapOut(List.of(r));
+  }
+
+  /**
+   * Swaps a sequence group out (spec §2.4): each distinct block of the requests' tables gets
+   * exactly one host block (a block that forked requests share is mapped, and its bytes moved,
+   * once; the host block counts one reference per table), the blocks are freed (each table head
+   * first, in the order given) and the requests wait swapped. Returns false, changing nothing, when
+   * the host pool lacks free blocks for the distinct blocks. v0 only.
+   */
+  @Override
+  public boolean swapOut(List<PagedRequest> group) {
     beginOp();
     requireV0("swap_out");
-    live(r, "req");
-    if (r.status != PagedRequest.Status.RUNNING) {
-      throw new BlockOpException("req", "swap_out: " + r + " is not running");
+    for (PagedRequest r : group) {
+      live(r, "req");
+      if (r.status != PagedRequest.Status.RUNNING) {
+        throw new BlockOpException("req", "swap_out: " + r + " is not running");
+      }
     }
-    int n = r.table.size();
-    if (n > hostFree.size()) {
+    Map<Integer, Integer> hostOf = new LinkedHashMap<>();
+    for (PagedRequest r : group) {
+      for (int i = 0; i < r.table.size(); i++) {
+        hostOf.putIfAbsent(r.table.get(i), -1);
+      }
+    }
+    if (hostOf.size() > hostFree.size()) {
       return false;
     }
-    for (int i = 0; i < n; i++) {
+    for (Map.Entry<Integer, Integer> e : hostOf.entrySet()) {
       int h = hostFree.pollFirst();
-      r.hostTable.add(h);
-      log.mapping.add(r.table.get(i));
+      e.setValue(h);
+      log.mapping.add(e.getKey());
       log.mapping.add(h);
     }
-    log.bytesMoved = n * config.blockBytes();
+    log.bytesMoved = hostOf.size() * config.blockBytes();
     swappedOutBytes += log.bytesMoved;
-    releaseTable(r);
-    r.pendingHits.clear();
-    r.status = PagedRequest.Status.SWAPPED;
+    for (PagedRequest r : group) {
+      for (int i = 0; i < r.table.size(); i++) {
+        int h = hostOf.get(r.table.get(i));
+        r.hostTable.add(h);
+        hostRefs[h - config.numBlocks()]++;
+      }
+      releaseTable(r);
+      r.pendingHits.clear();
+      r.status = PagedRequest.Status.SWAPPED;
+    }
     epoch++;
     return true;
   }
 
   /**
-   * Swaps a request back in (spec §2.4): the watermark test on its block count, then its cached
-   * full blocks are looked up by hash and re-used, the others popped and copied from the host.
-   * Returns false, changing nothing, when the watermark says later or never. v0 only.
+   * Swaps a request back in (spec §2.4): {@link #swapIn(List)} of a group of one. Returns false,
+   * changing nothing, when the watermark says later or never. v0 only.
    */
   @Override
   public boolean swapIn(PagedRequest r) {
+    return swapIn(List.of(r));
+  }
+
+  /**
+   * Swaps a sequence group back in (spec §2.4): the watermark test on its distinct host blocks,
+   * then each distinct host block becomes one device block that every table holding it shares
+   * again: a cached full block is looked up by hash and re-used, the others are popped and copied
+   * from the host. Returns false, changing nothing, when the watermark says later or never. v0
+   * only.
+   */
+  @Override
+  public boolean swapIn(List<PagedRequest> group) {
     beginOp();
     requireV0("swap_in");
-    live(r, "req");
-    if (r.status != PagedRequest.Status.SWAPPED) {
-      throw new BlockOpException("req", "swap_in: " + r + " is not swapped out");
+    for (PagedRequest r : group) {
+      live(r, "req");
+      if (r.status != PagedRequest.Status.SWAPPED) {
+        throw new BlockOpException("req", "swap_in: " + r + " is not swapped out");
+      }
     }
-    int n = r.hostTable.size();
+    // Each distinct host block, with the first (request, position) that holds it.
+    Map<Integer, int[]> firstHolder = new LinkedHashMap<>();
+    for (int k = 0; k < group.size(); k++) {
+      PagedRequest r = group.get(k);
+      for (int j = 0; j < r.hostTable.size(); j++) {
+        firstHolder.putIfAbsent(r.hostTable.get(j), new int[] {k, j});
+      }
+    }
+    int n = firstHolder.size();
     log.admission = admission(n);
     if (log.admission != OpLog.Admission.OK) {
       return false;
     }
+    int[] hosts = new int[n];
     int[] hitAt = new int[n];
     int need = 0;
-    for (int j = 0; j < n; j++) {
-      hitAt[j] = -1;
-      if (caching && j < r.numCachedBlocks) {
-        hitAt[j] = pool.lookup(r.hashHi(j), r.hashLo(j));
-      }
-      if (hitAt[j] < 0 || pool.refCnt(hitAt[j]) == 0) {
+    int d = 0;
+    for (Map.Entry<Integer, int[]> e : firstHolder.entrySet()) {
+      hosts[d] = e.getKey();
+      PagedRequest r = group.get(e.getValue()[0]);
+      int j = e.getValue()[1];
+      hitAt[d] = caching && j < r.numCachedBlocks ? pool.lookup(r.hashHi(j), r.hashLo(j)) : -1;
+      if (hitAt[d] < 0 || pool.refCnt(hitAt[d]) == 0) {
         need++;
       }
+      d++;
     }
     if (need > pool.numFreeBlocks()) {
       log.admission = OpLog.Admission.LATER;
       return false;
     }
-    for (int j = 0; j < n; j++) {
-      if (hitAt[j] >= 0) {
-        pool.touch(hitAt[j]);
-        log.hitBlocks.add(hitAt[j]);
+    for (int i = 0; i < n; i++) {
+      if (hitAt[i] >= 0) {
+        pool.touch(hitAt[i]);
+        log.hitBlocks.add(hitAt[i]);
       }
     }
-    for (int j = 0; j < n; j++) {
-      if (hitAt[j] >= 0) {
-        r.table.add(hitAt[j]);
-        continue;
+    Map<Integer, Integer> deviceOf = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      int b = hitAt[i];
+      if (b < 0) {
+        b = pool.popBlock(log.evicted);
+        log.newBlocks.add(b);
+        log.mapping.add(hosts[i]);
+        log.mapping.add(b);
+        log.bytesMoved += config.blockBytes();
+        int[] at = firstHolder.get(hosts[i]);
+        PagedRequest r = group.get(at[0]);
+        int j = at[1];
+        if (caching && j < r.numCachedBlocks) {
+          pool.cacheBlock(b, r.hashHi(j), r.hashLo(j), (j + 1) * blockSize);
+          log.newlyCached.add(b);
+        }
       }
-      int b = pool.popBlock(log.evicted);
-      r.table.add(b);
-      log.newBlocks.add(b);
-      log.mapping.add(r.hostTable.get(j));
-      log.mapping.add(b);
-      log.bytesMoved += config.blockBytes();
-      if (caching && j < r.numCachedBlocks) {
-        pool.cacheBlock(b, r.hashHi(j), r.hashLo(j), (j + 1) * blockSize);
-        log.newlyCached.add(b);
-      }
+      deviceOf.put(hosts[i], b);
     }
     swappedInBytes += log.bytesMoved;
-    releaseHostBlocks(r);
-    r.status = PagedRequest.Status.RUNNING;
+    // The first table to hold a block takes the reference its pop or hit gave; each further one adds one.
+    java.util.Set<Integer> referenced = new java.util.HashSet<>();
+    for (PagedRequest r : group) {
+      for (int j = 0; j < r.hostTable.size(); j++) {
+        int b = deviceOf.get(r.hostTable.get(j));
+        if (!referenced.add(b)) {
+          pool.touch(b);
+        }
+        r.table.add(b);
+      }
+      releaseHostBlocks(r);
+      r.status = PagedRequest.Status.RUNNING;
+    }
     epoch++;
     return true;
   }
@@ -762,6 +858,8 @@ public final class BlockManager implements KvBlockManager {
     int[] seenIn = new int[n];
     int hosts = config.numHostBlocks();
     boolean[] hostUsed = new boolean[hosts];
+    int[] hostSeenIn = new int[hosts];
+    int[] hostRefCount = new int[hosts];
     int hostUsedCount = 0;
     int stamp = 0;
     for (PagedRequest r : requests.values()) {
@@ -789,11 +887,14 @@ public final class BlockManager implements KvBlockManager {
           }
           for (int i = 0; i < r.hostTable.size(); i++) {
             int h = r.hostTable.get(i) - n;
-            if (h < 0 || h >= hosts || hostUsed[h]) {
-              fail(who + " holds host block " + r.hostTable.get(i) + " outside the host pool or held twice");
+            if (h < 0 || h >= hosts || hostSeenIn[h] == stamp) {
+              fail(who + " holds host block " + r.hostTable.get(i) + " outside the host pool or twice");
             }
-            hostUsed[h] = true;
-            hostUsedCount++;
+            hostSeenIn[h] = stamp;
+            if (hostRefCount[h]++ == 0) {
+              hostUsed[h] = true;
+              hostUsedCount++;
+            }
           }
         }
         case RUNNING -> {
@@ -830,6 +931,11 @@ public final class BlockManager implements KvBlockManager {
       }
     }
     pool.checkInvariants(expected);
+    for (int h = 0; h < hosts; h++) {
+      if (hostRefCount[h] != hostRefs[h]) {
+        fail("host block " + (n + h) + " has " + hostRefs[h] + " references, held by " + hostRefCount[h] + " swapped tables");
+      }
+    }
     if (hostUsedCount + hostFree.size() != hosts) {
       fail("host blocks do not balance: " + hostUsedCount + " used + " + hostFree.size() + " free != " + hosts);
     }

@@ -102,6 +102,8 @@ final class BlockPool {
   }
 
   /** Returns N, the null block included. */
+  private BlockListener listener;
+
   int numBlocks() {
     return numBlocks;
   }
@@ -212,6 +214,9 @@ final class BlockPool {
       throw new IllegalStateException("popped block " + b + " has references");
     }
     refCnt[b] = 1;
+    if (listener != null) {
+      listener.taken(b);
+    }
     if (queue == null) {
       lastAccessed[b] = now; // only v0's LRU evictor reads access times
     }
@@ -242,6 +247,9 @@ final class BlockPool {
         evictor.remove(b);
       } else {
         throw new IllegalStateException("touch of hashless free block " + b);
+      }
+      if (listener != null) {
+        listener.taken(b);
       }
     }
     refCnt[b]++;
@@ -295,6 +303,7 @@ final class BlockPool {
       // a block appears once per table, so a second occurrence in one call cannot reach here twice
       if (!queue.contains(b)) {
         queue.append(b);
+        released(b);
       }
       return;
     }
@@ -302,12 +311,26 @@ final class BlockPool {
     if (hashed[b]) {
       if (!evictor.contains(b)) {
         evictor.add(b);
+        released(b);
       }
     } else if (kind == Kind.V0_LIFO) {
       fresh.addFirst(b);
+      released(b);
     } else {
       fresh.addLast(b);
+      released(b);
     }
+  }
+
+  private void released(int b) {
+    if (listener != null) {
+      listener.released(b);
+    }
+  }
+
+  /** Sets the listener told of every block taken and released (null: none). */
+  void listen(BlockListener l) {
+    this.listener = l;
   }
 
   /**

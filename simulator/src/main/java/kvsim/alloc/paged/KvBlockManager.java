@@ -27,6 +27,9 @@ public interface KvBlockManager {
   /** Returns the settings. */
   BlockManagerConfig config();
 
+  /** Tells {@code l} of every block taken from and released to the pool from now on (null: nobody). */
+  void listen(BlockListener l);
+
   /** Returns what the last operation did. */
   OpLog log();
 
@@ -72,6 +75,13 @@ public interface KvBlockManager {
   /** vLLM's {@code allocate_slots} (spec §1.7); returns false and changes nothing when the free blocks do not suffice. */
   boolean allocateSlots(PagedRequest r, int numNewTokens, int numLookaheadTokens);
 
+  /**
+   * Returns the blocks {@link #allocateSlots} would take for {@code numNewTokens} more tokens of a
+   * running request without hits: new blocks plus copy-on-write copies of shared blocks written
+   * (vLLM V2's worst-case {@code can_append_slots} count, spec §2.1). Changes nothing.
+   */
+  int blocksToAppend(PagedRequest r, int numNewTokens);
+
   /** The scheduler's waiting path (spec §1.9, §2.1); returns whether the request was admitted. */
   boolean admit(PagedRequest r);
 
@@ -95,6 +105,19 @@ public interface KvBlockManager {
 
   /** Swaps a request back in (spec §2.4); returns false when the watermark says later or never. v0 only. */
   boolean swapIn(PagedRequest r);
+
+  /**
+   * Swaps a sequence group out (spec §2.4): one host block per distinct block of the group's tables,
+   * so forked requests' shared blocks are moved once; returns false when the host pool lacks blocks.
+   * v0 only.
+   */
+  boolean swapOut(List<PagedRequest> group);
+
+  /**
+   * Swaps a sequence group back in (spec §2.4), its shared blocks shared again; returns false when
+   * the watermark says later or never. v0 only.
+   */
+  boolean swapIn(List<PagedRequest> group);
 
   /** Checks the whole manager; throws {@link kvsim.alloc.InvariantViolation} when broken. */
   void checkInvariants();

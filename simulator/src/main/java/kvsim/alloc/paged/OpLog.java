@@ -70,6 +70,11 @@ public final class OpLog {
     return copies.toArray();
   }
 
+  /** Returns the number of copy-on-write copies, {@code copies().length / 2}, without building the array. */
+  public int numCopies() {
+    return copies.size() / 2;
+  }
+
   /** Returns v0 deduplications, flattened: replaced block, cached block it was replaced by, … */
   public int[] dedups() {
     return dedups.toArray();

@@ -83,6 +83,11 @@ public final class PagedRequest {
     return table.size();
   }
 
+  /** Returns the id of the last block of the table, or -1 for an empty table. */
+  public int lastBlock() {
+    return table.size() == 0 ? -1 : table.get(table.size() - 1);
+  }
+
   /** Returns how often the request was preempted. */
   public int numPreemptions() {
     return numPreemptions;
