@@ -24,14 +24,15 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = {
       "Find, per serving system, the highest request rate that meets every latency target: a bisection over the workload's arrival rate,",
-      "each probe a full serving run of the same seed. WORKLOAD must have a rate option: requests:… or lengths:FILE.csv,rate=….",
+      "each probe a full serving run of the same seed. WORKLOAD with a rate option (requests:…, lengths:FILE.csv,rate=…) gets each rate as that option;",
+      "a recorded trace (azure:, mooncake:, burstgpt:, a request trace .jsonl) has its arrival times scaled so that its mean rate is the rate probed.",
       "Prints a table (or JSON with --json) and writes summary.json, probes.csv and capacity.png/.svg (latency against rate)."
     },
     footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage."})
 final class CapacityCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "WORKLOAD", description = "A request generator spec (requests:preset=…,count=…) or lengths:FILE.csv,rate=….")
+  @Parameters(index = "0", paramLabel = "WORKLOAD", description = "A request generator spec (requests:preset=…,count=…), lengths:FILE.csv,rate=…, an importer spec (azure:FILE.csv, …) or a request trace file.")
   String workload;
 
   @CommandLine.Mixin ServingOptions options;
@@ -113,6 +114,9 @@ final class CapacityCommand implements Callable<Integer> {
     config.put("min_rate_rps", minRate);
     config.put("max_rate_rps", maxRate);
     config.put("steps", steps);
+    if (!s.hasRateOption()) {
+      config.put("trace_mean_rate_rps", s.recordedMeanRate());
+    }
     List<Object> targetTexts = new ArrayList<>(slos.stream().map(String::strip).toList());
     Path dir = ResultsWriter.writeCapacity(target, config, targetTexts, systems, columns, rows, targets.get(0).text(), targets.get(0).limitSeconds(), points);
     if (json) {

@@ -17,6 +17,7 @@ import kvsim.trace.MooncakeTraceReader;
 import kvsim.trace.L1TraceReader;
 import kvsim.trace.RequestSource;
 import kvsim.trace.RequestTraceReader;
+import kvsim.trace.SpeedupRequestSource;
 import kvsim.workload.ChurnGenerator;
 import kvsim.workload.KvGenerator;
 import kvsim.workload.RequestGenerator;
@@ -165,14 +166,17 @@ public final class WorkloadRegistry {
    *
    * @param spec the workload as written
    * @param generator the generator or importer name, or null for a request trace file
-   * @param params generator or importer parameters (seed included), empty for a request trace file
+   * @param params generator or importer parameters (seed included); for a request trace file empty,
+   *     or only {@code speedup} (its times divided by that, as a capacity probe runs a trace)
    * @param file the request trace file or the imported file, or null for a generator
    */
   public record RequestWorkload(String spec, String generator, Map<String, String> params, Path file) {
     /** Opens a fresh source. */
     public RequestSource open() throws IOException {
       if (generator == null) {
-        return RequestTraceReader.open(file);
+        RequestSource trace = RequestTraceReader.open(file);
+        String speedup = params.get("speedup");
+        return speedup == null ? trace : new SpeedupRequestSource(trace, Double.parseDouble(speedup));
       }
       OptionMap options = new OptionMap((REQUEST_IMPORTERS.containsKey(generator) ? "import " : "generator ") + generator, params);
       return switch (generator) {

@@ -13,7 +13,8 @@ import kvsim.core.InputException;
 /**
  * The capacity question: at what request rate does each serving system stop meeting its latency
  * targets? For each system, a bisection over the workload's arrival rate between a low and a high
- * bound: every probe is a full serving run of the same requests' lengths and seed at that rate;
+ * bound: every probe is a full serving run of the same requests' lengths and seed at that rate (a
+ * recorded trace's times scaled to it: {@link ServingSpec#withRate});
  * the answer is the highest rate probed that meets every target. Systems are searched in parallel
  * on all cores, each probe's runs in order, so results never depend on the number of threads.
  *
@@ -94,7 +95,7 @@ public final class CapacitySearch {
     if (slos.isEmpty()) {
       throw new InputException("--slo: give at least one latency target");
     }
-    spec.withRate(lowRate); // a workload without a rate option fails here, before any run
+    spec.withRate(lowRate); // a recorded workload is measured here once (and fails here if it has no rate), before any run
     List<String> systems = spec.systems();
     return Parallel.map(systems.size(), Runtime.getRuntime().availableProcessors(),
         i -> searchOne(spec.withSystems(List.of(systems.get(i))), systems.get(i), slos, lowRate, highRate, steps));

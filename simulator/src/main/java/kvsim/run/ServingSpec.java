@@ -65,6 +65,7 @@ public final class ServingSpec {
   private final List<String> systems;
   private final boolean check;
   private final Map<String, Object> echo;
+  private Double recordedMeanRate;
 
   private ServingSpec(Request r) {
     this.workload = WorkloadRegistry.resolveRequests(r.workload(), Map.of());
@@ -140,6 +141,9 @@ public final class ServingSpec {
     Map<String, Object> e = new LinkedHashMap<>(o.echo);
     e.put("workload", workload.spec());
     this.echo = e;
+    synchronized (o) {
+      this.recordedMeanRate = workload == o.workload ? o.recordedMeanRate : null;
+    }
   }
 
   /** Returns this spec with only these systems. */
@@ -148,18 +152,66 @@ public final class ServingSpec {
   }
 
   /**
-   * Returns this spec with its workload's arrival rate set to {@code ratePerSecond}; the workload
-   * must be one whose rate is an option ({@code requests:}, {@code lengths:}).
+   * Returns this spec with its workload's arrival rate set to {@code ratePerSecond}. A workload
+   * whose rate is an option ({@code requests:}, {@code lengths:}) gets that option; any other (an
+   * importer such as {@code azure:}, {@code mooncake:}, {@code burstgpt:}, or a request trace file)
+   * keeps its requests and has its arrival times scaled (Note [Rate of a recorded trace]).
+   *
+   * <p>Note [Rate of a recorded trace]: a recorded trace has no rate option; its mean rate is
+   * measured once, by reading it through, as (n − 1) / (last arrival − first arrival), the inverse
+   * of its mean gap between arrivals (the workload as given, its own speedup, window and spread
+   * included). A probe at rate R then runs the same requests with every time divided by R / mean
+   * (the importers' {@code speedup}, multiplied into any speedup given), so the gaps keep their
+   * shape (bursts stay bursts) and only their scale changes. A trace of fewer than two requests,
+   * or whose requests all arrive at one time, has no mean rate and cannot be scaled.
    */
-  public ServingSpec withRate(double ratePerSecond) {
+  public ServingSpec withRate(double ratePerSecond) throws java.io.IOException {
     String g = workload.generator();
-    if (!"requests".equals(g) && !"lengths".equals(g)) {
-      throw new InputException(workload.spec() + ": only workloads with a rate option (requests:…, lengths:…) can be run at other rates");
+    if (hasRateOption()) {
+      Map<String, String> params = new LinkedHashMap<>(workload.params());
+      params.put("rate", Double.toString(ratePerSecond));
+      String spec = workload.spec().replaceAll(",?rate=[^,]*", "") + (workload.spec().contains(":") ? "," : ":") + "rate=" + ratePerSecond;
+      return new ServingSpec(this, new WorkloadRegistry.RequestWorkload(spec.replace(":,", ":"), g, params, workload.file()), systems);
     }
+    double factor = ratePerSecond / recordedMeanRate();
     Map<String, String> params = new LinkedHashMap<>(workload.params());
-    params.put("rate", Double.toString(ratePerSecond));
-    String spec = workload.spec().replaceAll(",?rate=[^,]*", "") + (workload.spec().contains(":") ? "," : ":") + "rate=" + ratePerSecond;
-    return new ServingSpec(this, new WorkloadRegistry.RequestWorkload(spec.replace(":,", ":"), g, params, workload.file()), systems);
+    double speedup = Double.parseDouble(params.getOrDefault("speedup", "1")) * factor;
+    params.put("speedup", Double.toString(speedup));
+    String spec = workload.spec() + " at " + ratePerSecond + " req/s (speedup " + speedup + ")";
+    return new ServingSpec(this, new WorkloadRegistry.RequestWorkload(spec, g, params, workload.file()), systems);
+  }
+
+  /** Returns whether the workload's arrival rate is one of its options ({@code requests:}, {@code lengths:}). */
+  public boolean hasRateOption() {
+    String g = workload.generator();
+    return "requests".equals(g) || "lengths".equals(g);
+  }
+
+  /**
+   * Returns the mean arrival rate of a recorded workload (Note [Rate of a recorded trace]),
+   * measured on first use by reading it through once; throws InputException when it has none.
+   */
+  public synchronized double recordedMeanRate() throws java.io.IOException {
+    if (recordedMeanRate == null) {
+      long n = 0;
+      long first = 0;
+      long last = 0;
+      try (kvsim.trace.RequestSource source = workload.open()) {
+        kvsim.trace.Request r;
+        while ((r = source.next()) != null) {
+          if (n++ == 0) {
+            first = r.arrivalNanos();
+          }
+          last = r.arrivalNanos();
+        }
+      }
+      if (n < 2 || last == first) {
+        throw new InputException(workload.spec() + ": " + n + " request" + (n == 1 ? "" : "s") + (n < 2 ? "" : " all at one time")
+            + ": no mean arrival rate, so it cannot be run at other rates");
+      }
+      recordedMeanRate = (n - 1) * 1e9 / (last - first);
+    }
+    return recordedMeanRate;
   }
 
   private static int positive(String option, int value) {
