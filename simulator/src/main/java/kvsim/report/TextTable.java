@@ -10,7 +10,7 @@ import kvsim.metrics.AllocatorResult;
 import kvsim.metrics.Gauge;
 import kvsim.metrics.SeedSweep;
 
-/** Plain-text tables for the terminal: the allocator comparison and the seed-sweep distribution. */
+/** Plain-text tables for the terminal: the allocator comparison, the seed-sweep distribution, and any table of names and figures ({@link #print(PrintWriter, List, int)}). */
 public final class TextTable {
   private TextTable() {}
 
@@ -87,6 +87,15 @@ public final class TextTable {
   }
 
   private static void print(PrintWriter out, List<String[]> rows) {
+    print(out, rows, rows.get(0)[1].equals("metric") ? 2 : 1);
+  }
+
+  /**
+   * Prints rows as a table: the first row is the header (left-aligned, then a rule), the first
+   * {@code leftColumns} columns of every row left-aligned (names), the others right-aligned
+   * (figures); columns two spaces apart.
+   */
+  public static void print(PrintWriter out, List<String[]> rows, int leftColumns) {
     int[] w = new int[rows.get(0).length];
     for (String[] r : rows) {
       for (int i = 0; i < r.length; i++) {
@@ -98,7 +107,7 @@ public final class TextTable {
       StringBuilder sb = new StringBuilder();
       for (int i = 0; i < r.length; i++) {
         String cell = r[i];
-        if (i == 0 || (k == 0) || (i == 1 && rows.get(0)[1].equals("metric"))) {
+        if (i < leftColumns || k == 0) {
           sb.append(String.format("%-" + w[i] + "s", cell));
         } else {
           sb.append(String.format("%" + w[i] + "s", cell));
@@ -116,4 +125,5 @@ public final class TextTable {
     }
     out.flush();
   }
+
 }

@@ -79,12 +79,24 @@ public final class ServingRunner {
     return new ArrayList<>(results);
   }
 
+  /**
+   * Runs every cell of a grid (each a spec of one system) on all of this runner's threads, with
+   * results in the cells' order.
+   *
+   * @throws InputException when the workload has no requests
+   */
+  public List<SystemResult> runCells(List<ServingGrid.Cell> cells, Progress progress) throws IOException {
+    List<SystemResult> results = Parallel.map(cells.size(), threads, i -> runOne(cells.get(i).spec(), cells.get(i).system(), progress));
+    if (!results.isEmpty() && results.get(0).metrics().arrived() == 0) {
+      throw new InputException(cells.get(0).spec().workload().spec() + ": no requests (the workload is empty; nothing to simulate)");
+    }
+    return new ArrayList<>(results);
+  }
+
   private static SystemResult runOne(ServingSpec spec, String system, Progress progress) throws IOException {
     long start = System.nanoTime();
     try (RequestSource source = spec.workload().open()) {
-      ServingSystems.Built built = ServingSystems.build(system, new ServingSystems.Build(
-          spec.kvMemoryBytes(), spec.model().kvBytesPerToken(), spec.blockTokens(), spec.scheduler(), source.hashBlockTokens(),
-          spec.model(), spec.device()));
+      ServingSystems.Built built = ServingSystems.build(system, spec.build(source.hashBlockTokens()));
       ServingEngine.Progress p = progress == null ? null : (iterations, finished) -> progress.update(system, iterations, finished, System.nanoTime() - start);
       ServingEngine engine = new ServingEngine(built.scheduler(), built.kv(), Roofline.of(spec.model(), spec.device()), spec.scheduler(),
           spec.model().kvBytesPerToken(), spec.check(), p);

@@ -42,6 +42,9 @@ public final class ServingSpec {
    * @param maxNumBatchedTokens token budget per iteration
    * @param blockTokens KV block size in tokens
    * @param check run the invariant checkers after every iteration
+   * @param watermark vLLM v0's admission watermark (default {@value SchedulerConfig#DEFAULT_WATERMARK})
+   * @param allocatorOptions options of the contiguous systems' allocators by allocator name, as
+   *     {@code --set ALLOCATOR.KEY=VALUE} gives them (empty: defaults)
    */
   public record Request(
       String workload,
@@ -54,7 +57,20 @@ public final class ServingSpec {
       Integer maxNumSeqs,
       Integer maxNumBatchedTokens,
       Integer blockTokens,
-      boolean check) {}
+      boolean check,
+      Double watermark,
+      Map<String, Map<String, String>> allocatorOptions) {
+    /** A request with the default watermark and allocator options. */
+    public Request(String workload, List<String> systems, String model, String device, String kvMemory, Double gpuMemoryUtilization,
+        Integer maxModelLen, Integer maxNumSeqs, Integer maxNumBatchedTokens, Integer blockTokens, boolean check) {
+      this(workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockTokens, check, null,
+          Map.of());
+    }
+
+    public Request {
+      allocatorOptions = allocatorOptions == null ? Map.of() : Map.copyOf(allocatorOptions);
+    }
+  }
 
   private final WorkloadRegistry.RequestWorkload workload;
   private final ModelPreset model;
@@ -63,12 +79,18 @@ public final class ServingSpec {
   private final SchedulerConfig scheduler;
   private final int blockTokens;
   private final List<String> systems;
+  private final Map<String, Map<String, String>> allocatorOptions;
   private final boolean check;
   private final Map<String, Object> echo;
-  private Double recordedMeanRate;
+  /** The recorded workload's mean rate once measured, shared by the specs of one workload. */
+  private final java.util.concurrent.atomic.AtomicReference<Double> recordedMeanRate;
 
-  private ServingSpec(Request r) {
-    this.workload = WorkloadRegistry.resolveRequests(r.workload(), Map.of());
+  private ServingSpec(Request r, ServingSpec shared) {
+    if (shared != null && !shared.workload.spec().equals(r.workload())) {
+      throw new IllegalArgumentException("a spec shares the workload of another only for the same workload");
+    }
+    this.workload = shared != null ? shared.workload : WorkloadRegistry.resolveRequests(r.workload(), Map.of());
+    this.recordedMeanRate = shared != null ? shared.recordedMeanRate : new java.util.concurrent.atomic.AtomicReference<>();
     try {
       this.model = r.model() == null ? ModelPreset.defaultModel() : ModelPreset.parse(r.model());
       this.device = r.device() == null ? DeviceSpec.defaultDevice() : DeviceSpec.parse(r.device());
@@ -83,11 +105,16 @@ public final class ServingSpec {
     int maxNumSeqs = r.maxNumSeqs() == null ? SchedulerConfig.DEFAULT_MAX_NUM_SEQS : positive("--max-num-seqs", r.maxNumSeqs());
     int budget = r.maxNumBatchedTokens() == null ? SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS : positive("--max-num-batched-tokens", r.maxNumBatchedTokens());
     this.blockTokens = r.blockTokens() == null ? DEFAULT_BLOCK_TOKENS : positive("--block-size", r.blockTokens());
+    double watermark = r.watermark() == null ? SchedulerConfig.DEFAULT_WATERMARK : r.watermark();
+    if (!(watermark >= 0 && watermark < 1)) {
+      throw new InputException("--watermark: must be in [0, 1), got " + watermark);
+    }
     try {
-      this.scheduler = new SchedulerConfig(budget, maxNumSeqs, maxModelLen, true, 0);
+      this.scheduler = new SchedulerConfig(budget, maxNumSeqs, maxModelLen, true, 0, watermark);
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }
+    this.allocatorOptions = r.allocatorOptions();
     if (r.kvMemory() != null && r.gpuMemoryUtilization() != null) {
       throw new InputException("--kv-memory and --gpu-memory-utilization: give one of them");
     }
@@ -120,6 +147,7 @@ public final class ServingSpec {
           + " per block of " + blockTokens + "), fewer than max_model_len " + maxModelLen + ": vLLM refuses to start so; give more --kv-memory or a lower --max-model-len");
     }
     this.check = r.check();
+    checkAllocatorOptions();
     Map<String, Object> e = new LinkedHashMap<>();
     e.put("workload", workload.spec());
     e.put("model", Map.of("name", model.name(), "kv_bytes_per_token", model.kvBytesPerToken()));
@@ -137,13 +165,12 @@ public final class ServingSpec {
     this.scheduler = o.scheduler;
     this.blockTokens = o.blockTokens;
     this.systems = new ArrayList<>(systems);
+    this.allocatorOptions = o.allocatorOptions;
     this.check = o.check;
     Map<String, Object> e = new LinkedHashMap<>(o.echo);
     e.put("workload", workload.spec());
     this.echo = e;
-    synchronized (o) {
-      this.recordedMeanRate = workload == o.workload ? o.recordedMeanRate : null;
-    }
+    this.recordedMeanRate = workload == o.workload ? o.recordedMeanRate : new java.util.concurrent.atomic.AtomicReference<>();
   }
 
   /** Returns this spec with only these systems. */
@@ -191,27 +218,59 @@ public final class ServingSpec {
    * Returns the mean arrival rate of a recorded workload (Note [Rate of a recorded trace]),
    * measured on first use by reading it through once; throws InputException when it has none.
    */
-  public synchronized double recordedMeanRate() throws java.io.IOException {
-    if (recordedMeanRate == null) {
-      long n = 0;
-      long first = 0;
-      long last = 0;
-      try (kvsim.trace.RequestSource source = workload.open()) {
-        kvsim.trace.Request r;
-        while ((r = source.next()) != null) {
-          if (n++ == 0) {
-            first = r.arrivalNanos();
-          }
-          last = r.arrivalNanos();
-        }
+  public double recordedMeanRate() throws java.io.IOException {
+    synchronized (recordedMeanRate) {
+      if (recordedMeanRate.get() == null) {
+        recordedMeanRate.set(measureMeanRate(workload));
       }
-      if (n < 2 || last == first) {
-        throw new InputException(workload.spec() + ": " + n + " request" + (n == 1 ? "" : "s") + (n < 2 ? "" : " all at one time")
-            + ": no mean arrival rate, so it cannot be run at other rates");
-      }
-      recordedMeanRate = (n - 1) * 1e9 / (last - first);
+      return recordedMeanRate.get();
     }
-    return recordedMeanRate;
+  }
+
+  private static double measureMeanRate(WorkloadRegistry.RequestWorkload workload) throws java.io.IOException {
+    long n = 0;
+    long first = 0;
+    long last = 0;
+    try (kvsim.trace.RequestSource source = workload.open()) {
+      kvsim.trace.Request r;
+      while ((r = source.next()) != null) {
+        if (n++ == 0) {
+          first = r.arrivalNanos();
+        }
+        last = r.arrivalNanos();
+      }
+    }
+    if (n < 2 || last == first) {
+      throw new InputException(workload.spec() + ": " + n + " request" + (n == 1 ? "" : "s") + (n < 2 ? "" : " all at one time")
+          + ": no mean arrival rate, so it cannot be run at other rates");
+    }
+    return (n - 1) * 1e9 / (last - first);
+  }
+
+  /**
+   * Checks {@code ALLOCATOR.KEY} settings as {@code kvsim replay --set} does: the allocator must be
+   * the one under test of a system run (its options apply to those systems only), and it must
+   * accept them, which building each such system once shows before anything runs.
+   */
+  private void checkAllocatorOptions() {
+    for (String allocator : allocatorOptions.keySet()) {
+      List<String> users = systems.stream().filter(s -> allocator.equals(ServingSystems.allocatorOf(s))).toList();
+      if (users.isEmpty()) {
+        List<String> tested = systems.stream().map(ServingSystems::allocatorOf).filter(java.util.Objects::nonNull).distinct().toList();
+        throw new InputException("--set " + allocator + ".…: allocator '" + allocator + "' is not under test in the systems run " + systems
+            + (tested.isEmpty() ? " (the paged systems take block-size and watermark as serving options)" : " (allocators under test: " + tested + ")"));
+      }
+      try {
+        ServingSystems.build(users.get(0), build(0));
+      } catch (kvsim.core.OptionMap.OptionException e) {
+        throw new InputException("--set " + allocator + "." + e.key() + ": " + e.getMessage());
+      }
+    }
+  }
+
+  /** Returns what a system of this spec is built from, for a source of {@code hashBlockTokens}. */
+  ServingSystems.Build build(int hashBlockTokens) {
+    return new ServingSystems.Build(kvMemoryBytes, model.kvBytesPerToken(), blockTokens, scheduler, hashBlockTokens, model, device, allocatorOptions);
   }
 
   private static int positive(String option, int value) {
@@ -223,7 +282,15 @@ public final class ServingSpec {
 
   /** Resolves a request; throws InputException naming the option for anything wrong. */
   public static ServingSpec resolve(Request r) {
-    return new ServingSpec(r);
+    return new ServingSpec(r, null);
+  }
+
+  /**
+   * Resolves a request for the same workload as {@code shared} (null: none), reusing its resolved
+   * workload and measured rate instead of opening it again (the cells of a grid).
+   */
+  static ServingSpec resolve(Request r, ServingSpec shared) {
+    return new ServingSpec(r, shared);
   }
 
   /** Returns the request workload. */
