@@ -16,6 +16,7 @@ import kvsim.trace.ImportedRequestSource;
 import kvsim.trace.Request;
 import kvsim.trace.RequestSource;
 import kvsim.trace.RequestTraceWriter;
+import kvsim.trace.RequestWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -129,10 +130,19 @@ final class ImportCommand implements Callable<Integer> {
    * returns how many; {@code afterward} sees the source once it is exhausted.
    */
   static long writeRequestTrace(WorkloadRegistry.RequestWorkload w, Path output, Consumer<RequestSource> afterward) throws IOException {
+    return writeRequests(w, output, (out, source) -> new RequestTraceWriter(out, source.describe(), source.hashBlockTokens()), afterward);
+  }
+
+  /**
+   * Writes every request of {@code w} at {@code output} in the format {@code format} opens,
+   * atomically, and returns how many; {@code afterward} sees the source once it is exhausted.
+   */
+  static long writeRequests(WorkloadRegistry.RequestWorkload w, Path output, RequestWriter.Factory format, Consumer<RequestSource> afterward)
+      throws IOException {
     long[] written = new long[1];
     try (RequestSource source = w.open()) {
       AtomicFiles.write(output, out -> {
-        RequestTraceWriter writer = new RequestTraceWriter(out, source.describe(), source.hashBlockTokens());
+        RequestWriter writer = format.open(out, source);
         Request r;
         while ((r = source.next()) != null) {
           writer.write(r);
