@@ -112,4 +112,15 @@ class CapacitySearchTest {
     assertEquals(10, meanRate(azure.withRate(10)), 1e-6);
     assertEquals(2 * 10 / (2 * 45 / 182.0), Double.parseDouble(azure.withRate(10).workload().params().get("speedup")), 1e-9);
   }
+
+  @Test
+  void theRealAzureConversationTraceIsScaledFromItsOwnMeanRate() throws IOException {
+    java.nio.file.Path f = kvsim.testing.SharedData.require("serving-traces/AzureLLMInferenceTrace_conv.csv");
+    ServingSpec s = ServingSpec.resolve(new ServingSpec.Request("azure:" + f, List.of("vllm"), "llama-2-7b", "h100-80", null, null, null, null, null,
+        null, false));
+    // STATS.md: 19,366 requests over 3,501.7 s, a mean rate of 19,365 / 3,501.7 = 5.53 requests/s.
+    double mean = s.recordedMeanRate();
+    assertEquals(19_365 / 3_501.721937, mean, 1e-9);
+    assertEquals(12, meanRate(s.withRate(12)), 1e-6);
+  }
 }
