@@ -6,12 +6,13 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
+import kvsim.report.TextTable;
 import kvsim.run.CapacitySearch;
+import kvsim.run.ServingGrid;
 import kvsim.run.ServingSpec;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -24,14 +25,16 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = {
       "Find, per serving system, the highest request rate that meets every latency target: a bisection over the workload's arrival rate,",
-      "each probe a full serving run of the same seed. WORKLOAD must have a rate option: requests:… or lengths:FILE.csv,rate=….",
-      "Prints a table (or JSON with --json) and writes summary.json, probes.csv and capacity.png/.svg (latency against rate)."
+      "each probe a full serving run of the same seed. WORKLOAD with a rate option (requests:…, lengths:FILE.csv,rate=…) gets each rate as that option;",
+      "a recorded trace (azure:, mooncake:, burstgpt:, a request trace .jsonl) has its arrival times scaled so that its mean rate is the rate probed.",
+      "Prints a table (or JSON with --json) and writes summary.json, probes.csv and capacity.png/.svg (latency against rate).",
+      "With --set KEY=V1,V2,… (repeatable), every combination of the values is searched with every --system: one rate per cell."
     },
     footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage."})
 final class CapacityCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "WORKLOAD", description = "A request generator spec (requests:preset=…,count=…) or lengths:FILE.csv,rate=….")
+  @Parameters(index = "0", paramLabel = "WORKLOAD", description = "A request generator spec (requests:preset=…,count=…), lengths:FILE.csv,rate=…, an importer spec (azure:FILE.csv, …) or a request trace file.")
   String workload;
 
   @CommandLine.Mixin ServingOptions options;
@@ -68,12 +71,16 @@ final class CapacityCommand implements Callable<Integer> {
     for (String s : slos) {
       targets.add(CapacitySearch.Slo.parse(s));
     }
-    ServingSpec s = ServingSpec.resolve(options.request(workload));
+    List<ServingGrid.Axis> axes = options.axes();
+    List<ServingGrid.Cell> cells = ServingGrid.cells(options.request(workload), axes);
+    ServingSpec s = cells.get(0).spec();
     String name = "capacity-" + workload.replaceAll(".*/", "").replaceAll("[:,=]", "-").replaceAll("[^A-Za-z0-9._-]", "");
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, force) : ResultFolder.Target.fresh(Path.of("results", "runs"), name)).check();
-    List<CapacitySearch.Capacity> result = CapacitySearch.search(s, targets, minRate, maxRate, steps);
+    List<CapacitySearch.Capacity> result = CapacitySearch.searchCells(cells, targets, minRate, maxRate, steps);
 
-    List<String> columns = new ArrayList<>(List.of("system", "rate_rps", "met", "finished", "rejected"));
+    List<String> columns = new ArrayList<>(List.of("system"));
+    columns.addAll(ServingGrid.keys(axes));
+    columns.addAll(List.of("rate_rps", "met", "finished", "rejected"));
     for (CapacitySearch.Slo t : targets) {
       columns.add(t.metric() + "_" + t.statistic() + "_seconds");
     }
@@ -81,11 +88,16 @@ final class CapacityCommand implements Callable<Integer> {
     List<Map<String, Object>> systems = new ArrayList<>();
     Map<String, Object> jsonSystems = new LinkedHashMap<>();
     Map<String, List<double[]>> points = new LinkedHashMap<>();
-    for (CapacitySearch.Capacity c : result) {
+    for (int i = 0; i < result.size(); i++) {
+      CapacitySearch.Capacity c = result.get(i);
+      ServingGrid.Cell cell = cells.get(i);
+      String label = axes.isEmpty() ? c.system() : cell.label();
       List<Map<String, Object>> probes = new ArrayList<>();
       List<double[]> pts = new ArrayList<>();
       for (CapacitySearch.Probe p : c.probes()) {
-        List<Object> row = new ArrayList<>(List.of(c.system(), p.rate(), p.met(), p.finished(), p.rejected()));
+        List<Object> row = new ArrayList<>(List.of(c.system()));
+        row.addAll(cell.settings().values());
+        row.addAll(List.of(p.rate(), p.met(), p.finished(), p.rejected()));
         row.addAll(p.values().values());
         rows.add(row);
         Map<String, Object> pm = new LinkedHashMap<>();
@@ -97,9 +109,13 @@ final class CapacityCommand implements Callable<Integer> {
         probes.add(pm);
         pts.add(new double[] {p.rate(), p.values().get(targets.get(0).text())});
       }
-      points.put(c.system(), pts);
+      points.put(label, pts);
       Map<String, Object> sys = new LinkedHashMap<>();
       sys.put("system", c.system());
+      if (!axes.isEmpty()) {
+        sys.put("cell", new LinkedHashMap<>(cell.settings()));
+        sys.put("kv_memory_bytes", cell.spec().kvMemoryBytes());
+      }
       sys.put("max_rate_rps", c.maxRate());
       sys.put("at_upper_bound", c.atUpperBound());
       sys.put("probes", probes);
@@ -107,24 +123,33 @@ final class CapacityCommand implements Callable<Integer> {
       Map<String, Object> js = new LinkedHashMap<>();
       js.put("max_rate_rps", c.maxRate());
       js.put("probes", probes);
-      jsonSystems.put(c.system(), js);
+      jsonSystems.put(label, js);
     }
-    Map<String, Object> config = new LinkedHashMap<>(s.configEcho());
+    Map<String, Object> config = ServingGrid.configEcho(cells, axes);
     config.put("min_rate_rps", minRate);
     config.put("max_rate_rps", maxRate);
     config.put("steps", steps);
+    if (!s.hasRateOption()) {
+      config.put("trace_mean_rate_rps", s.recordedMeanRate());
+    }
     List<Object> targetTexts = new ArrayList<>(slos.stream().map(String::strip).toList());
     Path dir = ResultsWriter.writeCapacity(target, config, targetTexts, systems, columns, rows, targets.get(0).text(), targets.get(0).limitSeconds(), points);
     if (json) {
       out.println(new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(Map.of("systems", jsonSystems)));
     } else {
       out.println("workload: " + s.workload().spec() + "; targets: " + String.join(", ", targetTexts.stream().map(Object::toString).toList()));
-      out.printf(Locale.ROOT, "%-12s %14s %8s%n", "system", "max rate req/s", "probes");
-      out.printf(Locale.ROOT, "%-12s %14s %8s%n", "-".repeat(12), "-".repeat(14), "-".repeat(8));
-      for (CapacitySearch.Capacity c : result) {
+      List<String[]> table = new ArrayList<>();
+      List<String> header = new ArrayList<>(ServingGrid.keys(axes));
+      header.addAll(List.of("system", "max rate req/s", "probes"));
+      table.add(header.toArray(String[]::new));
+      for (int i = 0; i < result.size(); i++) {
+        CapacitySearch.Capacity c = result.get(i);
         String r = c.maxRate() == 0 ? "< " + CapacitySearch.rate(minRate) : (c.atUpperBound() ? ">= " : "") + CapacitySearch.rate(c.maxRate());
-        out.printf(Locale.ROOT, "%-12s %14s %8d%n", c.system(), r, c.probes().size());
+        List<String> row = new ArrayList<>(cells.get(i).settings().values());
+        row.addAll(List.of(c.system(), r, Integer.toString(c.probes().size())));
+        table.add(row.toArray(String[]::new));
       }
+      TextTable.print(out, table, axes.size() + 1);
       out.println();
     }
     // With --json, stdout holds the JSON alone; where the files went goes to stderr.

@@ -18,6 +18,10 @@ import kvsim.workload.KvGenerator;
 import kvsim.workload.RequestGenerator;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import kvsim.core.InputException;
+import kvsim.trace.AzureCsvWriter;
+import kvsim.trace.RequestTraceWriter;
+import kvsim.trace.RequestWriter;
 import picocli.CommandLine.Option;
 
 /** {@code kvsim generate churn|kv}: writes a generator's events as an L1 trace file. */
@@ -156,6 +160,11 @@ final class GenerateCommand implements Runnable {
     @Option(names = "--rate", paramLabel = "REQ_PER_S", description = "Arrival rate; default: the preset trace's mean rate.")
     Double rate;
 
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "kvsim", description = "kvsim (a request trace, default) or azure-csv "
+        + "(an Azure LLM inference trace of the 2024 week-long shape: TIMESTAMP with microseconds and +00:00 from 2024-05-10 00:00:00, "
+        + "ContextTokens, GeneratedTokens; what `kvsim import azure` reads).")
+    String format;
+
     @Override
     public Integer call() throws IOException {
       Map<String, String> p = new LinkedHashMap<>();
@@ -165,7 +174,12 @@ final class GenerateCommand implements Runnable {
         p.put("rate", Double.toString(rate));
       }
       p.put("seed", Long.toString(common.seed));
-      long written = ImportCommand.writeRequestTrace(WorkloadRegistry.resolveRequests("requests", p), common.output, source -> {});
+      RequestWriter.Factory writer = switch (format) {
+        case "kvsim" -> (out, source) -> new RequestTraceWriter(out, source.describe(), source.hashBlockTokens());
+        case "azure-csv" -> (out, source) -> new AzureCsvWriter(out, AzureCsvWriter.DEFAULT_START);
+        default -> throw new InputException("--format: expected kvsim or azure-csv, got '" + format + "'");
+      };
+      long written = ImportCommand.writeRequests(WorkloadRegistry.resolveRequests("requests", p), common.output, writer, source -> {});
       spec.commandLine().getOut().println("wrote " + written + " requests to " + common.output);
       spec.commandLine().getOut().flush();
       return KvSim.EXIT_OK;

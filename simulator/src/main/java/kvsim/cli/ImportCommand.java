@@ -16,6 +16,7 @@ import kvsim.trace.ImportedRequestSource;
 import kvsim.trace.Request;
 import kvsim.trace.RequestSource;
 import kvsim.trace.RequestTraceWriter;
+import kvsim.trace.RequestWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -25,15 +26,15 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "import",
     mixinStandardHelpOptions = true,
-    description = "Convert recordings of other tools into kvsim traces: PyTorch snapshots into L1 traces (torch-snapshot), LLM request logs into request traces (azure, mooncake, lengths).",
-    subcommands = {ImportCommand.TorchSnapshotImport.class, ImportCommand.Azure.class, ImportCommand.Mooncake.class, ImportCommand.Lengths.class})
+    description = "Convert recordings of other tools into kvsim traces: PyTorch snapshots into L1 traces (torch-snapshot), LLM request logs into request traces (azure, mooncake, lengths, burstgpt).",
+    subcommands = {ImportCommand.TorchSnapshotImport.class, ImportCommand.Azure.class, ImportCommand.Mooncake.class, ImportCommand.Lengths.class, ImportCommand.BurstGpt.class})
 final class ImportCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() {
     PrintWriter err = spec.commandLine().getErr();
-    err.println("kvsim: error: missing what to import (torch-snapshot, azure, mooncake, lengths)");
+    err.println("kvsim: error: missing what to import (torch-snapshot, azure, mooncake, lengths, burstgpt)");
     spec.commandLine().usage(err);
     err.flush();
     return KvSim.EXIT_BAD_INPUT;
@@ -129,10 +130,19 @@ final class ImportCommand implements Callable<Integer> {
    * returns how many; {@code afterward} sees the source once it is exhausted.
    */
   static long writeRequestTrace(WorkloadRegistry.RequestWorkload w, Path output, Consumer<RequestSource> afterward) throws IOException {
+    return writeRequests(w, output, (out, source) -> new RequestTraceWriter(out, source.describe(), source.hashBlockTokens()), afterward);
+  }
+
+  /**
+   * Writes every request of {@code w} at {@code output} in the format {@code format} opens,
+   * atomically, and returns how many; {@code afterward} sees the source once it is exhausted.
+   */
+  static long writeRequests(WorkloadRegistry.RequestWorkload w, Path output, RequestWriter.Factory format, Consumer<RequestSource> afterward)
+      throws IOException {
     long[] written = new long[1];
     try (RequestSource source = w.open()) {
       AtomicFiles.write(output, out -> {
-        RequestTraceWriter writer = new RequestTraceWriter(out, source.describe(), source.hashBlockTokens());
+        RequestWriter writer = format.open(out, source);
         Request r;
         while ((r = source.next()) != null) {
           writer.write(r);
@@ -205,6 +215,35 @@ final class ImportCommand implements Callable<Integer> {
       p.put("rate", rate);
       RequestImportOptions.put(p, "seed", seed);
       return writeRequests(spec, "lengths", file, p, options.output);
+    }
+  }
+
+  /** {@code kvsim import burstgpt FILE [--model M] [--log-type T] -o trace.jsonl}. */
+  @Command(
+      name = "burstgpt",
+      mixinStandardHelpOptions = true,
+      description = {"Turn a BurstGPT trace CSV (Timestamp in s from the trace's start, Model, Request tokens, Response tokens, Total tokens, Log Type) "
+          + "into a kvsim request trace: ids are row numbers from 0, times the Timestamp in ns. Total tokens must equal request + response tokens. "
+          + "Failed requests have 0 response tokens: see --zero-output. A filter that matches no row of the file is an error."})
+  static final class BurstGpt implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @CommandLine.Mixin RequestImportOptions options;
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "The BurstGPT trace CSV.")
+    Path file;
+
+    @Option(names = "--model", paramLabel = "NAME", description = "Keep only rows whose Model is exactly NAME (ChatGPT, GPT-4; default: all).")
+    String model;
+
+    @Option(names = "--log-type", paramLabel = "TYPE", description = "Keep only rows whose Log Type is exactly TYPE ('Conversation log', 'API log'; default: all).")
+    String logType;
+
+    @Override
+    public Integer call() throws IOException {
+      Map<String, String> p = options.params();
+      RequestImportOptions.put(p, "model", model);
+      RequestImportOptions.put(p, "log-type", logType);
+      return writeRequests(spec, "burstgpt", file, p, options.output);
     }
   }
 }

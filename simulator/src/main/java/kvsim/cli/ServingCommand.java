@@ -9,8 +9,11 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import kvsim.core.Bytes;
+import kvsim.core.InputException;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
+import kvsim.report.TextTable;
+import kvsim.run.ServingGrid;
 import kvsim.run.ServingRunner;
 import kvsim.run.ServingSpec;
 import kvsim.serving.ServingMetrics;
@@ -27,7 +30,8 @@ import picocli.CommandLine.Parameters;
       "Run LLM requests through serving systems (a continuous-batching scheduler over a KV manager over an allocator) and compare",
       "throughput, latencies, batch sizes, preemptions and the KV memory breakdown. Writes summary.json, timeseries.csv,",
       "kv-breakdown.png/.svg (the KV region by use over time) and timing.json.",
-      "WORKLOAD is a request trace (.jsonl, see `kvsim generate requests` and `kvsim import`), a generator spec such as requests:preset=sharegpt,rate=2,count=2000, or a request log through an importer: azure:FILE.csv, mooncake:FILE.jsonl, lengths:FILE.csv,rate=2 (options after the path: from, to, speedup; see `kvsim list`)."
+      "WORKLOAD is a request trace (.jsonl, see `kvsim generate requests` and `kvsim import`), a generator spec such as requests:preset=sharegpt,rate=2,count=2000, or a request log through an importer: azure:FILE.csv, mooncake:FILE.jsonl, lengths:FILE.csv,rate=2, burstgpt:FILE.csv (options after the path: from, to, speedup; see `kvsim list`).",
+      "With --set KEY=V1,V2,… (repeatable), every combination of the values runs with every --system: one table row per cell."
     },
     footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage."})
 final class ServingCommand implements Callable<Integer> {
@@ -55,7 +59,9 @@ final class ServingCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    ServingSpec s = ServingSpec.resolve(options.request(workload));
+    List<ServingGrid.Axis> axes = options.axes();
+    List<ServingGrid.Cell> cells = ServingGrid.cells(options.request(workload), axes);
+    ServingSpec s = cells.get(0).spec();
     String name = "serving-" + workload.replaceAll(".*/", "").replaceAll("[:,=]", "-").replaceAll("\\.jsonl$", "").replaceAll("[^A-Za-z0-9._-]", "");
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, force) : ResultFolder.Target.fresh(Path.of("results", "runs"), name)).check();
     long start = System.nanoTime();
@@ -67,18 +73,34 @@ final class ServingCommand implements Callable<Integer> {
         }
       }
     };
-    List<ServingRunner.SystemResult> results = new ServingRunner().run(s, progress, emitTrace);
+    if (emitTrace != null && !axes.isEmpty()) {
+      throw new InputException("--emit-trace: writes one trace per system, not per grid cell; leave out --set, or run each cell on its own");
+    }
+    // With --emit-trace (no grid), one run per system writes its trace; otherwise one per cell.
+    List<ServingRunner.SystemResult> results = emitTrace != null
+        ? new ServingRunner().run(ServingSpec.resolve(options.request(workload)), progress, emitTrace)
+        : new ServingRunner().runCells(cells, progress);
     List<Map<String, Object>> summaries = new ArrayList<>();
     List<Map<String, Object>> timings = new ArrayList<>();
     Map<String, List<double[]>> series = new LinkedHashMap<>();
-    for (ServingRunner.SystemResult r : results) {
-      summaries.add(r.summary());
-      timings.add(r.timing());
-      series.put(r.system(), r.metrics().series());
+    for (int i = 0; i < results.size(); i++) {
+      ServingRunner.SystemResult r = results.get(i);
+      ServingGrid.Cell cell = cells.get(i);
+      Map<String, Object> summary = r.summary();
+      Map<String, Object> timing = r.timing();
+      if (!axes.isEmpty()) {
+        summary = ServingGrid.withCell(summary, cell);
+        timing.put("system", cell.label());
+      }
+      summaries.add(summary);
+      timings.add(timing);
+      series.put(axes.isEmpty() ? r.system() : cell.label(), r.metrics().series());
     }
-    Path dir = ResultsWriter.writeServing(target, s.configEcho(), summaries, timings, ServingMetrics.SERIES_COLUMNS, series);
-    out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.device().name(), Bytes.format(s.kvMemoryBytes()));
-    table(out, results);
+    Map<String, Object> config = ServingGrid.configEcho(cells, axes);
+    Path dir = ResultsWriter.writeServing(target, config, summaries, timings, ServingMetrics.SERIES_COLUMNS, series);
+    out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.device().name(),
+        ServingGrid.sameKvMemory(cells) ? Bytes.format(s.kvMemoryBytes()) : "per cell (summary.json)");
+    table(out, axes, cells, results);
     out.println();
     out.println("results: " + dir);
     if (emitTrace != null) {
@@ -91,23 +113,29 @@ final class ServingCommand implements Callable<Integer> {
   }
 
   @SuppressWarnings("unchecked")
-  private static void table(PrintWriter out, List<ServingRunner.SystemResult> results) {
-    String format = "%-12s %8s %8s %9s %9s %9s %10s %8s %7s %7s %7s %7s %7s%n";
-    out.printf(Locale.ROOT, format,
-        "system", "requests", "rejected", "tokens/s", "TTFT p50", "TPOT p50", "norm. lat", "batch", "preempt", "tokens", "reserv.", "int.", "ext.");
-    out.printf(Locale.ROOT, format, "-".repeat(12), "-".repeat(8), "-".repeat(8), "-".repeat(9), "-".repeat(9), "-".repeat(9), "-".repeat(10),
-        "-".repeat(8), "-".repeat(7), "-".repeat(7), "-".repeat(7), "-".repeat(7), "-".repeat(7));
-    for (ServingRunner.SystemResult r : results) {
+  private static void table(PrintWriter out, List<ServingGrid.Axis> axes, List<ServingGrid.Cell> cells, List<ServingRunner.SystemResult> results) {
+    List<String> header = new ArrayList<>(ServingGrid.keys(axes));
+    header.addAll(List.of("system", "requests", "rejected", "tokens/s", "TTFT p50", "TPOT p50", "norm. lat", "batch", "preempt", "tokens", "reserv.", "int.",
+        "ext."));
+    List<List<String>> rows = new ArrayList<>();
+    for (int i = 0; i < results.size(); i++) {
+      ServingRunner.SystemResult r = results.get(i);
       Map<String, Object> m = r.metrics().toMap();
       Map<String, Object> ttft = (Map<String, Object>) m.get("ttft_seconds");
       Map<String, Object> tpot = (Map<String, Object>) m.get("tpot_seconds");
       Map<String, Object> norm = (Map<String, Object>) m.get("normalized_latency_seconds_per_token");
-      out.printf(Locale.ROOT, "%-12s %8d %8d %9s %9s %9s %10s %8s %7d %7s %7s %7s %7s%n",
-          r.system(), r.metrics().finished(), r.metrics().rejected(), num(m.get("throughput_tokens_per_second"), "%.0f"),
-          seconds(ttft.get("p50")), seconds(tpot.get("p50")), seconds(norm.get("mean")), num(m.get("batch_size_mean"), "%.1f"),
-          r.metrics().preemptions(), frac(r.metrics().meanFraction("token_states")), frac(r.metrics().meanFraction("reserved_future")),
-          frac(r.metrics().meanFraction("internal_waste")), frac(r.metrics().meanFraction("external_waste")));
+      List<String> row = new ArrayList<>(cells.get(i).settings().values());
+      row.addAll(List.of(r.system(), Long.toString(r.metrics().finished()), Long.toString(r.metrics().rejected()),
+          num(m.get("throughput_tokens_per_second"), "%.0f"), seconds(ttft.get("p50")), seconds(tpot.get("p50")), seconds(norm.get("mean")),
+          num(m.get("batch_size_mean"), "%.1f"), Long.toString(r.metrics().preemptions()), frac(r.metrics().meanFraction("token_states")),
+          frac(r.metrics().meanFraction("reserved_future")), frac(r.metrics().meanFraction("internal_waste")),
+          frac(r.metrics().meanFraction("external_waste"))));
+      rows.add(row);
     }
+    List<String[]> table = new ArrayList<>();
+    table.add(header.toArray(String[]::new));
+    rows.forEach(row -> table.add(row.toArray(String[]::new)));
+    TextTable.print(out, table, axes.size() + 1);
   }
 
   private static String num(Object v, String format) {

@@ -2,6 +2,7 @@ package kvsim.cli;
 
 import java.util.ArrayList;
 import java.util.List;
+import kvsim.run.ServingGrid;
 import kvsim.run.ServingSpec;
 import picocli.CommandLine.Option;
 
@@ -52,9 +53,29 @@ final class ServingOptions {
   @Option(names = "--check", description = "Run the KV managers' invariant checkers after every iteration.")
   boolean check;
 
+  @Option(names = "--watermark", paramLabel = "F", description = "vllm-v0's admission watermark, a share of the KV blocks (default 0.01).")
+  Double watermark;
+
+  @Option(names = "--set", paramLabel = "KEY=V1,V2,…", description = "A what-if grid (repeatable): run every combination of the values "
+      + "with every --system. KEY is a serving option (block-size, max-num-seqs, max-num-batched-tokens, kv-memory, gpu-memory-utilization, "
+      + "max-model-len, watermark) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
+      + "e.g. --set block-size=8,16,32.")
+  List<String> settings = new ArrayList<>();
+
   /** Returns the request these options and {@code workload} make. */
   ServingSpec.Request request(String workload) {
     return new ServingSpec.Request(
-        workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, swapSpace, seed, plan, check);
+        workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, swapSpace, seed, plan,
+        check, watermark, java.util.Map.of());
+  }
+
+  /** Returns the grid's axes, parsed from {@code --set}. */
+  List<ServingGrid.Axis> axes() {
+    return ServingGrid.parse(settings);
+  }
+
+  /** Returns the cells these options and {@code workload} make: every {@code --set} combination with every system. */
+  List<ServingGrid.Cell> cells(String workload) {
+    return ServingGrid.cells(request(workload), axes());
   }
 }

@@ -36,7 +36,7 @@ import kvsim.core.InputException;
  * <p>Serving grids name {@code systems} instead of {@code allocators}; their {@code set} keys are
  * the serving options ({@code block-size}, {@code kv-memory}, {@code max-num-seqs},
  * {@code max-num-batched-tokens}, {@code max-model-len}, {@code gpu-memory-utilization}, {@code swap-space},
- * {@code plan}), and
+ * {@code plan}, {@code watermark}), and
  * {@code seeds} apply to request generators ({@code requests:…}).
  *
  * @param workloads workload specs as written (trace paths relative to {@link #dir})
@@ -64,7 +64,7 @@ public record GridSpec(
 
   /** Keys of {@code set} that a serving grid accepts. */
   public static final Set<String> SERVING_SET_KEYS =
-      Set.of("block-size", "kv-memory", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "gpu-memory-utilization", "swap-space", "plan");
+      Set.of("block-size", "kv-memory", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "gpu-memory-utilization", "swap-space", "plan", "watermark");
 
   private static final List<String> FIELDS =
       List.of("workloads", "allocators", "systems", "seeds", "device", "model", "set", "plan");

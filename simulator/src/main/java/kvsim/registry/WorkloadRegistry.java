@@ -10,12 +10,14 @@ import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.trace.AzureTraceReader;
+import kvsim.trace.BurstGptTraceReader;
 import kvsim.trace.EventSource;
 import kvsim.trace.LengthTableReader;
 import kvsim.trace.MooncakeTraceReader;
 import kvsim.trace.L1TraceReader;
 import kvsim.trace.RequestSource;
 import kvsim.trace.RequestTraceReader;
+import kvsim.trace.SpeedupRequestSource;
 import kvsim.workload.ChurnGenerator;
 import kvsim.workload.KvGenerator;
 import kvsim.workload.RequestGenerator;
@@ -23,7 +25,7 @@ import kvsim.workload.RequestGenerator;
 /**
  * Names the workload sources: the L1 generators ({@code churn}, {@code kv}) and L1 trace files,
  * and the request generator ({@code requests}), request trace files and importers of foreign request
- * logs ({@code azure}, {@code mooncake}, {@code lengths}) of serving-level runs. A workload is
+ * logs ({@code azure}, {@code mooncake}, {@code lengths}, {@code burstgpt}) of serving-level runs. A workload is
  * written {@code NAME[:key=value,...]} for a generator, {@code NAME:PATH[,key=value,...]} for an
  * importer, or as a path to a file.
  */
@@ -55,6 +57,9 @@ public final class WorkloadRegistry {
         "a Mooncake trace JSONL (timestamp ms, input_length, output_length, hash_ids of 512 tokens): mooncake:PATH[,from=S,to=S,speedup=X,spread=S,zero-output=…]; spread=3 evens out its 3 s ticks"));
     REQUEST_IMPORTERS.put("lengths", new Generator("lengths",
         "a length table CSV (num_prefill_tokens, num_decode_tokens; e.g. ShareGPT) with seeded Poisson arrivals, one request per row: lengths:PATH,rate=R[,seed=N,from=S,to=S,speedup=X,spread=S,zero-output=…]"));
+    REQUEST_IMPORTERS.put("burstgpt", new Generator("burstgpt",
+        "a BurstGPT trace CSV (Timestamp s, Model, Request tokens, Response tokens, Total tokens, Log Type), filtered exactly by model and log type: "
+            + "burstgpt:PATH[,model=ChatGPT|GPT-4,log-type=Conversation log|API log,from=S,to=S,speedup=X,spread=S,zero-output=…]"));
   }
 
   private WorkloadRegistry() {}
@@ -161,14 +166,17 @@ public final class WorkloadRegistry {
    *
    * @param spec the workload as written
    * @param generator the generator or importer name, or null for a request trace file
-   * @param params generator or importer parameters (seed included), empty for a request trace file
+   * @param params generator or importer parameters (seed included); for a request trace file empty,
+   *     or only {@code speedup} (its times divided by that, as a capacity probe runs a trace)
    * @param file the request trace file or the imported file, or null for a generator
    */
   public record RequestWorkload(String spec, String generator, Map<String, String> params, Path file) {
     /** Opens a fresh source. */
     public RequestSource open() throws IOException {
       if (generator == null) {
-        return RequestTraceReader.open(file);
+        RequestSource trace = RequestTraceReader.open(file);
+        String speedup = params.get("speedup");
+        return speedup == null ? trace : new SpeedupRequestSource(trace, Double.parseDouble(speedup));
       }
       OptionMap options = new OptionMap((REQUEST_IMPORTERS.containsKey(generator) ? "import " : "generator ") + generator, params);
       return switch (generator) {
@@ -176,6 +184,7 @@ public final class WorkloadRegistry {
         case "azure" -> new AzureTraceReader(file, options);
         case "mooncake" -> new MooncakeTraceReader(file, options);
         case "lengths" -> new LengthTableReader(file, options);
+        case "burstgpt" -> new BurstGptTraceReader(file, options);
         default -> throw new IllegalStateException(generator);
       };
     }

@@ -167,7 +167,7 @@ final class SuiteRunner {
       throw util.error("expected a number in (0, 1], found '" + util.text() + "'");
     }
     return new ServingSpec.Request(s.workload(), List.of(system), s.text("model"), s.text("device"), s.text("kv-memory"), utilization,
-        intField(s, "max-model-len"), intField(s, "max-num-seqs"), intField(s, "max-num-batched-tokens"), intField(s, "block-size"), null, null, null, false);
+        intField(s, "max-model-len"), intField(s, "max-num-seqs"), intField(s, "max-num-batched-tokens"), intField(s, "block-size"), false);
   }
 
   private static Integer intField(Suite.Scenario s, String field) {

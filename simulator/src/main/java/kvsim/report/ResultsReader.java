@@ -226,6 +226,71 @@ public final class ResultsReader {
     return new SweepResults(config, seeds, out);
   }
 
+  /**
+   * Reads a serving run's {@code summary.json}. The entries are kept as written; checked are the
+   * markers, {@code systems}, each entry's {@code system}, and for a what-if grid that every entry
+   * has a {@code cell} with one listed value per grid key (and {@code kv_memory_bytes}), no two
+   * entries the same cell; without a grid no entry has a {@code cell}.
+   */
+  @SuppressWarnings("unchecked")
+  public static ServingResults readServing(Path dir) {
+    requireFolder(dir);
+    Json s = new Json(dir.resolve(SUMMARY_FILE));
+    JsonNode root = s.readObject();
+    s.checkFormat(root, SERVING_FORMAT);
+    Map<String, Object> config = new LinkedHashMap<>();
+    Map<String, List<String>> grid = new LinkedHashMap<>();
+    JsonNode systems = null;
+    for (Map.Entry<String, JsonNode> e : root.properties()) {
+      switch (e.getKey()) {
+        case "format", "version" -> {}
+        case "systems" -> systems = e.getValue();
+        case "grid" -> {
+          JsonNode g = s.object(e.getValue(), "grid");
+          for (Map.Entry<String, JsonNode> k : g.properties()) {
+            List<String> values = new ArrayList<>();
+            List<JsonNode> vs = s.array(k.getValue(), "grid." + k.getKey());
+            for (int i = 0; i < vs.size(); i++) {
+              values.add(s.text(vs.get(i), "grid." + k.getKey() + "[" + i + "]"));
+            }
+            grid.put(k.getKey(), List.copyOf(values));
+          }
+        }
+        default -> config.put(e.getKey(), s.plain(e.getValue()));
+      }
+    }
+    List<ServingResults.Entry> entries = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    List<JsonNode> nodes = s.array(systems, "systems");
+    for (int i = 0; i < nodes.size(); i++) {
+      String at = "systems[" + i + "]";
+      JsonNode n = s.object(nodes.get(i), at);
+      String system = s.text(n.get("system"), at + ".system");
+      Map<String, String> cell = new LinkedHashMap<>();
+      if (grid.isEmpty()) {
+        if (n.has("cell")) {
+          throw s.error(at + ".cell", "a cell without a grid");
+        }
+      } else {
+        JsonNode c = s.object(n.get("cell"), at + ".cell");
+        s.onlyFields(c, at + ".cell", grid.keySet());
+        for (Map.Entry<String, List<String>> k : grid.entrySet()) {
+          String v = s.text(c.get(k.getKey()), at + ".cell." + k.getKey());
+          if (!k.getValue().contains(v)) {
+            throw s.error(at + ".cell." + k.getKey(), "'" + v + "' is not among the grid's values " + k.getValue());
+          }
+          cell.put(k.getKey(), v);
+        }
+        s.integer(n.get("kv_memory_bytes"), at + ".kv_memory_bytes", true);
+      }
+      if (!seen.add(system + " " + cell)) {
+        throw s.error(at, "the system " + system + (cell.isEmpty() ? "" : " with " + cell) + " appears twice");
+      }
+      entries.add(new ServingResults.Entry(system, java.util.Collections.unmodifiableMap(cell), (Map<String, Object>) s.plain(n)));
+    }
+    return new ServingResults(config, grid, entries);
+  }
+
   private static void requireFolder(Path dir) {
     if (!Files.isDirectory(dir)) {
       throw new InputException(dir + ": " + (Files.exists(dir) ? "not a folder" : "no such folder") + "; expected a kvsim result folder");

@@ -90,8 +90,7 @@ public final class ResultsWriter {
       List<String> seriesColumns,
       Map<String, List<double[]>> series)
       throws IOException {
-    Map<String, Object> summary = header(ResultsReader.SERVING_FORMAT, config, "systems");
-    summary.put("systems", systems);
+    Map<String, Object> summary = servingSummary(config, systems);
     Map<String, Object> timing = header(ResultsReader.TIMING_FORMAT, Map.of(), "runs");
     timing.put("runs", timings);
     return ResultFolder.write(target, tmp -> {
@@ -100,6 +99,25 @@ public final class ResultsWriter {
       writeSeries(tmp.resolve(ResultsReader.TIMESERIES_FILE), "system", seriesColumns, series);
       ServingChart.write(tmp, seriesColumns, series);
     });
+  }
+
+  /** Returns a serving run's {@code summary.json} tree: the markers, the configuration echo, then {@code systems}. */
+  private static Map<String, Object> servingSummary(Map<String, Object> config, List<Map<String, Object>> systems) {
+    Map<String, Object> summary = header(ResultsReader.SERVING_FORMAT, config, "systems");
+    summary.put("systems", systems);
+    return summary;
+  }
+
+  /**
+   * Returns the {@code summary.json} tree of what {@link ResultsReader#readServing} read: written
+   * out as {@link #writeServing} writes it, it gives the same bytes.
+   */
+  public static Map<String, Object> servingSummary(ServingResults r) {
+    Map<String, Object> config = new LinkedHashMap<>(r.config());
+    if (!r.grid().isEmpty()) {
+      config.put("grid", r.grid());
+    }
+    return servingSummary(config, r.entries().stream().map(ServingResults.Entry::summary).toList());
   }
 
   /**

@@ -11,7 +11,7 @@ import kvsim.metrics.AllocatorResult;
 import kvsim.metrics.Gauge;
 import kvsim.metrics.SeedSweep;
 
-/** Plain-text tables for the terminal: the allocator comparison and the seed-sweep distribution. */
+/** Plain-text tables for the terminal: the allocator comparison, the seed-sweep distribution, and any table of names and figures ({@link #print(PrintWriter, List, int)}). */
 public final class TextTable {
   private TextTable() {}
 
@@ -91,6 +91,15 @@ public final class TextTable {
     print(out, rows, rows.get(0)[1].equals("metric") ? Set.of(0, 1) : Set.of(0));
   }
 
+  /** Prints rows as {@link #print(PrintWriter, List, Set)} does, with the first {@code leftColumns} columns left-aligned. */
+  public static void print(PrintWriter out, List<String[]> rows, int leftColumns) {
+    Set<Integer> left = new java.util.HashSet<>();
+    for (int i = 0; i < leftColumns; i++) {
+      left.add(i);
+    }
+    print(out, rows, left);
+  }
+
   /**
    * Prints a header row, a rule of dashes, then the rows: the columns whose indexes are in {@code
    * leftAligned} left-aligned (text), the others right-aligned (numbers); trailing blanks removed.
@@ -125,4 +134,5 @@ public final class TextTable {
     }
     out.flush();
   }
+
 }

@@ -13,7 +13,8 @@ import kvsim.core.InputException;
 /**
  * The capacity question: at what request rate does each serving system stop meeting its latency
  * targets? For each system, a bisection over the workload's arrival rate between a low and a high
- * bound: every probe is a full serving run of the same requests' lengths and seed at that rate;
+ * bound: every probe is a full serving run of the same requests' lengths and seed at that rate (a
+ * recorded trace's times scaled to it: {@link ServingSpec#withRate});
  * the answer is the highest rate probed that meets every target. Systems are searched in parallel
  * on all cores, each probe's runs in order, so results never depend on the number of threads.
  *
@@ -72,7 +73,7 @@ public final class CapacitySearch {
   public record Probe(double rate, Map<String, Double> values, boolean met, long finished, long rejected) {}
 
   /**
-   * The answer for one system.
+   * The answer for one system (in a grid, for one cell).
    *
    * @param system the system
    * @param maxRate the highest rate probed that met every target; 0 when even the low bound did not
@@ -88,16 +89,29 @@ public final class CapacitySearch {
    * steps} bisection probes after the two bounds.
    */
   public static List<Capacity> search(ServingSpec spec, List<Slo> slos, double lowRate, double highRate, int steps) throws IOException {
+    List<ServingGrid.Cell> cells = new ArrayList<>();
+    for (String system : spec.systems()) {
+      cells.add(new ServingGrid.Cell(Map.of(), system, spec.withSystems(List.of(system))));
+    }
+    return searchCells(cells, slos, lowRate, highRate, steps);
+  }
+
+  /**
+   * Searches every cell of a grid (each a spec of one system), in parallel on all cores, with the
+   * answers in the cells' order.
+   */
+  public static List<Capacity> searchCells(List<ServingGrid.Cell> cells, List<Slo> slos, double lowRate, double highRate, int steps) throws IOException {
     if (!(lowRate > 0) || !(highRate > lowRate)) {
       throw new InputException("--min-rate and --max-rate: need 0 < min < max, got " + lowRate + " and " + highRate);
     }
     if (slos.isEmpty()) {
       throw new InputException("--slo: give at least one latency target");
     }
-    spec.withRate(lowRate); // a workload without a rate option fails here, before any run
-    List<String> systems = spec.systems();
-    return Parallel.map(systems.size(), Runtime.getRuntime().availableProcessors(),
-        i -> searchOne(spec.withSystems(List.of(systems.get(i))), systems.get(i), slos, lowRate, highRate, steps));
+    for (ServingGrid.Cell c : cells) {
+      c.spec().withRate(lowRate); // a recorded workload is measured here once (its cells share it), before any run
+    }
+    return Parallel.map(cells.size(), Runtime.getRuntime().availableProcessors(),
+        i -> searchOne(cells.get(i).spec(), cells.get(i).system(), slos, lowRate, highRate, steps));
   }
 
   private static Capacity searchOne(ServingSpec spec, String system, List<Slo> slos, double low, double high, int steps) throws IOException {

@@ -183,7 +183,8 @@ public final class GridSweep {
       ServingSpec spec = ServingSpec.resolve(new ServingSpec.Request(
           workload, List.of(p.get("system")), p.get("model"), p.get("device"), p.get("kv-memory"),
           doubleOrNull(p.get("gpu-memory-utilization")), intOrNull(p.get("max-model-len")), intOrNull(p.get("max-num-seqs")),
-          intOrNull(p.get("max-num-batched-tokens")), intOrNull(p.get("block-size")), p.get("swap-space"), null, p.get("plan"), false));
+          intOrNull(p.get("max-num-batched-tokens")), intOrNull(p.get("block-size")), p.get("swap-space"), null, p.get("plan"), false,
+          doubleOrNull(p.get("watermark")), Map.of()));
       summary = new ServingRunner(1).run(spec, null).get(0).summary();
     } else {
       String allocator = p.get("allocator");

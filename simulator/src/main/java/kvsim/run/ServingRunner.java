@@ -95,6 +95,20 @@ public final class ServingRunner {
   }
 
   /**
+   * Runs every cell of a grid (each a spec of one system) on all of this runner's threads, with
+   * results in the cells' order.
+   *
+   * @throws InputException when the workload has no requests
+   */
+  public List<SystemResult> runCells(List<ServingGrid.Cell> cells, Progress progress) throws IOException {
+    List<SystemResult> results = Parallel.map(cells.size(), threads, i -> runOne(cells.get(i).spec(), cells.get(i).system(), progress, (Path) null));
+    if (!results.isEmpty() && results.get(0).metrics().arrived() == 0) {
+      throw new InputException(cells.get(0).spec().workload().spec() + ": no requests (the workload is empty; nothing to simulate)");
+    }
+    return new ArrayList<>(results);
+  }
+
+  /**
    * Returns the L1 trace file of {@code system}: {@code file} itself for a single system; for
    * several, {@code file} with {@code -SYSTEM} before its extension ({@code ops.jsonl} becomes
    * {@code ops-vllm.jsonl}).
@@ -132,9 +146,7 @@ public final class ServingRunner {
   private static SystemResult runOne(ServingSpec spec, String system, Progress progress, L1TraceWriter trace) throws IOException {
     long start = System.nanoTime();
     try (RequestSource source = spec.workload().open()) {
-      ServingSystems.Built built = ServingSystems.build(system, new ServingSystems.Build(
-          spec.kvMemoryBytes(), spec.model().kvBytesPerToken(), spec.blockTokens(), spec.scheduler(), source.hashBlockTokens(),
-          spec.model(), spec.device(), spec.swapSpaceBytes(), spec.plan()));
+      ServingSystems.Built built = ServingSystems.build(system, spec.build(source.hashBlockTokens()));
       ServingEngine.Progress p = progress == null ? null : (iterations, finished) -> progress.update(system, iterations, finished, System.nanoTime() - start);
       ServingEngine engine = new ServingEngine(built.scheduler(), built.kv(), Roofline.of(spec.model(), spec.device()), spec.scheduler(),
           spec.model().kvBytesPerToken(), spec.check(), p, spec.seed());

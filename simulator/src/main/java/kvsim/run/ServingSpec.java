@@ -45,6 +45,9 @@ public final class ServingSpec {
    * @param seed run seed of the beam selection (default {@link kvsim.serving.ServingEngine#DEFAULT_SEED})
    * @param plan memory plan, {@code two-pool} or {@code naive} (default: each system's own)
    * @param check run the invariant checkers after every iteration
+   * @param watermark vLLM v0's admission watermark (default {@value SchedulerConfig#DEFAULT_WATERMARK})
+   * @param allocatorOptions options of the contiguous systems' allocators by allocator name, as
+   *     {@code --set ALLOCATOR.KEY=VALUE} gives them (empty: defaults)
    */
   public record Request(
       String workload,
@@ -60,7 +63,20 @@ public final class ServingSpec {
       String swapSpace,
       Long seed,
       String plan,
-      boolean check) {}
+      boolean check,
+      Double watermark,
+      Map<String, Map<String, String>> allocatorOptions) {
+    /** A request with the defaults of swap space, seed, plan, watermark and allocator options. */
+    public Request(String workload, List<String> systems, String model, String device, String kvMemory, Double gpuMemoryUtilization,
+        Integer maxModelLen, Integer maxNumSeqs, Integer maxNumBatchedTokens, Integer blockTokens, boolean check) {
+      this(workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockTokens, null, null,
+          null, check, null, Map.of());
+    }
+
+    public Request {
+      allocatorOptions = allocatorOptions == null ? Map.of() : Map.copyOf(allocatorOptions);
+    }
+  }
 
   private final WorkloadRegistry.RequestWorkload workload;
   private final ModelPreset model;
@@ -69,14 +85,21 @@ public final class ServingSpec {
   private final SchedulerConfig scheduler;
   private final int blockTokens;
   private final List<String> systems;
+  private final Map<String, Map<String, String>> allocatorOptions;
   private final boolean check;
   private final long swapSpaceBytes;
   private final long seed;
   private final String plan;
   private final Map<String, Object> echo;
+  /** The recorded workload's mean rate once measured, shared by the specs of one workload. */
+  private final java.util.concurrent.atomic.AtomicReference<Double> recordedMeanRate;
 
-  private ServingSpec(Request r) {
-    this.workload = WorkloadRegistry.resolveRequests(r.workload(), Map.of());
+  private ServingSpec(Request r, ServingSpec shared) {
+    if (shared != null && !shared.workload.spec().equals(r.workload())) {
+      throw new IllegalArgumentException("a spec shares the workload of another only for the same workload");
+    }
+    this.workload = shared != null ? shared.workload : WorkloadRegistry.resolveRequests(r.workload(), Map.of());
+    this.recordedMeanRate = shared != null ? shared.recordedMeanRate : new java.util.concurrent.atomic.AtomicReference<>();
     try {
       this.model = r.model() == null ? ModelPreset.defaultModel() : ModelPreset.parse(r.model());
       this.device = r.device() == null ? DeviceSpec.defaultDevice() : DeviceSpec.parse(r.device());
@@ -91,11 +114,16 @@ public final class ServingSpec {
     int maxNumSeqs = r.maxNumSeqs() == null ? SchedulerConfig.DEFAULT_MAX_NUM_SEQS : positive("--max-num-seqs", r.maxNumSeqs());
     int budget = r.maxNumBatchedTokens() == null ? SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS : positive("--max-num-batched-tokens", r.maxNumBatchedTokens());
     this.blockTokens = r.blockTokens() == null ? DEFAULT_BLOCK_TOKENS : positive("--block-size", r.blockTokens());
+    double watermark = r.watermark() == null ? SchedulerConfig.DEFAULT_WATERMARK : r.watermark();
+    if (!(watermark >= 0 && watermark < 1)) {
+      throw new InputException("--watermark: must be in [0, 1), got " + watermark);
+    }
     try {
-      this.scheduler = new SchedulerConfig(budget, maxNumSeqs, maxModelLen, true, 0);
+      this.scheduler = new SchedulerConfig(budget, maxNumSeqs, maxModelLen, true, 0, watermark);
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }
+    this.allocatorOptions = r.allocatorOptions();
     if (r.kvMemory() != null && r.gpuMemoryUtilization() != null) {
       throw new InputException("--kv-memory and --gpu-memory-utilization: give one of them");
     }
@@ -142,6 +170,7 @@ public final class ServingSpec {
       throw new InputException("--plan: unknown plan '" + r.plan() + "' (known: " + ServingSystems.PLAN_TWO_POOL + ", " + ServingSystems.PLAN_NAIVE + ")");
     }
     this.plan = r.plan();
+    checkAllocatorOptions();
     Map<String, Object> e = new LinkedHashMap<>();
     e.put("workload", workload.spec());
     // Ordered maps: Map.of's iteration order changes from one JVM to the next.
@@ -176,6 +205,7 @@ public final class ServingSpec {
     this.scheduler = o.scheduler;
     this.blockTokens = o.blockTokens;
     this.systems = new ArrayList<>(systems);
+    this.allocatorOptions = o.allocatorOptions;
     this.check = o.check;
     this.swapSpaceBytes = o.swapSpaceBytes;
     this.seed = o.seed;
@@ -183,6 +213,7 @@ public final class ServingSpec {
     Map<String, Object> e = new LinkedHashMap<>(o.echo);
     e.put("workload", workload.spec());
     this.echo = e;
+    this.recordedMeanRate = workload == o.workload ? o.recordedMeanRate : new java.util.concurrent.atomic.AtomicReference<>();
   }
 
   /** Returns this spec with only these systems. */
@@ -191,18 +222,99 @@ public final class ServingSpec {
   }
 
   /**
-   * Returns this spec with its workload's arrival rate set to {@code ratePerSecond}; the workload
-   * must be one whose rate is an option ({@code requests:}, {@code lengths:}).
+   * Returns this spec with its workload's arrival rate set to {@code ratePerSecond}. A workload
+   * whose rate is an option ({@code requests:}, {@code lengths:}) gets that option; any other (an
+   * importer such as {@code azure:}, {@code mooncake:}, {@code burstgpt:}, or a request trace file)
+   * keeps its requests and has its arrival times scaled (Note [Rate of a recorded trace]).
+   *
+   * <p>Note [Rate of a recorded trace]: a recorded trace has no rate option; its mean rate is
+   * measured once, by reading it through, as (n − 1) / (last arrival − first arrival), the inverse
+   * of its mean gap between arrivals (the workload as given, its own speedup, window and spread
+   * included). A probe at rate R then runs the same requests with every time divided by R / mean
+   * (the importers' {@code speedup}, multiplied into any speedup given), so the gaps keep their
+   * shape (bursts stay bursts) and only their scale changes. A trace of fewer than two requests,
+   * or whose requests all arrive at one time, has no mean rate and cannot be scaled.
    */
-  public ServingSpec withRate(double ratePerSecond) {
+  public ServingSpec withRate(double ratePerSecond) throws java.io.IOException {
     String g = workload.generator();
-    if (!"requests".equals(g) && !"lengths".equals(g)) {
-      throw new InputException(workload.spec() + ": only workloads with a rate option (requests:…, lengths:…) can be run at other rates");
+    if (hasRateOption()) {
+      Map<String, String> params = new LinkedHashMap<>(workload.params());
+      params.put("rate", Double.toString(ratePerSecond));
+      String spec = workload.spec().replaceAll(",?rate=[^,]*", "") + (workload.spec().contains(":") ? "," : ":") + "rate=" + ratePerSecond;
+      return new ServingSpec(this, new WorkloadRegistry.RequestWorkload(spec.replace(":,", ":"), g, params, workload.file()), systems);
     }
+    double factor = ratePerSecond / recordedMeanRate();
     Map<String, String> params = new LinkedHashMap<>(workload.params());
-    params.put("rate", Double.toString(ratePerSecond));
-    String spec = workload.spec().replaceAll(",?rate=[^,]*", "") + (workload.spec().contains(":") ? "," : ":") + "rate=" + ratePerSecond;
-    return new ServingSpec(this, new WorkloadRegistry.RequestWorkload(spec.replace(":,", ":"), g, params, workload.file()), systems);
+    double speedup = Double.parseDouble(params.getOrDefault("speedup", "1")) * factor;
+    params.put("speedup", Double.toString(speedup));
+    String spec = workload.spec() + " at " + ratePerSecond + " req/s (speedup " + speedup + ")";
+    return new ServingSpec(this, new WorkloadRegistry.RequestWorkload(spec, g, params, workload.file()), systems);
+  }
+
+  /** Returns whether the workload's arrival rate is one of its options ({@code requests:}, {@code lengths:}). */
+  public boolean hasRateOption() {
+    String g = workload.generator();
+    return "requests".equals(g) || "lengths".equals(g);
+  }
+
+  /**
+   * Returns the mean arrival rate of a recorded workload (Note [Rate of a recorded trace]),
+   * measured on first use by reading it through once; throws InputException when it has none.
+   */
+  public double recordedMeanRate() throws java.io.IOException {
+    synchronized (recordedMeanRate) {
+      if (recordedMeanRate.get() == null) {
+        recordedMeanRate.set(measureMeanRate(workload));
+      }
+      return recordedMeanRate.get();
+    }
+  }
+
+  private static double measureMeanRate(WorkloadRegistry.RequestWorkload workload) throws java.io.IOException {
+    long n = 0;
+    long first = 0;
+    long last = 0;
+    try (kvsim.trace.RequestSource source = workload.open()) {
+      kvsim.trace.Request r;
+      while ((r = source.next()) != null) {
+        if (n++ == 0) {
+          first = r.arrivalNanos();
+        }
+        last = r.arrivalNanos();
+      }
+    }
+    if (n < 2 || last == first) {
+      throw new InputException(workload.spec() + ": " + n + " request" + (n == 1 ? "" : "s") + (n < 2 ? "" : " all at one time")
+          + ": no mean arrival rate, so it cannot be run at other rates");
+    }
+    return (n - 1) * 1e9 / (last - first);
+  }
+
+  /**
+   * Checks {@code ALLOCATOR.KEY} settings as {@code kvsim replay --set} does: the allocator must be
+   * the one under test of a system run (its options apply to those systems only), and it must
+   * accept them, which building each such system once shows before anything runs.
+   */
+  private void checkAllocatorOptions() {
+    for (String allocator : allocatorOptions.keySet()) {
+      List<String> users = systems.stream().filter(s -> allocator.equals(ServingSystems.allocatorOf(s))).toList();
+      if (users.isEmpty()) {
+        List<String> tested = systems.stream().map(ServingSystems::allocatorOf).filter(java.util.Objects::nonNull).distinct().toList();
+        throw new InputException("--set " + allocator + ".…: allocator '" + allocator + "' is not under test in the systems run " + systems
+            + (tested.isEmpty() ? " (the paged systems take block-size and watermark as serving options)" : " (allocators under test: " + tested + ")"));
+      }
+      try {
+        ServingSystems.build(users.get(0), build(0));
+      } catch (kvsim.core.OptionMap.OptionException e) {
+        throw new InputException("--set " + allocator + "." + e.key() + ": " + e.getMessage());
+      }
+    }
+  }
+
+  /** Returns what a system of this spec is built from, for a source of {@code hashBlockTokens}. */
+  ServingSystems.Build build(int hashBlockTokens) {
+    return new ServingSystems.Build(kvMemoryBytes, model.kvBytesPerToken(), blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, plan,
+        allocatorOptions);
   }
 
   private static int positive(String option, int value) {
@@ -214,7 +326,15 @@ public final class ServingSpec {
 
   /** Resolves a request; throws InputException naming the option for anything wrong. */
   public static ServingSpec resolve(Request r) {
-    return new ServingSpec(r);
+    return new ServingSpec(r, null);
+  }
+
+  /**
+   * Resolves a request for the same workload as {@code shared} (null: none), reusing its resolved
+   * workload and measured rate instead of opening it again (the cells of a grid).
+   */
+  static ServingSpec resolve(Request r, ServingSpec shared) {
+    return new ServingSpec(r, shared);
   }
 
   /** Returns the request workload. */

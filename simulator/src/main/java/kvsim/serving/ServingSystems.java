@@ -66,10 +66,14 @@ public final class ServingSystems {
    * @param device the device, for allocator models that need it and for copy times
    * @param swapSpaceBytes host memory for vLLM v0's swapped blocks
    * @param plan the memory plan, {@link #PLAN_NAIVE} or {@link #PLAN_TWO_POOL}, or null for the system's default
+   * @param allocatorOptions options of the contiguous systems' allocators, by allocator name ({@code
+   *     buddy} for the Orca systems, {@code pytorch-caching} for {@code hf-naive}); the allocator
+   *     checks them
    */
   public record Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens,
-      ModelPreset model, DeviceSpec device, long swapSpaceBytes, String plan) {
+      ModelPreset model, DeviceSpec device, long swapSpaceBytes, String plan, Map<String, Map<String, String>> allocatorOptions) {
     public Build {
+      allocatorOptions = Map.copyOf(allocatorOptions);
       if (model.kvBytesPerToken() != kvBytesPerToken) {
         throw new IllegalArgumentException("KV bytes per token " + kvBytesPerToken + " are not " + model.name() + "'s " + model.kvBytesPerToken());
       }
@@ -84,13 +88,13 @@ public final class ServingSystems {
     /** A build with vLLM's default swap space and each system's default plan. */
     public Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens, ModelPreset model,
         DeviceSpec device, long swapSpaceBytes) {
-      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, null);
+      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, null, Map.of());
     }
 
-    /** A build with vLLM's default swap space. */
+    /** A build with vLLM's default swap space and every allocator at its default options. */
     public Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens, ModelPreset model,
         DeviceSpec device) {
-      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, SWAP_SPACE_BYTES, null);
+      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, SWAP_SPACE_BYTES, null, Map.of());
     }
   }
 
@@ -164,6 +168,20 @@ public final class ServingSystems {
     return s;
   }
 
+  /**
+   * Returns the name of the registered allocator a system's KV manager is built on ({@code buddy},
+   * {@code pytorch-caching}), or null for the paged systems, whose block manager takes its settings
+   * as serving options (block size, watermark).
+   */
+  public static String allocatorOf(String name) {
+    get(name);
+    return switch (name) {
+      case "orca-max", "orca-pow2", "orca-oracle" -> ORCA_ALLOCATOR;
+      case "hf-naive" -> NAIVE_ALLOCATOR;
+      default -> null;
+    };
+  }
+
   /** Returns the number of KV blocks ({@code num_gpu_blocks}, the null block included) a region holds. */
   public static long numBlocks(long kvMemoryBytes, long kvBytesPerToken, int blockTokens) {
     return kvMemoryBytes / (kvBytesPerToken * blockTokens);
@@ -195,12 +213,12 @@ public final class ServingSystems {
 
   private static Built naive(Build b) {
     SchedulerConfig c = b.scheduler();
-    SchedulerConfig one = new SchedulerConfig(c.maxNumBatchedTokens(), 1, c.maxModelLen(), c.enableChunkedPrefill(), c.longPrefillTokenThreshold());
+    SchedulerConfig one = new SchedulerConfig(c.maxNumBatchedTokens(), 1, c.maxModelLen(), c.enableChunkedPrefill(), c.longPrefillTokenThreshold(), c.watermark());
     return contiguous("hf-naive", b, one, NAIVE_ALLOCATOR, ContiguousKvManager.Reservation.GROW);
   }
 
   private static Built contiguous(String name, Build b, SchedulerConfig config, String allocator, ContiguousKvManager.Reservation reservation) {
-    ContiguousKvManager kv = ContiguousKvManager.create(allocator, Map.of(), b.kvMemoryBytes(), b.device(), b.model(), reservation, config.maxModelLen());
+    ContiguousKvManager kv = ContiguousKvManager.create(allocator, b.allocatorOptions().getOrDefault(allocator, Map.of()), b.kvMemoryBytes(), b.device(), b.model(), reservation, config.maxModelLen());
     if (kv.capacityTokens() < config.maxModelLen()) {
       throw new InputException(name + ": " + allocator + " over KV memory of " + Bytes.format(b.kvMemoryBytes()) + " gives one sequence at most "
           + kv.capacityTokens() + " tokens" + (reservation == ContiguousKvManager.Reservation.GROW ? " while it grows (old and new buffer)" : "")
@@ -236,13 +254,13 @@ public final class ServingSystems {
   private static Built vllmV0(Build b) {
     long numBlocks = checkedBlocks(b);
     SchedulerConfig c = b.scheduler();
-    SchedulerConfig v0 = new SchedulerConfig(Math.max(c.maxNumBatchedTokens(), c.maxModelLen()), c.maxNumSeqs(), c.maxModelLen(), false, 0);
+    SchedulerConfig v0 = new SchedulerConfig(Math.max(c.maxNumBatchedTokens(), c.maxModelLen()), c.maxNumSeqs(), c.maxModelLen(), false, 0, c.watermark());
     long hostBlocks = b.swapSpaceBytes() / ((long) b.blockTokens() * b.kvBytesPerToken());
     if (hostBlocks > Integer.MAX_VALUE / 2 - numBlocks) {
       throw new InputException("--swap-space: " + Bytes.format(b.swapSpaceBytes()) + " makes too many host blocks");
     }
     BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), false, BlockManagerConfig.Mode.V0,
-        BlockManagerConfig.DEFAULT_WATERMARK, BlockManagerConfig.FreeOrder.LIFO, (int) hostBlocks, v0.maxModelLen(), b.kvBytesPerToken());
+        v0.watermark(), BlockManagerConfig.FreeOrder.LIFO, (int) hostBlocks, v0.maxModelLen(), b.kvBytesPerToken());
     PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(),
         ContiguousKvManager.copyBytesPerSecond(b.device()), b.device().hostLinkBytesPerSecond());
     Map<String, Object> parts = new LinkedHashMap<>();
@@ -251,7 +269,7 @@ public final class ServingSystems {
     parts.put("block_tokens", b.blockTokens());
     parts.put("num_gpu_blocks", numBlocks);
     parts.put("prefix_caching", false);
-    parts.put("watermark", BlockManagerConfig.DEFAULT_WATERMARK);
+    parts.put("watermark", v0.watermark());
     parts.put("max_num_batched_tokens", v0.maxNumBatchedTokens());
     parts.put("max_num_seqs", v0.maxNumSeqs());
     parts.put("max_model_len", v0.maxModelLen());

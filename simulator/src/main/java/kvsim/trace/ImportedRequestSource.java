@@ -35,8 +35,18 @@ import kvsim.core.OptionMap;
  */
 public abstract class ImportedRequestSource implements RequestSource {
 
-  /** One data row as a subclass read it. */
-  protected record Row(long line, long rawNanos, long prompt, long output, long[] hashIds) {}
+  /**
+   * One data row as a subclass read it.
+   *
+   * @param index the row's index among the file's data rows, or -1 for the count of rows this
+   *     class has seen (a subclass that leaves rows out itself, as a filter does, gives it)
+   */
+  protected record Row(long line, long rawNanos, long prompt, long output, long[] hashIds, long index) {
+    /** A row numbered by this class: the rows it has seen so far. */
+    protected Row(long line, long rawNanos, long prompt, long output, long[] hashIds) {
+      this(line, rawNanos, prompt, output, hashIds, -1);
+    }
+  }
 
   /** The file, as named in messages. */
   protected final String source;
@@ -109,7 +119,8 @@ public abstract class ImportedRequestSource implements RequestSource {
         done = true;
         return null;
       }
-      long index = rows++;
+      long seen = rows++;
+      long index = r.index() >= 0 ? r.index() : seen;
       if (r.prompt() <= 0) {
         throw InputException.at(source, r.line(), promptField, "must be positive, got " + r.prompt() + " (an empty prompt cannot be served)");
       }
@@ -194,7 +205,7 @@ public abstract class ImportedRequestSource implements RequestSource {
       lookahead = next;
       for (int i = 0; i < k; i++) {
         Row r = same.get(i);
-        group.add(new Row(r.line(), first.rawNanos() + share(i, k), r.prompt(), r.output(), r.hashIds()));
+        group.add(new Row(r.line(), first.rawNanos() + share(i, k), r.prompt(), r.output(), r.hashIds(), r.index()));
       }
     }
     return group.poll();

@@ -14,7 +14,7 @@ import java.util.Map;
  * with the fields in a fixed order, so the same requests always give the same bytes. {@code
  * hash_ids}, {@code n} and {@code beam_width} are written only when present or above 1.
  */
-public final class RequestTraceWriter {
+public final class RequestTraceWriter implements RequestWriter {
   private final Writer out;
   private final StringBuilder line = new StringBuilder(128);
   private long requests;
@@ -41,6 +41,7 @@ public final class RequestTraceWriter {
   }
 
   /** Writes one request. */
+  @Override
   public void write(Request r) throws IOException {
     StringBuilder sb = line;
     sb.setLength(0);
@@ -69,11 +70,13 @@ public final class RequestTraceWriter {
   }
 
   /** Returns the number of requests written. */
+  @Override
   public long requestsWritten() {
     return requests;
   }
 
   /** Flushes the buffered text to the stream. */
+  @Override
   public void flush() throws IOException {
     out.flush();
   }

@@ -45,13 +45,29 @@ class CapacityCommandTest {
   }
 
   @Test
-  void aTraceFileHasNoRateToScale() throws IOException {
+  void aTraceOfOneRequestHasNoRateToScale() throws IOException {
     Path trace = dir.resolve("t.jsonl");
     Files.writeString(trace, "{\"format\":\"kvsim-requests\",\"version\":1}\n{\"id\":0,\"t\":0,\"prompt_tokens\":10,\"output_tokens\":5}\n");
     Path out = dir.resolve("out");
     CliRun run = CliRun.of("capacity", trace.toString(), "--slo", "e2e.mean<=1s", "-o", out.toString());
     assertEquals(2, run.exitCode());
-    assertTrue(run.err().contains("only workloads with a rate option"), run.err());
+    assertTrue(run.err().contains("1 request: no mean arrival rate, so it cannot be run at other rates"), run.err());
     assertFalse(Files.exists(out));
+  }
+
+  @Test
+  void aRecordedTraceIsScaledToEachRateAndItsMeanRateIsEchoed() throws IOException {
+    Path out = dir.resolve("burst");
+    CliRun run = CliRun.of("capacity", "burstgpt:../workloads/burstgpt-sample.csv,zero-output=drop", "--system", "vllm,orca-max",
+        "--slo", "ttft.p90<=0.5s", "--min-rate", "0.5", "--max-rate", "400", "--steps", "4", "--json", "-o", out.toString()).ok();
+    JsonNode root = new ObjectMapper().readTree(run.out());
+    JsonNode probes = root.get("systems").get("orca-max").get("probes");
+    assertEquals(6, probes.size(), root.toString());
+    assertTrue(probes.get(0).get("met").asBoolean(), "46 requests at 0.5 req/s meet a 0.5 s TTFT");
+    assertTrue(root.get("systems").get("vllm").get("max_rate_rps").asDouble() > root.get("systems").get("orca-max").get("max_rate_rps").asDouble(),
+        root.toString());
+    JsonNode summary = new ObjectMapper().readTree(out.resolve("summary.json").toFile());
+    // 46 requests, the first at 7 s, the last at 189 s of the sample.
+    assertEquals(45 / 182.0, summary.get("trace_mean_rate_rps").asDouble(), 1e-12);
   }
 }

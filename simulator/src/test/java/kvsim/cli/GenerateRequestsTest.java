@@ -36,6 +36,35 @@ class GenerateRequestsTest {
   }
 
   @Test
+  void azureCsvImportsBackToTheSameRequestsWithinAMicrosecond() throws IOException {
+    Path csv = dir.resolve("week.csv");
+    Path kvsim = dir.resolve("k.jsonl");
+    Path back = dir.resolve("back.jsonl");
+    CliRun.of("generate", "requests", "--preset", "azure-conv", "--rate", "45.1", "--count", "3000", "--format", "azure-csv", "-o", csv.toString()).ok();
+    CliRun.of("generate", "requests", "--preset", "azure-conv", "--rate", "45.1", "--count", "3000", "-o", kvsim.toString()).ok();
+    List<String> lines = Files.readAllLines(csv);
+    assertEquals("TIMESTAMP,ContextTokens,GeneratedTokens", lines.get(0));
+    assertTrue(lines.get(1).matches("2024-05-10 00:00:00\\.\\d{6}\\+00:00,\\d+,\\d+"), lines.get(1));
+    CliRun.of("import", "azure", csv.toString(), "-o", back.toString()).ok();
+    try (RequestTraceReader want = RequestTraceReader.open(kvsim); RequestTraceReader got = RequestTraceReader.open(back)) {
+      kvsim.trace.Request w = want.next();
+      long firstMicros = Math.round(w.arrivalNanos() / 1e3);
+      int n = 0;
+      for (; w != null; w = want.next(), n++) {
+        kvsim.trace.Request g = got.next();
+        assertEquals(w.promptTokens(), g.promptTokens());
+        assertEquals(w.outputTokens(), g.outputTokens());
+        assertEquals((Math.round(w.arrivalNanos() / 1e3) - firstMicros) * 1000, g.arrivalNanos(), "request " + n);
+      }
+      assertEquals(3000, n);
+      assertEquals(null, got.next());
+    }
+    CliRun bad = CliRun.of("generate", "requests", "--format", "parquet", "-o", dir.resolve("x.csv").toString());
+    assertEquals(2, bad.exitCode());
+    assertTrue(bad.err().contains("--format: expected kvsim or azure-csv, got 'parquet'"), bad.err());
+  }
+
+  @Test
   void aBadPresetIsExitTwoAndWritesNothing() {
     Path out = dir.resolve("r.jsonl");
     CliRun run = CliRun.of("generate", "requests", "--preset", "nope", "-o", out.toString());

@@ -117,10 +117,34 @@ class ImportRequestsTest {
   }
 
   @Test
+  void importsBurstGptWithFiltersAndRunsItAsAWorkload() throws IOException {
+    Path sample = Path.of("..", "workloads", "burstgpt-sample.csv");
+    Path out = dir.resolve("gpt4.jsonl");
+    CliRun run = CliRun.of("import", "burstgpt", sample.toString(), "--model", "GPT-4", "--log-type", "API log", "--zero-output", "drop",
+        "-o", out.toString()).ok();
+    assertEquals("wrote 7 requests to " + out + " (48 rows read; 1 with 0 output tokens)", run.out().strip());
+    try (RequestTraceReader r = RequestTraceReader.open(out)) {
+      assertEquals("burstgpt", r.header().get("import"));
+      assertEquals(3, r.next().id());
+    }
+    Path res = dir.resolve("burst");
+    CliRun.of("serving", "burstgpt:" + sample + ",model=ChatGPT,log-type=Conversation log,zero-output=one", "--system", "vllm", "-q",
+        "-o", res.toString()).ok();
+    JsonNode s = new ObjectMapper().readTree(res.resolve("summary.json").toFile());
+    assertEquals(24, s.findValue("requests_finished").asLong(), s.toString());
+    Path none = dir.resolve("none.jsonl");
+    CliRun bad = CliRun.of("import", "burstgpt", sample.toString(), "--model", "gpt-4", "--zero-output", "drop", "-o", none.toString());
+    assertEquals(2, bad.exitCode());
+    assertTrue(bad.err().contains(sample + ":49: Model: the filter model=gpt-4 matched none of the 48 rows"), bad.err());
+    assertFalse(Files.exists(none));
+  }
+
+  @Test
   void listShowsTheImporters() {
     String out = CliRun.of("list").ok().out();
     assertTrue(out.contains("Request log importers"), out);
     assertTrue(out.contains("  mooncake "), out);
     assertTrue(out.contains("  lengths "), out);
+    assertTrue(out.contains("  burstgpt "), out);
   }
 }

@@ -72,4 +72,55 @@ class CapacitySearchTest {
     assertThrows(InputException.class, () -> CapacitySearch.search(s, List.of(slo), 2, 1, 3));
     assertThrows(InputException.class, () -> CapacitySearch.search(s, List.of(), 1, 2, 3));
   }
+
+  /** Returns (n - 1) / span of a workload's arrivals, in requests/s. */
+  private static double meanRate(ServingSpec s) throws IOException {
+    long n = 0;
+    long first = 0;
+    long last = 0;
+    try (kvsim.trace.RequestSource src = s.workload().open()) {
+      kvsim.trace.Request r;
+      while ((r = src.next()) != null) {
+        first = n++ == 0 ? r.arrivalNanos() : first;
+        last = r.arrivalNanos();
+      }
+    }
+    return (n - 1) * 1e9 / (last - first);
+  }
+
+  @Test
+  void aRecordedTraceRunsAtTheProbedMeanRateKeepingItsRequests(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
+    java.nio.file.Path trace = dir.resolve("t.jsonl");
+    java.nio.file.Files.writeString(trace, "{\"format\":\"kvsim-requests\",\"version\":1}\n"
+        + "{\"id\":0,\"t\":0,\"prompt_tokens\":10,\"output_tokens\":5}\n"
+        + "{\"id\":1,\"t\":1000000000,\"prompt_tokens\":20,\"output_tokens\":5}\n"
+        + "{\"id\":2,\"t\":1000000000,\"prompt_tokens\":30,\"output_tokens\":5}\n"
+        + "{\"id\":3,\"t\":4000000000,\"prompt_tokens\":40,\"output_tokens\":5}\n");
+    ServingSpec s = spec(trace.toString(), "vllm");
+    assertEquals(0.75, s.recordedMeanRate(), 1e-12);
+    ServingSpec fast = s.withRate(3);
+    assertEquals(3, meanRate(fast), 1e-9);
+    try (kvsim.trace.RequestSource src = fast.workload().open()) {
+      assertEquals(0, src.next().arrivalNanos());
+      assertEquals(250_000_000L, src.next().arrivalNanos(), "a gap of 1 s at 4x");
+      assertEquals(250_000_000L, src.next().arrivalNanos(), "a burst stays a burst");
+      assertEquals(40, src.next().promptTokens());
+    }
+    // An importer's own speedup is multiplied into the scaling: the mean rate measured includes it.
+    ServingSpec azure = spec("burstgpt:../workloads/burstgpt-sample.csv,speedup=2,zero-output=drop", "vllm");
+    assertEquals(2 * 45 / 182.0, azure.recordedMeanRate(), 1e-12);
+    assertEquals(10, meanRate(azure.withRate(10)), 1e-6);
+    assertEquals(2 * 10 / (2 * 45 / 182.0), Double.parseDouble(azure.withRate(10).workload().params().get("speedup")), 1e-9);
+  }
+
+  @Test
+  void theRealAzureConversationTraceIsScaledFromItsOwnMeanRate() throws IOException {
+    java.nio.file.Path f = kvsim.testing.SharedData.require("serving-traces/AzureLLMInferenceTrace_conv.csv");
+    ServingSpec s = ServingSpec.resolve(new ServingSpec.Request("azure:" + f, List.of("vllm"), "llama-2-7b", "h100-80", null, null, null, null, null,
+        null, false));
+    // STATS.md: 19,366 requests over 3,501.7 s, a mean rate of 19,365 / 3,501.7 = 5.53 requests/s.
+    double mean = s.recordedMeanRate();
+    assertEquals(19_365 / 3_501.721937, mean, 1e-9);
+    assertEquals(12, meanRate(s.withRate(12)), 1e-6);
+  }
 }

@@ -1,0 +1,60 @@
+package kvsim.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import kvsim.core.InputException;
+import kvsim.testing.CliRun;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A serving run's summary.json, with and without a what-if grid, reads back and writes out as the same bytes. */
+class ServingResultsReadTest {
+  @TempDir Path dir;
+
+  private static String rewritten(ServingResults r) throws IOException {
+    return ResultsWriter.json().writeValueAsString(ResultsWriter.servingSummary(r)) + "\n";
+  }
+
+  @Test
+  void aGridRunReadsBackCellByCellAndRoundTripsByteForByte() throws IOException {
+    Path out = dir.resolve("grid");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=4,count=60", "--system", "vllm,orca-oracle", "--set", "max-num-seqs=8,64",
+        "--set", "kv-memory=20GiB,40GiB", "-q", "-o", out.toString()).ok();
+    ServingResults r = ResultsReader.readServing(out);
+    assertEquals(Map.of("max-num-seqs", List.of("8", "64"), "kv-memory", List.of("20GiB", "40GiB")), r.grid());
+    assertEquals(8, r.entries().size());
+    assertEquals("orca-oracle", r.entries().get(7).system());
+    assertEquals(Map.of("max-num-seqs", "64", "kv-memory", "40GiB"), r.entries().get(7).cell());
+    assertEquals(List.of("max-num-seqs", "kv-memory"), List.copyOf(r.entries().get(0).cell().keySet()));
+    assertTrue(!r.config().containsKey("kv_memory_bytes"), "the cells differ in KV memory");
+    assertEquals(Files.readString(out.resolve("summary.json"), StandardCharsets.UTF_8), rewritten(r));
+  }
+
+  @Test
+  void aPlainRunReadsBackToo() throws IOException {
+    Path out = dir.resolve("plain");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=4,count=40", "--system", "vllm,hf-naive", "-q", "-o", out.toString()).ok();
+    ServingResults r = ResultsReader.readServing(out);
+    assertEquals(Map.of(), r.grid());
+    assertEquals(List.of("vllm", "hf-naive"), r.entries().stream().map(ServingResults.Entry::system).toList());
+    assertEquals(Files.readString(out.resolve("summary.json"), StandardCharsets.UTF_8), rewritten(r));
+  }
+
+  @Test
+  void aCellOutsideTheGridIsRefusedNamingTheField() throws IOException {
+    Path out = dir.resolve("bad");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=4,count=20", "--set", "block-size=8,16", "-q", "-o", out.toString()).ok();
+    Path summary = out.resolve("summary.json");
+    Files.writeString(summary, Files.readString(summary).replaceFirst("\"block-size\" : \"16\"", "\"block-size\" : \"24\""));
+    InputException e = assertThrows(InputException.class, () -> ResultsReader.readServing(out));
+    assertTrue(e.getMessage().contains("systems[1].cell.block-size: '24' is not among the grid's values [8, 16]"), e.getMessage());
+  }
+}
