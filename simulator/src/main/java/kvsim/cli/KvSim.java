@@ -24,6 +24,7 @@ import picocli.CommandLine.Command;
       CompareCommand.class,
       ServingCommand.class,
       CapacityCommand.class,
+      ReportCommand.class,
       BlocksCommand.class,
       ImportCommand.class,
       TorchReplayCommand.class,

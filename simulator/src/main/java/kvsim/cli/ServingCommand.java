@@ -67,12 +67,15 @@ final class ServingCommand implements Callable<Integer> {
     List<Map<String, Object>> summaries = new ArrayList<>();
     List<Map<String, Object>> timings = new ArrayList<>();
     Map<String, List<double[]>> series = new LinkedHashMap<>();
+    Map<String, List<double[]>> quantiles = new LinkedHashMap<>();
     for (ServingRunner.SystemResult r : results) {
       summaries.add(r.summary());
       timings.add(r.timing());
       series.put(r.system(), r.metrics().series());
+      quantiles.put(r.system(), r.metrics().latencyQuantiles());
     }
-    Path dir = ResultsWriter.writeServing(target, s.configEcho(), summaries, timings, ServingMetrics.SERIES_COLUMNS, series);
+    Path dir = ResultsWriter.writeServing(target, s.configEcho(), summaries, timings, ServingMetrics.SERIES_COLUMNS, series,
+        ServingMetrics.QUANTILE_COLUMNS, quantiles);
     out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.device().name(), Bytes.format(s.kvMemoryBytes()));
     table(out, results);
     out.println();

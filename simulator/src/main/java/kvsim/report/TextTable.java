@@ -20,6 +20,11 @@ public final class TextTable {
    * refusals in the activations region of a memory plan have a column of their own.
    */
   public static void comparison(PrintWriter out, List<AllocatorResult> results) {
+    print(out, comparisonRows(results));
+  }
+
+  /** Returns the rows {@link #comparison} prints, the header first. */
+  static List<String[]> comparisonRows(List<AllocatorResult> results) {
     List<String[]> rows = new ArrayList<>();
     rows.add(new String[] {
       "allocator", "peak ext frag", "mean ext frag", "mean int frag", "peak allocated", "peak reserved",
@@ -43,11 +48,16 @@ public final class TextTable {
         String.format(Locale.ROOT, "%.3f ms", r.modelledAllocatorNanos() / 1e6)
       });
     }
-    print(out, rows);
+    return rows;
   }
 
   /** Prints, per allocator and headline metric, the median, p10, p90 and mean over seeds. */
   public static void sweep(PrintWriter out, Map<String, SeedSweep> sweeps) {
+    print(out, sweepRows(sweeps));
+  }
+
+  /** Returns the rows {@link #sweep} prints, the header first. */
+  static List<String[]> sweepRows(Map<String, SeedSweep> sweeps) {
     List<String[]> rows = new ArrayList<>();
     rows.add(new String[] {"allocator", "metric", "median", "p10", "p90", "mean", "seeds"});
     for (Map.Entry<String, SeedSweep> e : sweeps.entrySet()) {
@@ -65,7 +75,7 @@ public final class TextTable {
         });
       }
     }
-    print(out, rows);
+    return rows;
   }
 
   private static String fmt(double v, boolean isBytes, boolean isRatio) {

@@ -12,8 +12,10 @@ import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorListener;
 import kvsim.core.InputException;
+import kvsim.engine.MemoryMapRecorder;
 import kvsim.engine.ReplayEngine;
 import kvsim.metrics.AllocatorResult;
+import kvsim.metrics.MemoryMap;
 import kvsim.metrics.SeedSweep;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.registry.WorkloadRegistry;
@@ -73,7 +75,11 @@ public final class Runner {
       results.add(c.result());
       timings.add(c.timing());
     }
-    RunResult r = new RunResult(spec.configEcho(w, kvsimVersion), results, timings);
+    List<MemoryMap> maps = new ArrayList<>();
+    for (Cell c : cells) {
+      maps.add(c.memoryMap());
+    }
+    RunResult r = new RunResult(spec.configEcho(w, kvsimVersion), results, timings, maps);
     requireEvents(w, r.events());
     return r;
   }
@@ -98,7 +104,7 @@ public final class Runner {
         p.cells(++done[0], total);
       }
       // A sweep keeps each cell's headline values only, not its time series.
-      return new Cell(c.result().withoutSamples(), c.timing());
+      return new Cell(c.result().withoutSamples(), c.timing(), null);
     });
     Map<String, SeedSweep> sweeps = new LinkedHashMap<>();
     for (String name : names) {
@@ -120,7 +126,7 @@ public final class Runner {
   }
 
   /** One allocator's run of one workload. */
-  private record Cell(AllocatorResult result, AllocatorResult.Timing timing) {}
+  private record Cell(AllocatorResult result, AllocatorResult.Timing timing, MemoryMap memoryMap) {}
 
   /** Runs cells 0..n-1 on all cores and returns their results by index. */
   private List<Cell> parallel(int n, Parallel.Work<Cell> work) throws IOException {
@@ -135,11 +141,14 @@ public final class Runner {
       tested.setListener(listener);
       listener.attach(tested);
     }
+    // Every run records its memory map beside any listener given (bounded: Note [Memory map decimation]).
+    MemoryMapRecorder map = new MemoryMapRecorder(name, MemoryMapRecorder.DEFAULT_MAX_RECTANGLES);
+    AllocatorListener engineListener = AllocatorListener.both(listener, map);
     long start = System.nanoTime();
     ReplayEngine.Progress engineProgress = events -> progress.events(name, events, System.nanoTime() - start);
     ReplayEngine.Result r;
     try (EventSource source = w.open(spec.model(), spec.device())) {
-      r = ReplayEngine.run(spec.regionsFor(tested), source, new ReplayEngine.Options(spec.check(), spec.sampleEvery(), listener, engineProgress));
+      r = ReplayEngine.run(spec.regionsFor(tested), source, new ReplayEngine.Options(spec.check(), spec.sampleEvery(), engineListener, engineProgress));
     } catch (UncheckedIOException e) {
       throw e.getCause();
     }
@@ -153,6 +162,6 @@ public final class Runner {
             r.otherRegionOomCount(),
             new TreeMap<>(tested.extraMetrics()),
             r.metrics().samples());
-    return new Cell(result, new AllocatorResult.Timing(name, r.metrics().events(), r.wallNanos()));
+    return new Cell(result, new AllocatorResult.Timing(name, r.metrics().events(), r.wallNanos()), map.memoryMap());
   }
 }
