@@ -115,7 +115,7 @@ public final class MemoryMapRecorder implements AllocatorListener {
     for (int i = 0; i < kept; i++) {
       rects.add(new MemoryMap.Rectangle(addr[i], size[i], start[i], end[i], tag[i]));
     }
-    int used = event == 0 ? 0 : (int) ((event - 1) / binEvents + 1);
+    int used = event == 0 ? 0 : bin(event - 1) + 1; // the bins cover every event, even those that added nothing
     long[] elided = new long[used];
     long running = 0;
     for (int k = 0; k < used; k++) {
@@ -167,7 +167,10 @@ public final class MemoryMapRecorder implements AllocatorListener {
     }
   }
 
-  /** Raises the threshold to the area of the {@code maxRectangles}-th largest and elides the rest. */
+  /**
+   * Raises the threshold to the area of the ({@code maxRectangles} + 1)-th largest and elides every
+   * rectangle not above it: the largest {@code maxRectangles} stay (fewer where areas tie).
+   */
   private void purge() {
     double[] areas = new double[kept];
     for (int i = 0; i < kept; i++) {
@@ -175,7 +178,7 @@ public final class MemoryMapRecorder implements AllocatorListener {
     }
     double[] sorted = areas.clone();
     Arrays.sort(sorted);
-    minArea = Math.max(minArea, sorted[kept - maxRectangles]);
+    minArea = Math.max(minArea, sorted[kept - maxRectangles - 1]);
     int out = 0;
     for (int i = 0; i < kept; i++) {
       if (areas[i] > minArea) {

@@ -10,8 +10,8 @@ import java.util.List;
  * <p>Note [Memory map decimation]: a run keeps at most {@code maxRectangles} rectangles, whatever its
  * length. A rectangle is one extent of an allocation, {@code size × (end − start)} byte-events in
  * area; it is kept when its area is above a threshold that starts at 0 and is raised, whenever more
- * than twice {@code maxRectangles} are kept, to the area of the {@code maxRectangles}-th largest, so
- * the largest rectangles survive (in a contiguous allocator they are disjoint, so the map's total
+ * than twice {@code maxRectangles} are kept (and at the end), to the area of the ({@code
+ * maxRectangles} + 1)-th largest, so the largest rectangles survive (in a contiguous allocator they are disjoint, so the map's total
  * area bounds how many can be large). The others are not dropped silently: they are counted ({@code
  * elidedCount}) and their bytes are added, exactly, to a per-bin mean of live elided bytes ({@code
  * elidedMeanBytes}), the grey band of the map. Refusals are counted per bin ({@code oomCounts}).

@@ -68,8 +68,14 @@ public final class HtmlReport {
       throw new InputException(file + ": exists and is not a kvsim report; choose another -o file");
     }
     List<Source> sources = new ArrayList<>();
+    List<String> labels = new ArrayList<>();
     for (Path d : dirs) {
-      sources.add(new Source(d, d.toString()));
+      String label = d.toString();
+      for (int n = 2; labels.contains(label); n++) {
+        label = d + " (" + n + ")"; // the same folder twice: its series need distinct names
+      }
+      labels.add(label);
+      sources.add(new Source(d, label));
     }
     byte[] html = build(sources).getBytes(StandardCharsets.UTF_8);
     Path parent = file.toAbsolutePath().getParent();
@@ -83,6 +89,9 @@ public final class HtmlReport {
   static String titleOf(Map<String, Object> config) {
     if (config.get("workload") instanceof Map<?, ?> w && w.get("spec") != null) {
       return "workload " + w.get("spec");
+    }
+    if (config.get("workload") instanceof String w) {
+      return "workload " + w;
     }
     return "this result folder";
   }
