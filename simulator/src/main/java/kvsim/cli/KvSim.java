@@ -25,6 +25,7 @@ import picocli.CommandLine.Command;
       ServingCommand.class,
       CapacityCommand.class,
       ReportCommand.class,
+      ReproduceCommand.class,
       BlocksCommand.class,
       ImportCommand.class,
       TorchReplayCommand.class,

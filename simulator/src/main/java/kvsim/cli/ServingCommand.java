@@ -2,8 +2,6 @@ package kvsim.cli;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -64,18 +62,9 @@ final class ServingCommand implements Callable<Integer> {
       }
     };
     List<ServingRunner.SystemResult> results = new ServingRunner().run(s, progress);
-    List<Map<String, Object>> summaries = new ArrayList<>();
-    List<Map<String, Object>> timings = new ArrayList<>();
-    Map<String, List<double[]>> series = new LinkedHashMap<>();
-    Map<String, List<double[]>> quantiles = new LinkedHashMap<>();
-    for (ServingRunner.SystemResult r : results) {
-      summaries.add(r.summary());
-      timings.add(r.timing());
-      series.put(r.system(), r.metrics().series());
-      quantiles.put(r.system(), r.metrics().latencyQuantiles());
-    }
-    Path dir = ResultsWriter.writeServing(target, s.configEcho(), summaries, timings, ServingMetrics.SERIES_COLUMNS, series,
-        ServingMetrics.QUANTILE_COLUMNS, quantiles);
+    ServingRunner.Outputs o = ServingRunner.Outputs.of(results);
+    Path dir = ResultsWriter.writeServing(target, s.configEcho(), o.summaries(), o.timings(), ServingMetrics.SERIES_COLUMNS, o.series(),
+        ServingMetrics.QUANTILE_COLUMNS, o.quantiles());
     out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.device().name(), Bytes.format(s.kvMemoryBytes()));
     table(out, results);
     out.println();

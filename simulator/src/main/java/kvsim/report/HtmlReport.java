@@ -44,6 +44,11 @@ public final class HtmlReport {
 
   private final StringBuilder out = new StringBuilder();
   private int charts;
+  /** A section placed before the folders' sections: a heading, paragraphs and a table; or null. */
+  private Intro intro;
+
+  /** The opening section of a reproduction's report. */
+  record Intro(String heading, List<String> paragraphs, List<String> header, List<List<String>> rows) {}
 
   private HtmlReport() {}
 
@@ -130,25 +135,50 @@ public final class HtmlReport {
     };
   }
 
-  /** Builds the report of {@code sources}, in order. */
+  /**
+   * Writes {@code dir/report.html}: the {@code intro} section, then the report of each result
+   * folder {@code dir/NAME} of {@code subfolders} (a reproduction's folder).
+   */
+  static void writeWithIntro(Path dir, Intro intro, List<String> subfolders) throws IOException {
+    List<Source> sources = new ArrayList<>();
+    for (String name : subfolders) {
+      sources.add(new Source(dir.resolve(name), name));
+    }
+    byte[] html = build(sources, intro).getBytes(StandardCharsets.UTF_8);
+    AtomicFiles.write(dir.resolve(FILE), o -> o.write(html));
+  }
+
   private static String build(List<Source> sources) throws IOException {
+    return build(sources, null);
+  }
+
+  /** Builds the report of {@code sources}, in order, after {@code intro} (or none). */
+  private static String build(List<Source> sources, Intro intro) throws IOException {
     List<Loaded> loaded = new ArrayList<>();
     for (Source s : sources) {
       loaded.add(load(s));
     }
     HtmlReport r = new HtmlReport();
+    r.intro = intro;
     r.page(loaded);
     return r.out.toString();
   }
 
   private void page(List<Loaded> runs) throws IOException {
-    String title = runs.size() == 1 ? runs.get(0).source().label() : runs.size() + " runs compared";
+    String title = intro != null ? intro.heading() : runs.size() == 1 ? runs.get(0).source().label() : runs.size() + " runs compared";
     out.append("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n").append(GENERATOR).append('\n')
         .append("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
         .append("<title>kvsim report: ").append(Html.escape(title)).append("</title>\n<style>\n").append(CSS).append("</style>\n</head>\n<body>\n")
         .append("<header><h1>kvsim report</h1><p>").append(Html.escape(title))
         .append(". Drawn from the result files alone; every chart has a text alternative and its data as a table.</p></header>\n<main>\n");
-    if (runs.size() > 1) {
+    if (intro != null) {
+      out.append("<section aria-labelledby=\"intro\">\n<h2 id=\"intro\">").append(Html.escape(intro.heading())).append("</h2>\n");
+      for (String p : intro.paragraphs()) {
+        out.append("<p>").append(Html.escape(p)).append("</p>\n");
+      }
+      Html.table(out, "kvsim's numbers beside the published ones", intro.header(), intro.rows());
+      out.append("</section>\n");
+    } else if (runs.size() > 1) {
       comparison(runs);
     }
     for (int i = 0; i < runs.size(); i++) {

@@ -78,6 +78,14 @@ public final class TextTable {
     return rows;
   }
 
+  /** Prints any table: the header, a rule, then the rows (the first column left-aligned, the others right). */
+  public static void table(PrintWriter out, List<String> header, List<List<String>> rows) {
+    List<String[]> all = new ArrayList<>();
+    all.add(header.toArray(String[]::new));
+    rows.forEach(r -> all.add(r.toArray(String[]::new)));
+    print(out, all);
+  }
+
   private static String fmt(double v, boolean isBytes, boolean isRatio) {
     if (isBytes) {
       return Bytes.format(Math.round(v));

@@ -68,7 +68,7 @@ public final class Runner {
     Progress p = progress == null ? SILENT : progress;
     WorkloadRegistry.Workload w = spec.workload();
     List<String> names = spec.allocators();
-    List<Cell> cells = parallel(names.size(), i -> runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p));
+    List<Cell> cells = parallel(names.size(), i -> runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p, true));
     List<AllocatorResult> results = new ArrayList<>();
     List<AllocatorResult.Timing> timings = new ArrayList<>();
     for (Cell c : cells) {
@@ -99,7 +99,7 @@ public final class Runner {
     int total = seeds.length * names.size();
     int[] done = {0};
     List<Cell> cells = parallel(total, i -> {
-      Cell c = runOne(spec, spec.workload().withSeed(seeds[i / names.size()]), names.get(i % names.size()), null, SILENT);
+      Cell c = runOne(spec, spec.workload().withSeed(seeds[i / names.size()]), names.get(i % names.size()), null, SILENT, false);
       synchronized (done) {
         p.cells(++done[0], total);
       }
@@ -133,7 +133,9 @@ public final class Runner {
     return Parallel.map(n, threads, work);
   }
 
-  private static Cell runOne(RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress)
+  /** Runs one cell; {@code recordMap}: also record its memory map (a sweep keeps none). */
+  private static Cell runOne(
+      RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress, boolean recordMap)
       throws IOException {
     AllocatorContext context = spec.contextFor(name);
     Allocator tested = AllocatorRegistry.create(context);
@@ -142,7 +144,7 @@ public final class Runner {
       listener.attach(tested);
     }
     // Every run records its memory map beside any listener given (bounded: Note [Memory map decimation]).
-    MemoryMapRecorder map = new MemoryMapRecorder(name, MemoryMapRecorder.DEFAULT_MAX_RECTANGLES);
+    MemoryMapRecorder map = recordMap ? new MemoryMapRecorder(name, MemoryMapRecorder.DEFAULT_MAX_RECTANGLES) : null;
     AllocatorListener engineListener = AllocatorListener.both(listener, map);
     long start = System.nanoTime();
     ReplayEngine.Progress engineProgress = events -> progress.events(name, events, System.nanoTime() - start);
@@ -162,6 +164,6 @@ public final class Runner {
             r.otherRegionOomCount(),
             new TreeMap<>(tested.extraMetrics()),
             r.metrics().samples());
-    return new Cell(result, new AllocatorResult.Timing(name, r.metrics().events(), r.wallNanos()), map.memoryMap());
+    return new Cell(result, new AllocatorResult.Timing(name, r.metrics().events(), r.wallNanos()), map == null ? null : map.memoryMap());
   }
 }

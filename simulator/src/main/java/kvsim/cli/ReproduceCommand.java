@@ -1,0 +1,75 @@
+package kvsim.cli;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import kvsim.report.ReproductionFolder;
+import kvsim.report.ResultFolder;
+import kvsim.report.ResultsWriter;
+import kvsim.report.SweepResults;
+import kvsim.report.TextTable;
+import kvsim.run.Reproductions;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code kvsim reproduce}: runs a published experiment and writes kvsim's numbers beside the published ones. */
+@Command(
+    name = "reproduce",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run a published experiment and write results/reproductions/NAME/ (README.md and report.html with kvsim's numbers beside the published ones, and every run's result folder).",
+      "NAME: seed000-churn (the slab-allocator article's first-fit churn table), vllm-fig2 (the vLLM paper's KV breakdown), vllm-fig13 (its mean batch sizes)."
+    },
+    footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage."})
+final class ReproduceCommand implements Callable<Integer> {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Parameters(index = "0", paramLabel = "NAME", description = "seed000-churn, vllm-fig2 or vllm-fig13.")
+  String name;
+
+  @Option(names = "--json", description = "Print kvsim's numbers as JSON instead of the table.")
+  boolean json;
+
+  @Option(names = {"-o", "--output"}, paramLabel = "DIR", description = "Result folder (default: results/reproductions/NAME).")
+  Path output;
+
+  @Option(names = "--force", description = "Replace the result folder even if it holds files kvsim did not write.")
+  boolean force;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    if (!Reproductions.NAMES.contains(name)) {
+      throw new kvsim.core.InputException("reproduce: unknown reproduction '" + name + "' (known: " + String.join(", ", Reproductions.NAMES) + ")");
+    }
+    Path dir = output != null ? output : Path.of("results", "reproductions", name);
+    ResultFolder.Target target = ResultFolder.Target.at(dir, force).check();
+    long start = System.nanoTime();
+    Reproductions.Reproduction r = Reproductions.run(name, KvSim.Version.version(), err);
+    Map<String, ReproductionFolder.Part> parts = new LinkedHashMap<>();
+    for (Reproductions.Sweep s : r.sweeps()) {
+      parts.put(s.name(), t -> ResultsWriter.writeSweep(t, SweepResults.of(s.result().config(), s.result().seeds(), s.result().sweeps())));
+    }
+    for (Reproductions.Serving s : r.servings()) {
+      parts.put(s.name(), t -> ResultsWriter.writeServing(t, s.spec().configEcho(), s.outputs().summaries(), s.outputs().timings(),
+          Reproductions.servingSeriesColumns(), s.outputs().series(), Reproductions.servingQuantileColumns(), s.outputs().quantiles()));
+    }
+    Path written = ReproductionFolder.write(target, r.name(), r.title(), r.notes(), r.header(), r.rows(), r.numbers(), parts);
+    if (json) {
+      out.println(ResultsWriter.json().writeValueAsString(r.numbers()));
+    } else {
+      out.println(r.title());
+      TextTable.table(out, r.header(), r.rows());
+      out.println();
+      out.printf(Locale.ROOT, "results: %s (%.1f s)%n", written, (System.nanoTime() - start) / 1e9);
+    }
+    out.flush();
+    return KvSim.EXIT_OK;
+  }
+}
