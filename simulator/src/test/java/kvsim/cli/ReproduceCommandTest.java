@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import kvsim.testing.CliRun;
+import kvsim.testing.SharedData;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,5 +52,23 @@ class ReproduceCommandTest {
     assertEquals(2, run.exitCode());
     assertTrue(run.err().contains("unknown reproduction 'fig99'"), run.err());
     assertTrue(Files.notExists(tmp.resolve("x")));
+  }
+
+  @Test
+  void torchSnapshotsWithoutTheSnapshotsIsBadInputAndWritesNothing() {
+    CliRun run = CliRun.of("reproduce", "torch-snapshots", "--snapshots", tmp.resolve("none").toString(), "-o", tmp.resolve("t").toString());
+    assertEquals(2, run.exitCode());
+    assertTrue(run.err().contains("none: no such folder"), run.err());
+    assertTrue(Files.notExists(tmp.resolve("t")));
+  }
+
+  @Test
+  void torchSnapshotsReplaysEverySharedSnapshot() throws Exception {
+    Path shared = SharedData.require("torch-snapshots");
+    CliRun run = CliRun.of("reproduce", "torch-snapshots", "--snapshots", shared.toString(), "--json", "-o", tmp.resolve("t").toString()).ok();
+    JsonNode n = new ObjectMapper().readTree(run.out());
+    JsonNode training = n.get("cs336_wedsonlin_medium_128_training.pickle");
+    assertEquals(training.get("allocations").asLong(), training.get("address_matches").asLong(), "this recording replays exactly");
+    assertTrue(n.get("flexgen_opt1.3b_oom_state.pickle").get("allocations").isNull(), "a state-only snapshot has nothing to replay");
   }
 }
