@@ -24,13 +24,16 @@ import org.jfree.data.xy.XYSeriesCollection;
 /**
  * The memory map chart (PyTorch {@code memory_viz}'s view): for each allocator a panel with the
  * address (GiB) against the event, each kept allocation extent a rectangle coloured by tag, and the
- * bins holding refusals marked by red triangles along the top; a last panel draws the mean live GiB
+ * bins holding refusals marked by red triangles along the top (in a panel spanning more than 1 TiB,
+ * a virtual space, each rectangle is drawn at least a pixel tall); a last panel draws the mean live GiB
  * of the elided small allocations per allocator (Note [Memory map decimation] on {@link MemoryMap}).
  * Drawn from {@code memory-map.json} alone; the same maps give byte-identical files.
  */
 public final class MemoryMapChart {
   static final int WIDTH = 1200;
   private static final int PANEL_HEIGHT = 230;
+  /** Address spans above this many GiB are virtual spaces, not a device. */
+  private static final double VIRTUAL_SPAN_GIB = 1024;
   private static final Color[] TAG_COLOURS = {
     new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c), new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2)
   };
@@ -87,9 +90,15 @@ public final class MemoryMapChart {
         byTag.add(s);
         rects.addSeries(s);
       }
+      double top = m.addressMaxBytes() / (double) Bytes.GiB;
+      double bottom = m.addressMinBytes() / (double) Bytes.GiB;
+      // A panel spanning more than any device (the virtual spaces of vattention and stitching) draws
+      // each rectangle at least a pixel tall; on a device-sized panel, thin rectangles stay thin so
+      // that holes show.
+      double minHeight = top - bottom > VIRTUAL_SPAN_GIB ? (top - bottom) / PANEL_HEIGHT : 0;
       for (MemoryMap.Rectangle r : m.rectangles()) {
         double lo = r.addressBytes() / (double) Bytes.GiB;
-        double hi = (r.addressBytes() + r.sizeBytes()) / (double) Bytes.GiB;
+        double hi = Math.max(lo + minHeight, (r.addressBytes() + r.sizeBytes()) / (double) Bytes.GiB);
         byTag.get(tags.indexOf(m.tags().get(r.tagIndex()))).add(r.startEvent(), r.startEvent(), r.endEvent(), lo, lo, hi);
       }
       XYBarRenderer bars = new XYBarRenderer();
@@ -102,8 +111,6 @@ public final class MemoryMapChart {
         bars.setSeriesPaint(i, new Color(c.getRed(), c.getGreen(), c.getBlue(), 170));
         bars.setSeriesVisibleInLegend(i, p == 0);
       }
-      double top = m.addressMaxBytes() / (double) Bytes.GiB;
-      double bottom = m.addressMinBytes() / (double) Bytes.GiB;
       XYSeries ooms = new XYSeries("bins with refusals", false, true);
       for (int k = 0; k < m.oomCounts().length; k++) {
         if (m.oomCounts()[k] > 0) {
