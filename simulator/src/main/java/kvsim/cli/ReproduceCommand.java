@@ -1,9 +1,11 @@
 package kvsim.cli;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -14,6 +16,7 @@ import kvsim.report.ResultsWriter;
 import kvsim.report.SweepResults;
 import kvsim.report.TextTable;
 import kvsim.run.Reproductions;
+import kvsim.serving.ServingMetrics;
 import kvsim.torch.SnapshotReproduction;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -71,7 +74,7 @@ final class ReproduceCommand implements Callable<Integer> {
     }
     for (Reproductions.Serving s : r.servings()) {
       parts.put(s.name(), t -> ResultsWriter.writeServing(t, s.spec().configEcho(), s.outputs().summaries(), s.outputs().timings(),
-          Reproductions.servingSeriesColumns(), s.outputs().series(), Reproductions.servingQuantileColumns(), s.outputs().quantiles()));
+          ServingMetrics.SERIES_COLUMNS, s.outputs().series(), ServingMetrics.QUANTILE_COLUMNS, s.outputs().quantiles()));
     }
     Path written = ReproductionFolder.write(target, r.name(), r.title(), r.notes(), r.header(), r.rows(), r.numbers(), parts);
     if (json) {
@@ -87,7 +90,7 @@ final class ReproduceCommand implements Callable<Integer> {
   }
 
   /** The snapshots reproduction: the torch layer runs it; nothing to write but the table. */
-  private Reproductions.Reproduction torchSnapshots() throws java.io.IOException {
+  private Reproductions.Reproduction torchSnapshots() throws IOException {
     Path folder = snapshots != null ? snapshots : sharedSnapshots();
     SnapshotReproduction.Outcome o = SnapshotReproduction.run(folder);
     String notes = """
@@ -98,7 +101,7 @@ final class ReproduceCommand implements Callable<Integer> {
         without an allocation history are state only. The last three columns are the fragmentation
         picture of the file's final state (kvsim torch-inspect, all devices and pools).""".formatted(folder.getFileName());
     return new Reproductions.Reproduction(TORCH_SNAPSHOTS, "PyTorch memory snapshots: replay agreement and fragmentation", notes, o.header(),
-        o.rows(), o.numbers(), java.util.List.of(), java.util.List.of());
+        o.rows(), o.numbers(), List.of(), List.of());
   }
 
   /** {@code shared/data/torch-snapshots} beside the repository holding the working folder. */

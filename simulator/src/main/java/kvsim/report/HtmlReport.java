@@ -74,8 +74,11 @@ public final class HtmlReport {
     }
     List<Source> sources = new ArrayList<>();
     List<String> labels = new ArrayList<>();
+    List<String> names = dirs.stream().map(d -> String.valueOf(d.toAbsolutePath().normalize().getFileName())).toList();
     for (Path d : dirs) {
-      String label = d.toString();
+      String name = String.valueOf(d.toAbsolutePath().normalize().getFileName());
+      // A folder's name where it tells the runs apart (it names the legend's series), else its path.
+      String label = names.indexOf(name) == names.lastIndexOf(name) ? name : d.toString();
       for (int n = 2; labels.contains(label); n++) {
         label = d + " (" + n + ")"; // the same folder twice: its series need distinct names
       }

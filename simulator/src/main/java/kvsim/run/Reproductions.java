@@ -9,7 +9,6 @@ import java.util.Locale;
 import java.util.Map;
 import kvsim.core.InputException;
 import kvsim.metrics.SeedSweep;
-import kvsim.serving.ServingMetrics;
 
 /**
  * Reproductions of published experiments: each runs kvsim on the published setup and puts its
@@ -209,16 +208,6 @@ public final class Reproductions {
   private static double meanShare(Map<String, Object> system, String category) {
     Map<String, Object> b = (Map<String, Object>) system.get("kv_breakdown");
     return ((Number) ((Map<String, Object>) b.get(category)).get("mean")).doubleValue();
-  }
-
-  /** The series columns of a serving run's time series (for writing its folder). */
-  public static List<String> servingSeriesColumns() {
-    return ServingMetrics.SERIES_COLUMNS;
-  }
-
-  /** The columns of a serving run's latency quantiles (for writing its folder). */
-  public static List<String> servingQuantileColumns() {
-    return ServingMetrics.QUANTILE_COLUMNS;
   }
 
   private static String f3(double v) {
