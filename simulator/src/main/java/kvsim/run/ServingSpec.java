@@ -121,8 +121,15 @@ public final class ServingSpec {
     this.check = r.check();
     Map<String, Object> e = new LinkedHashMap<>();
     e.put("workload", workload.spec());
-    e.put("model", Map.of("name", model.name(), "kv_bytes_per_token", model.kvBytesPerToken()));
-    e.put("device", Map.of("name", device.name(), "capacity_bytes", device.capacityBytes()));
+    // Ordered maps: Map.of iterates in an order that changes from one JVM to the next.
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("name", model.name());
+    m.put("kv_bytes_per_token", model.kvBytesPerToken());
+    e.put("model", m);
+    Map<String, Object> d = new LinkedHashMap<>();
+    d.put("name", device.name());
+    d.put("capacity_bytes", device.capacityBytes());
+    e.put("device", d);
     e.put("kv_memory_bytes", kvMemoryBytes);
     e.put("check", check);
     this.echo = e;
