@@ -35,4 +35,69 @@ public interface AllocatorListener {
 
   /** Pages of an expandable segment were unmapped. */
   default void segmentUnmap(long addressBytes, long sizeBytes, long stream) {}
+
+  /**
+   * Returns a listener that passes every call to {@code first}, then to {@code second} (a run that
+   * records a snapshot and a memory map at once); either may be null.
+   */
+  static AllocatorListener both(AllocatorListener first, AllocatorListener second) {
+    if (first == null || second == null) {
+      return first == null ? second : first;
+    }
+    return new AllocatorListener() {
+      @Override
+      public void attach(Allocator allocator) {
+        first.attach(allocator);
+        second.attach(allocator);
+      }
+
+      @Override
+      public void time(long timeNanos) {
+        first.time(timeNanos);
+        second.time(timeNanos);
+      }
+
+      @Override
+      public void allocated(long id, AllocRequest request, Extents extents, long allocatedBytes) {
+        first.allocated(id, request, extents, allocatedBytes);
+        second.allocated(id, request, extents, allocatedBytes);
+      }
+
+      @Override
+      public void freed(long id, long requestedBytes, long stream, Extents extents) {
+        first.freed(id, requestedBytes, stream, extents);
+        second.freed(id, requestedBytes, stream, extents);
+      }
+
+      @Override
+      public void refused(long id, AllocRequest request, AllocOutcome.OutOfMemory outcome) {
+        first.refused(id, request, outcome);
+        second.refused(id, request, outcome);
+      }
+
+      @Override
+      public void segmentAlloc(long addressBytes, long sizeBytes, long stream) {
+        first.segmentAlloc(addressBytes, sizeBytes, stream);
+        second.segmentAlloc(addressBytes, sizeBytes, stream);
+      }
+
+      @Override
+      public void segmentFree(long addressBytes, long sizeBytes, long stream) {
+        first.segmentFree(addressBytes, sizeBytes, stream);
+        second.segmentFree(addressBytes, sizeBytes, stream);
+      }
+
+      @Override
+      public void segmentMap(long addressBytes, long sizeBytes, long stream) {
+        first.segmentMap(addressBytes, sizeBytes, stream);
+        second.segmentMap(addressBytes, sizeBytes, stream);
+      }
+
+      @Override
+      public void segmentUnmap(long addressBytes, long sizeBytes, long stream) {
+        first.segmentUnmap(addressBytes, sizeBytes, stream);
+        second.segmentUnmap(addressBytes, sizeBytes, stream);
+      }
+    };
+  }
 }

@@ -26,6 +26,8 @@ import picocli.CommandLine.Command;
       CapacityCommand.class,
       SweepCommand.class,
       RegressCommand.class,
+      ReportCommand.class,
+      ReproduceCommand.class,
       BlocksCommand.class,
       ImportCommand.class,
       TorchReplayCommand.class,

@@ -76,7 +76,7 @@ final class Runs {
       return KvSim.EXIT_OK;
     }
     RunResult result = runner.run(spec, listeners::get, progress);
-    Path dir = ResultsWriter.write(target, result.config(), result.results(), result.timings());
+    Path dir = ResultsWriter.write(target, result.config(), result.results(), result.timings(), result.memoryMaps());
     out.println("workload: " + spec.workload().spec() + " on " + spec.device().name() + " (" + Bytes.format(spec.plan().testedRegion().sizeBytes()) + " under test)");
     TextTable.comparison(out, result.results());
     out.println();

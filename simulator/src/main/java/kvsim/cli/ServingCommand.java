@@ -83,6 +83,7 @@ final class ServingCommand implements Callable<Integer> {
     List<Map<String, Object>> summaries = new ArrayList<>();
     List<Map<String, Object>> timings = new ArrayList<>();
     Map<String, List<double[]>> series = new LinkedHashMap<>();
+    Map<String, List<double[]>> quantiles = new LinkedHashMap<>();
     for (int i = 0; i < results.size(); i++) {
       ServingRunner.SystemResult r = results.get(i);
       ServingGrid.Cell cell = cells.get(i);
@@ -94,10 +95,13 @@ final class ServingCommand implements Callable<Integer> {
       }
       summaries.add(summary);
       timings.add(timing);
-      series.put(axes.isEmpty() ? r.system() : cell.label(), r.metrics().series());
+      String label = axes.isEmpty() ? r.system() : cell.label();
+      series.put(label, r.metrics().series());
+      quantiles.put(label, r.metrics().latencyQuantiles());
     }
     Map<String, Object> config = ServingGrid.configEcho(cells, axes);
-    Path dir = ResultsWriter.writeServing(target, config, summaries, timings, ServingMetrics.SERIES_COLUMNS, series);
+    Path dir = ResultsWriter.writeServing(target, config, summaries, timings, ServingMetrics.SERIES_COLUMNS, series,
+        ServingMetrics.QUANTILE_COLUMNS, quantiles);
     out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.device().name(),
         ServingGrid.sameKvMemory(cells) ? Bytes.format(s.kvMemoryBytes()) : "per cell (summary.json)");
     table(out, axes, cells, results);

@@ -124,4 +124,25 @@ public final class Samples {
     }
     throw new IllegalStateException("order statistic " + k + " of " + count);
   }
+
+  /**
+   * Returns the p-quantiles for each of {@code ps} (each in [0, 1]), estimated as {@link #quantile}
+   * does (linear interpolation, numpy's default) but sorting once; NaNs when there are no values.
+   */
+  public double[] quantiles(double[] ps) {
+    double[] out = new double[ps.length];
+    if (size == 0) {
+      Arrays.fill(out, Double.NaN);
+      return out;
+    }
+    double[] sorted = Arrays.copyOf(values, size);
+    Arrays.sort(sorted);
+    for (int i = 0; i < ps.length; i++) {
+      double h = (size - 1) * ps[i];
+      int lo = (int) Math.floor(h);
+      int hi = Math.min(lo + 1, size - 1);
+      out[i] = sorted[lo] + (h - lo) * (sorted[hi] - sorted[lo]);
+    }
+    return out;
+  }
 }

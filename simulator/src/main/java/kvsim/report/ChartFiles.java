@@ -8,6 +8,7 @@ import kvsim.core.AtomicFiles;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.svg.SVGGraphics2D;
+import org.jfree.svg.ViewBox;
 
 /** Writes a chart as a PNG and an SVG, each atomically; the same chart gives byte-identical files. */
 final class ChartFiles {
@@ -16,11 +17,39 @@ final class ChartFiles {
   /** Writes {@code chart} as {@code dir/png} and {@code dir/svg}, {@code width} × {@code height} pixels. */
   static void write(Path dir, JFreeChart chart, String png, String svg, int width, int height) throws IOException {
     AtomicFiles.write(dir.resolve(png), out -> ChartUtils.writeChartAsPNG(out, chart, width, height));
-    SVGGraphics2D g = new SVGGraphics2D(width, height);
+    SVGGraphics2D g = graphics(width, height);
     // The default prefix of clip-path ids is taken from the clock; a fixed one keeps the SVG deterministic.
     g.setDefsKeyPrefix("kvsim-");
     chart.draw(g, new Rectangle(0, 0, width, height));
     byte[] bytes = g.getSVGDocument().getBytes(StandardCharsets.UTF_8);
     AtomicFiles.write(dir.resolve(svg), out -> out.write(bytes));
+  }
+
+  /**
+   * An SVG canvas writing coordinates to a tenth of a pixel: finer adds nothing on screen and
+   * makes charts with thousands of shapes several times larger.
+   */
+  private static SVGGraphics2D graphics(int width, int height) {
+    SVGGraphics2D g = new SVGGraphics2D(width, height);
+    g.setGeomDoubleConverter(v -> String.valueOf(Math.round(v * 10) / 10.0));
+    return g;
+  }
+
+  /**
+   * Returns {@code chart} as an {@code <svg>} element to place inside an HTML page: scaled to the
+   * page's width (a view box instead of fixed dimensions), its ids prefixed with {@code id} so that
+   * several charts share a page, and with {@code role="img"} and a {@code <title>} holding {@code
+   * text}, its text alternative.
+   */
+  static String inlineSvg(JFreeChart chart, int width, int height, String id, String text) {
+    SVGGraphics2D g = graphics(width, height);
+    g.setDefsKeyPrefix(id + "-");
+    chart.draw(g, new Rectangle(0, 0, width, height));
+    String svg = g.getSVGElement(id, false, new ViewBox(0, 0, width, height), null, null);
+    int close = svg.indexOf('>');
+    return svg.substring(0, close)
+        + " role=\"img\" aria-labelledby=\"" + id + "-title\" style=\"width:100%;height:auto;max-width:" + width + "px\">"
+        + "<title id=\"" + id + "-title\">" + Html.escape(text) + "</title>"
+        + svg.substring(close + 1);
   }
 }

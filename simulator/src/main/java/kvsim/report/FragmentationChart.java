@@ -40,6 +40,11 @@ public final class FragmentationChart {
 
   private FragmentationChart() {}
 
+  /** Returns the colour of the {@code i}-th series (allocator or system) in kvsim's charts. */
+  static Color colour(int i) {
+    return PALETTE[i % PALETTE.length];
+  }
+
   /** Writes {@code fragmentation.png} and {@code fragmentation.svg} into {@code dir}. */
   public static void write(Path dir, List<AllocatorResult> results) throws IOException {
     ChartFiles.write(dir, build(results), PNG_FILE, SVG_FILE, WIDTH, HEIGHT);

@@ -226,11 +226,34 @@ public final class ResultsReader {
     return new SweepResults(config, seeds, out);
   }
 
+  /** The name of a serving run's latency quantiles file. */
+  public static final String QUANTILES_FILE = "latency-quantiles.csv";
+
   /**
-   * Reads a serving run's {@code summary.json}. The entries are kept as written; checked are the
-   * markers, {@code systems}, each entry's {@code system}, and for a what-if grid that every entry
-   * has a {@code cell} with one listed value per grid key (and {@code kv_memory_bytes}), no two
-   * entries the same cell; without a grid no entry has a {@code cell}.
+   * Returns the {@code format} of the {@code summary.json} in {@code dir} (a run, a sweep, a serving
+   * run or a capacity search), so that a report knows which reader to use.
+   */
+  public static String formatOf(Path dir) {
+    requireFolder(dir);
+    Json s = new Json(dir.resolve(SUMMARY_FILE));
+    JsonNode f = s.readObject().get("format");
+    if (f == null || !f.isTextual()) {
+      throw s.error("format", "missing; not a kvsim result folder of a known format (run again to rewrite it)");
+    }
+    List<String> known = List.of(RUN_FORMAT, SWEEP_FORMAT, SERVING_FORMAT, CAPACITY_FORMAT);
+    if (!known.contains(f.textValue())) {
+      throw s.error("format", "expected one of " + known + ", found " + f);
+    }
+    return f.textValue();
+  }
+
+  /**
+   * Reads a serving run's result folder: {@code summary.json} (marker checked; the entries as
+   * written), {@code timeseries.csv} and, where present, {@code latency-quantiles.csv}, whose rows
+   * are keyed by each entry's {@link ServingResults#label}. Checked are the markers, {@code
+   * systems}, each entry's {@code system}, and for a what-if grid that every entry has a {@code
+   * cell} with one listed value per grid key (and {@code kv_memory_bytes}), no two entries the
+   * same cell; without a grid no entry has a {@code cell}.
    */
   @SuppressWarnings("unchecked")
   public static ServingResults readServing(Path dir) {
@@ -259,7 +282,7 @@ public final class ResultsReader {
         default -> config.put(e.getKey(), s.plain(e.getValue()));
       }
     }
-    List<ServingResults.Entry> entries = new ArrayList<>();
+    List<Map<String, Object>> entries = new ArrayList<>();
     Set<String> seen = new HashSet<>();
     List<JsonNode> nodes = s.array(systems, "systems");
     for (int i = 0; i < nodes.size(); i++) {
@@ -286,9 +309,89 @@ public final class ResultsReader {
       if (!seen.add(system + " " + cell)) {
         throw s.error(at, "the system " + system + (cell.isEmpty() ? "" : " with " + cell) + " appears twice");
       }
-      entries.add(new ServingResults.Entry(system, java.util.Collections.unmodifiableMap(cell), (Map<String, Object>) s.plain(n)));
+      entries.add((Map<String, Object>) s.plain(n));
     }
-    return new ServingResults(config, grid, entries);
+    List<String> names = entries.stream().map(ServingResults::label).toList();
+    List<String> columns = new ArrayList<>();
+    Map<String, List<double[]>> series = readKeyedCsv(dir.resolve(TIMESERIES_FILE), "system", names, columns);
+    Map<String, List<double[]>> quantiles = new LinkedHashMap<>();
+    List<String> quantileColumns = new ArrayList<>();
+    if (Files.exists(dir.resolve(QUANTILES_FILE))) {
+      quantiles = readKeyedCsv(dir.resolve(QUANTILES_FILE), "system", names, quantileColumns);
+    }
+    return new ServingResults(config, grid, entries, List.copyOf(columns), series, List.copyOf(quantileColumns), quantiles);
+  }
+
+  /** Reads a capacity search's {@code summary.json} (marker checked; targets and systems as written). */
+  @SuppressWarnings("unchecked")
+  public static CapacityResults readCapacity(Path dir) {
+    requireFolder(dir);
+    Json s = new Json(dir.resolve(SUMMARY_FILE));
+    JsonNode root = s.readObject();
+    s.checkFormat(root, CAPACITY_FORMAT);
+    Map<String, Object> config = new LinkedHashMap<>();
+    List<Object> targets = new ArrayList<>();
+    List<Map<String, Object>> systems = new ArrayList<>();
+    for (Map.Entry<String, JsonNode> e : root.properties()) {
+      switch (e.getKey()) {
+        case "format", "version" -> {}
+        case "targets" -> s.array(e.getValue(), "targets").forEach(t -> targets.add(s.plain(t)));
+        case "systems" -> {
+          List<JsonNode> list = s.array(e.getValue(), "systems");
+          for (int i = 0; i < list.size(); i++) {
+            JsonNode one = s.object(list.get(i), "systems[" + i + "]");
+            s.text(one.get("system"), "systems[" + i + "].system");
+            systems.add((Map<String, Object>) s.plain(one));
+          }
+        }
+        default -> config.put(e.getKey(), s.plain(e.getValue()));
+      }
+    }
+    return new CapacityResults(config, targets, systems);
+  }
+
+  /**
+   * Reads a long-format CSV: the key column {@code key}, then numeric columns (empty: NaN); the rows
+   * of each key together, keys among {@code names}. Fills {@code columns} with the numeric columns'
+   * names and returns the rows per key, in the order of {@code names}.
+   */
+  private static Map<String, List<double[]>> readKeyedCsv(Path file, String key, List<String> names, List<String> columns) {
+    String src = file.toString();
+    if (!Files.isRegularFile(file)) {
+      throw InputException.at(src, 0, null, "missing");
+    }
+    Map<String, List<double[]>> out = new LinkedHashMap<>();
+    for (String n : names) {
+      out.put(n, new ArrayList<>());
+    }
+    try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      String header = in.readLine();
+      if (header == null || !header.startsWith(key + ",")) {
+        throw InputException.at(src, 1, "header", "expected a header beginning " + key + ",");
+      }
+      List<String> cols = List.of(header.split(","));
+      columns.addAll(cols.subList(1, cols.size()));
+      long lineNo = 1;
+      for (String line = in.readLine(); line != null; line = in.readLine()) {
+        lineNo++;
+        String[] f = line.split(",", -1);
+        if (f.length != cols.size()) {
+          throw InputException.at(src, lineNo, null, "expected " + cols.size() + " comma-separated fields, found " + f.length);
+        }
+        List<double[]> rows = out.get(f[0]);
+        if (rows == null) {
+          throw InputException.at(src, lineNo, key, "'" + f[0] + "' is not among " + names);
+        }
+        double[] row = new double[f.length - 1];
+        for (int i = 1; i < f.length; i++) {
+          row[i - 1] = fraction(src, lineNo, cols.get(i), f[i]);
+        }
+        rows.add(row);
+      }
+    } catch (IOException e) {
+      throw InputException.at(src, 0, null, "cannot read: " + e.getMessage());
+    }
+    return out;
   }
 
   private static void requireFolder(Path dir) {

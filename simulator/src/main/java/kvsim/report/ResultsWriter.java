@@ -17,6 +17,7 @@ import kvsim.core.AtomicFiles;
 import kvsim.core.InputException;
 import kvsim.metrics.AllocatorResult;
 import kvsim.metrics.Gauge;
+import kvsim.metrics.MemoryMap;
 import kvsim.metrics.RunMetrics;
 import kvsim.metrics.SeedSweep;
 
@@ -59,6 +60,21 @@ public final class ResultsWriter {
   public static Path write(
       ResultFolder.Target target, Map<String, Object> config, List<AllocatorResult> results, List<AllocatorResult.Timing> timings)
       throws IOException {
+    return write(target, config, results, timings, null);
+  }
+
+  /**
+   * Writes a result folder as {@link #write(ResultFolder.Target, Map, List, List)} does, plus, when
+   * {@code memoryMaps} is not null, {@code memory-map.json} and its chart ({@link MemoryMapChart},
+   * drawn from the file read back); and the folder's {@code report.html} ({@link HtmlReport}).
+   */
+  public static Path write(
+      ResultFolder.Target target,
+      Map<String, Object> config,
+      List<AllocatorResult> results,
+      List<AllocatorResult.Timing> timings,
+      List<MemoryMap> memoryMaps)
+      throws IOException {
     Map<String, Object> summary = summary(config, results);
     Map<String, Object> timing = timing(timings);
     return ResultFolder.write(target, tmp -> {
@@ -73,7 +89,21 @@ public final class ResultsWriter {
         throw new IllegalStateException("the result files just written do not read back: " + e.getMessage(), e);
       }
       FragmentationChart.write(tmp, read.results());
+      if (memoryMaps != null) {
+        MemoryMapFile.write(tmp, memoryMaps);
+        MemoryMapChart.write(tmp, readBack(() -> MemoryMapFile.read(tmp)));
+      }
+      HtmlReport.writeInto(tmp, HtmlReport.titleOf(config));
     });
+  }
+
+  /** Reads a file just written; a failure is a bug of the writer, not bad input. */
+  private static <T> T readBack(java.util.function.Supplier<T> reader) {
+    try {
+      return reader.get();
+    } catch (InputException e) {
+      throw new IllegalStateException("the result files just written do not read back: " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -90,6 +120,28 @@ public final class ResultsWriter {
       List<String> seriesColumns,
       Map<String, List<double[]>> series)
       throws IOException {
+    return writeServing(target, config, systems, timings, seriesColumns, series, List.of(), Map.of());
+  }
+
+  /**
+   * Writes a serving run's result folder as {@link #writeServing(ResultFolder.Target, Map, List,
+   * List, List, Map)} does, plus {@code latency-quantiles.csv} (when {@code quantiles} is not
+   * empty), the charts of {@link ServingCharts} and {@code report.html}, all drawn from the files
+   * read back.
+   *
+   * @param quantileColumns the columns of each quantile row
+   * @param quantiles per system, its latency quantile rows
+   */
+  public static Path writeServing(
+      ResultFolder.Target target,
+      Map<String, Object> config,
+      List<Map<String, Object>> systems,
+      List<Map<String, Object>> timings,
+      List<String> seriesColumns,
+      Map<String, List<double[]>> series,
+      List<String> quantileColumns,
+      Map<String, List<double[]>> quantiles)
+      throws IOException {
     Map<String, Object> summary = servingSummary(config, systems);
     Map<String, Object> timing = header(ResultsReader.TIMING_FORMAT, Map.of(), "runs");
     timing.put("runs", timings);
@@ -98,6 +150,11 @@ public final class ResultsWriter {
       writeJson(tmp.resolve(ResultsReader.TIMING_FILE), timing);
       writeSeries(tmp.resolve(ResultsReader.TIMESERIES_FILE), "system", seriesColumns, series);
       ServingChart.write(tmp, seriesColumns, series);
+      if (!quantiles.isEmpty()) {
+        writeQuantiles(tmp.resolve(ResultsReader.QUANTILES_FILE), quantileColumns, quantiles);
+      }
+      ServingCharts.write(tmp, readBack(() -> ResultsReader.readServing(tmp)));
+      HtmlReport.writeInto(tmp, HtmlReport.titleOf(config));
     });
   }
 
@@ -117,7 +174,7 @@ public final class ResultsWriter {
     if (!r.grid().isEmpty()) {
       config.put("grid", r.grid());
     }
-    return servingSummary(config, r.entries().stream().map(ServingResults.Entry::summary).toList());
+    return servingSummary(config, r.systems());
   }
 
   /**
@@ -158,6 +215,24 @@ public final class ResultsWriter {
         out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
       });
       CapacityChart.write(tmp, chartTarget, chartLimitSeconds, chartPoints);
+      HtmlReport.writeInto(tmp, HtmlReport.titleOf(config));
+    });
+  }
+
+  /** Writes latency quantiles as a long-format CSV: {@code system}, then the columns, {@code %.6f}, empty where undefined. */
+  private static void writeQuantiles(Path file, List<String> columns, Map<String, List<double[]>> quantiles) throws IOException {
+    AtomicFiles.write(file, out -> {
+      StringBuilder sb = new StringBuilder("system,").append(String.join(",", columns)).append('\n');
+      for (Map.Entry<String, List<double[]>> e : quantiles.entrySet()) {
+        for (double[] row : e.getValue()) {
+          sb.append(e.getKey());
+          for (double v : row) {
+            sb.append(',').append(Double.isNaN(v) ? "" : String.format(Locale.ROOT, "%.6f", v));
+          }
+          sb.append('\n');
+        }
+      }
+      out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
     });
   }
 
@@ -197,7 +272,10 @@ public final class ResultsWriter {
   /** Writes a seed sweep's result folder: {@code summary.json} only (a sweep keeps no time series). */
   public static Path writeSweep(ResultFolder.Target target, SweepResults sweep) throws IOException {
     Map<String, Object> summary = sweepSummary(sweep);
-    return ResultFolder.write(target, tmp -> writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary));
+    return ResultFolder.write(target, tmp -> {
+      writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
+      HtmlReport.writeInto(tmp, HtmlReport.titleOf(sweep.config()));
+    });
   }
 
   /** Builds the summary tree: format marker, config, then one entry per allocator. */

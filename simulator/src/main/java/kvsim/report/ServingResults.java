@@ -4,24 +4,49 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What a serving run's {@code summary.json} holds ({@code kvsim-serving-summary}), as {@link
- * ResultsReader#readServing} gives it back: the configuration echo, the grid of a what-if run, and
- * one entry per system or grid cell, in the order written.
+ * What a serving run's result folder holds, as {@link ResultsReader#readServing} gives it back: the
+ * configuration echo, the grid of a what-if run, one entry per system or grid cell in the order
+ * written, and the files of sampled rows.
  *
- * @param config the configuration echo (everything but {@code format}, {@code version}, {@code
- *     grid} and {@code systems})
+ * @param config the configuration echo: every top-level field of {@code summary.json} but the
+ *     format marker, {@code grid} and {@code systems}, in file order
  * @param grid each key of a what-if grid with its values, as given; empty without a grid
- * @param entries one entry per system (per cell with a grid)
+ * @param systems one object per system (per cell with a grid), as written (results/SCHEMA.md)
+ * @param seriesColumns the columns of {@code timeseries.csv} after {@code system}
+ * @param series per entry's {@link #label}, in order, its sampled rows
+ * @param quantileColumns the columns of {@code latency-quantiles.csv} after {@code system} (empty
+ *     without that file)
+ * @param quantiles per entry's {@link #label}, the rows of {@code latency-quantiles.csv} (empty for
+ *     folders written before that file existed)
  */
-public record ServingResults(Map<String, Object> config, Map<String, List<String>> grid, List<Entry> entries) {
+public record ServingResults(
+    Map<String, Object> config,
+    Map<String, List<String>> grid,
+    List<Map<String, Object>> systems,
+    List<String> seriesColumns,
+    Map<String, List<double[]>> series,
+    List<String> quantileColumns,
+    Map<String, List<double[]>> quantiles) {
 
   /**
-   * One system's results, or one grid cell's.
-   *
-   * @param system the system's name
-   * @param cell the value of each grid key in this cell; empty without a grid
-   * @param summary the whole entry as written ({@code system}, {@code cell}, {@code parts}, the
-   *     counters, latencies and KV breakdown of {@code results/SCHEMA.md}), as plain values
+   * Returns the name of an entry in the folder's CSV files and in charts: its system, followed by
+   * {@code KEY=VALUE} of each grid setting of its cell ({@code vllm block-size=32}).
    */
-  public record Entry(String system, Map<String, String> cell, Map<String, Object> summary) {}
+  @SuppressWarnings("unchecked")
+  public static String label(Map<String, Object> entry) {
+    StringBuilder sb = new StringBuilder((String) entry.get("system"));
+    if (entry.get("cell") instanceof Map<?, ?> cell) {
+      ((Map<String, Object>) cell).forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
+    }
+    return sb.toString();
+  }
+
+  /** Returns the index of a latency quantile column, or throws naming the file. */
+  int quantileColumn(String name) {
+    int i = quantileColumns.indexOf(name);
+    if (i < 0) {
+      throw new kvsim.core.InputException(ResultsReader.QUANTILES_FILE + ": header: no column " + name);
+    }
+    return i;
+  }
 }

@@ -21,6 +21,11 @@ public final class TextTable {
    * refusals in the activations region of a memory plan have a column of their own.
    */
   public static void comparison(PrintWriter out, List<AllocatorResult> results) {
+    print(out, comparisonRows(results));
+  }
+
+  /** Returns the rows {@link #comparison} prints, the header first. */
+  static List<String[]> comparisonRows(List<AllocatorResult> results) {
     List<String[]> rows = new ArrayList<>();
     rows.add(new String[] {
       "allocator", "peak ext frag", "mean ext frag", "mean int frag", "peak allocated", "peak reserved",
@@ -44,11 +49,16 @@ public final class TextTable {
         String.format(Locale.ROOT, "%.3f ms", r.modelledAllocatorNanos() / 1e6)
       });
     }
-    print(out, rows);
+    return rows;
   }
 
   /** Prints, per allocator and headline metric, the median, p10, p90 and mean over seeds. */
   public static void sweep(PrintWriter out, Map<String, SeedSweep> sweeps) {
+    print(out, sweepRows(sweeps));
+  }
+
+  /** Returns the rows {@link #sweep} prints, the header first. */
+  static List<String[]> sweepRows(Map<String, SeedSweep> sweeps) {
     List<String[]> rows = new ArrayList<>();
     rows.add(new String[] {"allocator", "metric", "median", "p10", "p90", "mean", "seeds"});
     for (Map.Entry<String, SeedSweep> e : sweeps.entrySet()) {
@@ -66,7 +76,15 @@ public final class TextTable {
         });
       }
     }
-    print(out, rows);
+    return rows;
+  }
+
+  /** Prints any table: the header, a rule, then the rows (the first column left-aligned, the others right). */
+  public static void table(PrintWriter out, List<String> header, List<List<String>> rows) {
+    List<String[]> all = new ArrayList<>();
+    all.add(header.toArray(String[]::new));
+    rows.forEach(r -> all.add(r.toArray(String[]::new)));
+    print(out, all);
   }
 
   private static String fmt(double v, boolean isBytes, boolean isRatio) {

@@ -12,8 +12,10 @@ import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorListener;
 import kvsim.core.InputException;
+import kvsim.engine.MemoryMapRecorder;
 import kvsim.engine.ReplayEngine;
 import kvsim.metrics.AllocatorResult;
+import kvsim.metrics.MemoryMap;
 import kvsim.metrics.SeedSweep;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.registry.WorkloadRegistry;
@@ -66,14 +68,18 @@ public final class Runner {
     Progress p = progress == null ? SILENT : progress;
     WorkloadRegistry.Workload w = spec.workload();
     List<String> names = spec.allocators();
-    List<Cell> cells = parallel(names.size(), i -> runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p));
+    List<Cell> cells = parallel(names.size(), i -> runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p, true));
     List<AllocatorResult> results = new ArrayList<>();
     List<AllocatorResult.Timing> timings = new ArrayList<>();
     for (Cell c : cells) {
       results.add(c.result());
       timings.add(c.timing());
     }
-    RunResult r = new RunResult(spec.configEcho(w, kvsimVersion), results, timings);
+    List<MemoryMap> maps = new ArrayList<>();
+    for (Cell c : cells) {
+      maps.add(c.memoryMap());
+    }
+    RunResult r = new RunResult(spec.configEcho(w, kvsimVersion), results, timings, maps);
     requireEvents(w, r.events());
     return r;
   }
@@ -93,12 +99,12 @@ public final class Runner {
     int total = seeds.length * names.size();
     int[] done = {0};
     List<Cell> cells = parallel(total, i -> {
-      Cell c = runOne(spec, spec.workload().withSeed(seeds[i / names.size()]), names.get(i % names.size()), null, SILENT);
+      Cell c = runOne(spec, spec.workload().withSeed(seeds[i / names.size()]), names.get(i % names.size()), null, SILENT, false);
       synchronized (done) {
         p.cells(++done[0], total);
       }
       // A sweep keeps each cell's headline values only, not its time series.
-      return new Cell(c.result().withoutSamples(), c.timing());
+      return new Cell(c.result().withoutSamples(), c.timing(), null);
     });
     Map<String, SeedSweep> sweeps = new LinkedHashMap<>();
     for (String name : names) {
@@ -120,14 +126,16 @@ public final class Runner {
   }
 
   /** One allocator's run of one workload. */
-  private record Cell(AllocatorResult result, AllocatorResult.Timing timing) {}
+  private record Cell(AllocatorResult result, AllocatorResult.Timing timing, MemoryMap memoryMap) {}
 
   /** Runs cells 0..n-1 on all cores and returns their results by index. */
   private List<Cell> parallel(int n, Parallel.Work<Cell> work) throws IOException {
     return Parallel.map(n, threads, work);
   }
 
-  private static Cell runOne(RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress)
+  /** Runs one cell; {@code recordMap}: also record its memory map (a sweep keeps none). */
+  private static Cell runOne(
+      RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress, boolean recordMap)
       throws IOException {
     AllocatorContext context = spec.contextFor(name);
     Allocator tested = AllocatorRegistry.create(context);
@@ -135,11 +143,14 @@ public final class Runner {
       tested.setListener(listener);
       listener.attach(tested);
     }
+    // Every run records its memory map beside any listener given (bounded: Note [Memory map decimation]).
+    MemoryMapRecorder map = recordMap ? new MemoryMapRecorder(name, MemoryMapRecorder.DEFAULT_MAX_RECTANGLES) : null;
+    AllocatorListener engineListener = AllocatorListener.both(listener, map);
     long start = System.nanoTime();
     ReplayEngine.Progress engineProgress = events -> progress.events(name, events, System.nanoTime() - start);
     ReplayEngine.Result r;
     try (EventSource source = w.open(spec.model(), spec.device())) {
-      r = ReplayEngine.run(spec.regionsFor(tested), source, new ReplayEngine.Options(spec.check(), spec.sampleEvery(), listener, engineProgress));
+      r = ReplayEngine.run(spec.regionsFor(tested), source, new ReplayEngine.Options(spec.check(), spec.sampleEvery(), engineListener, engineProgress));
     } catch (UncheckedIOException e) {
       throw e.getCause();
     }
@@ -153,6 +164,6 @@ public final class Runner {
             r.otherRegionOomCount(),
             new TreeMap<>(tested.extraMetrics()),
             r.metrics().samples());
-    return new Cell(result, new AllocatorResult.Timing(name, r.metrics().events(), r.wallNanos()));
+    return new Cell(result, new AllocatorResult.Timing(name, r.metrics().events(), r.wallNanos()), map == null ? null : map.memoryMap());
   }
 }

@@ -56,6 +56,33 @@ public final class ServingRunner {
     }
   }
 
+  /**
+   * What a serving run's result folder is written from, in the order the systems ran.
+   *
+   * @param summaries each system's entry of {@code summary.json}
+   * @param timings each system's entry of {@code timing.json}
+   * @param series per system, its sampled time series ({@code ServingMetrics.SERIES_COLUMNS})
+   * @param quantiles per system, its latency quantiles ({@code ServingMetrics.QUANTILE_COLUMNS})
+   */
+  public record Outputs(
+      List<Map<String, Object>> summaries, List<Map<String, Object>> timings, Map<String, List<double[]>> series,
+      Map<String, List<double[]>> quantiles) {
+    /** Gathers the outputs of {@code results}. */
+    public static Outputs of(List<SystemResult> results) {
+      List<Map<String, Object>> summaries = new ArrayList<>();
+      List<Map<String, Object>> timings = new ArrayList<>();
+      Map<String, List<double[]>> series = new LinkedHashMap<>();
+      Map<String, List<double[]>> quantiles = new LinkedHashMap<>();
+      for (SystemResult r : results) {
+        summaries.add(r.summary());
+        timings.add(r.timing());
+        series.put(r.system(), r.metrics().series());
+        quantiles.put(r.system(), r.metrics().latencyQuantiles());
+      }
+      return new Outputs(summaries, timings, series, quantiles);
+    }
+  }
+
   private final int threads;
 
   /** A runner on all cores. */

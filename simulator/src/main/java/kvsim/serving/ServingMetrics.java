@@ -126,6 +126,32 @@ public final class ServingMetrics {
     series.commit();
   }
 
+  /** The columns of {@link #latencyQuantiles}'s rows. */
+  public static final List<String> QUANTILE_COLUMNS = List.of(
+      "quantile", "ttft_seconds", "tpot_seconds", "e2e_seconds", "normalized_latency_seconds_per_token");
+
+  /**
+   * Returns the latency distributions of the finished requests as 101 rows, the quantiles 0, 0.01,
+   * ..., 1 of {@link #QUANTILE_COLUMNS} (NaN where no request defines the latency): the CDFs of a
+   * serving report, bounded whatever the number of requests.
+   */
+  public List<double[]> latencyQuantiles() {
+    double[] ps = new double[101];
+    for (int i = 0; i <= 100; i++) {
+      ps[i] = i / 100.0;
+    }
+    double[][] cols = {ps, ttft.quantiles(ps), tpot.quantiles(ps), e2e.quantiles(ps), normalized.quantiles(ps)};
+    List<double[]> rows = new java.util.ArrayList<>();
+    for (int i = 0; i < ps.length; i++) {
+      double[] row = new double[cols.length];
+      for (int c = 0; c < cols.length; c++) {
+        row[c] = cols[c][i];
+      }
+      rows.add(row);
+    }
+    return rows;
+  }
+
   /** Returns the sampled time series: rows of {@link #SERIES_COLUMNS}, at most about 2,048 of them. */
   public List<double[]> series() {
     return series.rows();

@@ -44,7 +44,7 @@ class ServingResultsReadTest {
     CliRun.of("serving", "requests:preset=sharegpt,rate=4,count=40", "--system", "vllm,hf-naive", "-q", "-o", out.toString()).ok();
     ServingResults r = ResultsReader.readServing(out);
     assertEquals(Map.of(), r.grid());
-    assertEquals(List.of("vllm", "hf-naive"), r.entries().stream().map(ServingResults.Entry::system).toList());
+    assertEquals(List.of("vllm", "hf-naive"), r.systems().stream().map(m -> m.get("system")).toList());
     assertEquals(Files.readString(out.resolve("summary.json"), StandardCharsets.UTF_8), rewritten(r));
   }
 

@@ -1,0 +1,599 @@
+package kvsim.report;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import kvsim.core.AtomicFiles;
+import kvsim.core.Bytes;
+import kvsim.core.InputException;
+import kvsim.metrics.AllocatorResult;
+import kvsim.metrics.MemoryMap;
+import kvsim.metrics.RunMetrics;
+import org.jfree.chart.JFreeChart;
+
+/**
+ * The HTML report of one or more result folders (DESIGN §7: drawn from the files alone, never by
+ * running again): one self-contained file, with no script and nothing fetched, whose charts are
+ * inline SVG. Per folder: the configuration echo, a summary table per allocator or system, and its
+ * charts: for an L1 run the fragmentation chart and the memory map; for a serving run the KV
+ * breakdown as the vLLM paper's stacked bars and over time, the latency CDFs and the batch size;
+ * for a capacity search its chart and probes. With two or more folders a comparison comes first:
+ * one table over all runs and, for L1 runs, one fragmentation chart over all of them.
+ *
+ * <p>Note [Accessible charts]: every chart is an {@code <svg role="img">} with a {@code <title>}
+ * (its text alternative, which also says what the chart shows in numbers), a caption, and the data
+ * it draws as a table in a {@code <details>} element below it. A report is deterministic: it shows
+ * nothing from {@code timing.json}.
+ */
+public final class HtmlReport {
+  /** The report's name inside a result folder. */
+  public static final String FILE = "report.html";
+  /** Marks a file as a kvsim report, so that {@code kvsim report -o} may replace it. */
+  static final String GENERATOR = "<meta name=\"generator\" content=\"kvsim report\">";
+  /** Rows of a chart's data table per series: enough to read the shape, small enough to scan. */
+  private static final int TABLE_ROWS = 24;
+
+  private final StringBuilder out = new StringBuilder();
+  private int charts;
+  /** A section placed before the folders' sections: a heading, paragraphs and a table; or null. */
+  private Intro intro;
+
+  /** The opening section of a reproduction's report. */
+  record Intro(String heading, List<String> paragraphs, List<String> header, List<List<String>> rows) {}
+
+  private HtmlReport() {}
+
+  /**
+   * Writes the report of the folder {@code dir} into it as {@value #FILE}, titled {@code title}
+   * (the result folder writers call this on their temporary folder, after every other file).
+   */
+  static void writeInto(Path dir, String title) throws IOException {
+    byte[] html = build(List.of(new Source(dir, title))).getBytes(StandardCharsets.UTF_8);
+    AtomicFiles.write(dir.resolve(FILE), o -> o.write(html));
+  }
+
+  /**
+   * Writes the report of {@code dirs} to {@code file}: a new file, or one an earlier report wrote
+   * (anything else is refused, and nothing is written unless the whole report was built).
+   */
+  public static void write(Path file, List<Path> dirs) throws IOException {
+    if (dirs.isEmpty()) {
+      throw new InputException("report: name at least one result folder");
+    }
+    if (Files.exists(file, LinkOption.NOFOLLOW_LINKS) && !isReport(file)) {
+      throw new InputException(file + ": exists and is not a kvsim report; choose another -o file");
+    }
+    List<Source> sources = new ArrayList<>();
+    List<String> labels = new ArrayList<>();
+    List<String> names = dirs.stream().map(d -> String.valueOf(d.toAbsolutePath().normalize().getFileName())).toList();
+    for (Path d : dirs) {
+      String name = String.valueOf(d.toAbsolutePath().normalize().getFileName());
+      // A folder's name where it tells the runs apart (it names the legend's series), else its path.
+      String label = names.indexOf(name) == names.lastIndexOf(name) ? name : d.toString();
+      for (int n = 2; labels.contains(label); n++) {
+        label = d + " (" + n + ")"; // the same folder twice: its series need distinct names
+      }
+      labels.add(label);
+      sources.add(new Source(d, label));
+    }
+    byte[] html = build(sources).getBytes(StandardCharsets.UTF_8);
+    Path parent = file.toAbsolutePath().getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    AtomicFiles.write(file, o -> o.write(html));
+  }
+
+  /** Returns a title for a folder's own report: its workload as given, from the configuration echo. */
+  static String titleOf(Map<String, Object> config) {
+    if (config.get("workload") instanceof Map<?, ?> w && w.get("spec") != null) {
+      return "workload " + w.get("spec");
+    }
+    if (config.get("workload") instanceof String w) {
+      return "workload " + w;
+    }
+    return "this result folder";
+  }
+
+  private static boolean isReport(Path file) {
+    try {
+      if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+        return false;
+      }
+      byte[] head = new byte[512];
+      int n;
+      try (var in = Files.newInputStream(file)) {
+        n = in.readNBytes(head, 0, head.length);
+      }
+      return new String(head, 0, n, StandardCharsets.UTF_8).contains(GENERATOR);
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** A folder and the name the report gives it. */
+  private record Source(Path dir, String label) {}
+
+  /** One folder read back, of whichever kind it is. */
+  private record Loaded(Source source, String format, RunResults run, List<MemoryMap> maps, SweepResults sweep, ServingResults serving,
+      CapacityResults capacity) {}
+
+  private static Loaded load(Source s) {
+    String format = ResultsReader.formatOf(s.dir());
+    return switch (format) {
+      case ResultsReader.RUN_FORMAT -> new Loaded(s, format, ResultsReader.read(s.dir()),
+          MemoryMapFile.exists(s.dir()) ? MemoryMapFile.read(s.dir()) : null, null, null, null);
+      case ResultsReader.SWEEP_FORMAT -> new Loaded(s, format, null, null, ResultsReader.readSweep(s.dir()), null, null);
+      case ResultsReader.SERVING_FORMAT -> new Loaded(s, format, null, null, null, ResultsReader.readServing(s.dir()), null);
+      default -> new Loaded(s, format, null, null, null, null, ResultsReader.readCapacity(s.dir()));
+    };
+  }
+
+  /**
+   * Writes {@code dir/report.html}: the {@code intro} section, then the report of each result
+   * folder {@code dir/NAME} of {@code subfolders} (a reproduction's folder).
+   */
+  static void writeWithIntro(Path dir, Intro intro, List<String> subfolders) throws IOException {
+    List<Source> sources = new ArrayList<>();
+    for (String name : subfolders) {
+      sources.add(new Source(dir.resolve(name), name));
+    }
+    byte[] html = build(sources, intro).getBytes(StandardCharsets.UTF_8);
+    AtomicFiles.write(dir.resolve(FILE), o -> o.write(html));
+  }
+
+  private static String build(List<Source> sources) throws IOException {
+    return build(sources, null);
+  }
+
+  /** Builds the report of {@code sources}, in order, after {@code intro} (or none). */
+  private static String build(List<Source> sources, Intro intro) throws IOException {
+    List<Loaded> loaded = new ArrayList<>();
+    for (Source s : sources) {
+      loaded.add(load(s));
+    }
+    HtmlReport r = new HtmlReport();
+    r.intro = intro;
+    r.page(loaded);
+    return r.out.toString();
+  }
+
+  private void page(List<Loaded> runs) throws IOException {
+    String title = intro != null ? intro.heading() : runs.size() == 1 ? runs.get(0).source().label() : runs.size() + " runs compared";
+    out.append("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n").append(GENERATOR).append('\n')
+        .append("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+        .append("<title>kvsim report: ").append(Html.escape(title)).append("</title>\n<style>\n").append(CSS).append("</style>\n</head>\n<body>\n")
+        .append("<header><h1>kvsim report</h1><p>").append(Html.escape(title))
+        .append(". Drawn from the result files alone; every chart has a text alternative and its data as a table.</p></header>\n<main>\n");
+    if (intro != null) {
+      out.append("<section aria-labelledby=\"intro\">\n<h2 id=\"intro\">").append(Html.escape(intro.heading())).append("</h2>\n");
+      for (String p : intro.paragraphs()) {
+        out.append("<p>").append(Html.escape(p)).append("</p>\n");
+      }
+      Html.table(out, "kvsim's numbers beside the published ones", intro.header(), intro.rows());
+      out.append("</section>\n");
+    } else if (runs.size() > 1) {
+      comparison(runs);
+    }
+    for (int i = 0; i < runs.size(); i++) {
+      Loaded l = runs.get(i);
+      out.append("<section aria-labelledby=\"run").append(i).append("\">\n<h2 id=\"run").append(i).append("\">")
+          .append(Html.escape(kind(l.format()) + ": " + l.source().label())).append("</h2>\n");
+      switch (l.format()) {
+        case ResultsReader.RUN_FORMAT -> run(l);
+        case ResultsReader.SWEEP_FORMAT -> sweep(l);
+        case ResultsReader.SERVING_FORMAT -> serving(l);
+        default -> capacity(l);
+      }
+      out.append("</section>\n");
+    }
+    out.append("</main>\n</body>\n</html>\n");
+  }
+
+  private static String kind(String format) {
+    return switch (format) {
+      case ResultsReader.RUN_FORMAT -> "Allocator run";
+      case ResultsReader.SWEEP_FORMAT -> "Seed sweep";
+      case ResultsReader.SERVING_FORMAT -> "Serving run";
+      default -> "Capacity search";
+    };
+  }
+
+  // ---- comparison of several folders
+
+  private void comparison(List<Loaded> runs) {
+    out.append("<section aria-labelledby=\"cmp\">\n<h2 id=\"cmp\">Comparison</h2>\n");
+    List<AllocatorResult> all = new ArrayList<>();
+    List<List<String>> rows = new ArrayList<>();
+    List<String> header = null;
+    for (Loaded l : runs) {
+      if (l.run() == null) {
+        continue;
+      }
+      List<String[]> t = TextTable.comparisonRows(l.run().results());
+      if (header == null) {
+        header = new ArrayList<>(List.of("run"));
+        header.addAll(List.of(t.get(0)));
+      }
+      for (int k = 1; k < t.size(); k++) {
+        List<String> row = new ArrayList<>(List.of(l.source().label()));
+        row.addAll(List.of(t.get(k)));
+        rows.add(row);
+      }
+      for (AllocatorResult a : l.run().results()) {
+        all.add(new AllocatorResult(l.source().label() + ": " + a.allocator(), a.options(), a.counters(), a.summaries(),
+            a.modelledAllocatorNanos(), a.activationOomCount(), a.extra(), a.samples()));
+      }
+    }
+    if (header != null) {
+      Html.table(out, "Allocator runs side by side", header, rows);
+      fragmentationFigure(all, "Fragmentation and memory of every allocator of every run");
+    }
+    List<Map<String, Object>> systems = new ArrayList<>();
+    Map<String, List<double[]>> series = new LinkedHashMap<>();
+    Map<String, List<double[]>> quantiles = new LinkedHashMap<>();
+    List<String> columns = null;
+    List<String> quantileColumns = List.of();
+    List<List<String>> servingRows = new ArrayList<>();
+    for (Loaded l : runs) {
+      if (l.serving() == null) {
+        continue;
+      }
+      columns = l.serving().seriesColumns();
+      if (!l.serving().quantileColumns().isEmpty()) {
+        quantileColumns = l.serving().quantileColumns();
+      }
+      for (Map<String, Object> s : l.serving().systems()) {
+        String name = l.source().label() + ": " + ServingResults.label(s);
+        Map<String, Object> renamed = new LinkedHashMap<>(s);
+        renamed.put("system", name);
+        systems.add(renamed);
+        series.put(name, l.serving().series().get(ServingResults.label(s)));
+        List<double[]> q = l.serving().quantiles().get(ServingResults.label(s));
+        if (q != null) {
+          quantiles.put(name, q);
+        }
+        servingRows.add(servingRow(renamed));
+      }
+    }
+    if (!systems.isEmpty()) {
+      ServingResults merged = new ServingResults(Map.of(), Map.of(), systems, columns, series, quantileColumns, quantiles);
+      Html.table(out, "Serving systems of every run side by side", SERVING_HEADER, servingRows);
+      breakdownFigure(merged);
+      if (!quantiles.isEmpty() && quantiles.size() == systems.size()) {
+        cdfFigure(merged);
+      }
+    }
+    if (header == null && systems.isEmpty()) {
+      out.append("<p>No allocator or serving runs among these folders to compare; each is shown below.</p>\n");
+    }
+    out.append("</section>\n");
+  }
+
+  // ---- an L1 run
+
+  private void run(Loaded l) {
+    config(l.run().config());
+    List<String[]> t = TextTable.comparisonRows(l.run().results());
+    Html.table(out, "Summary per allocator (exact over every event)", List.of(t.get(0)), rowsOf(t.subList(1, t.size())));
+    fragmentationFigure(l.run().results(), "Fragmentation and memory over the run");
+    if (l.maps() == null) {
+      out.append("<p>This folder has no ").append(MemoryMapFile.FILE)
+          .append(" (it was written before kvsim recorded memory maps), so the report has no memory map; run again to get one.</p>\n");
+    } else {
+      memoryMapFigure(l.maps());
+    }
+  }
+
+  private void fragmentationFigure(List<AllocatorResult> results, String caption) {
+    int extCol = 2 + RunMetrics.SAMPLE_COLUMNS.indexOf("external_fragmentation");
+    int allocCol = 2 + RunMetrics.SAMPLE_COLUMNS.indexOf("allocated_bytes");
+    int resCol = 2 + RunMetrics.SAMPLE_COLUMNS.indexOf("reserved_bytes");
+    StringBuilder alt = new StringBuilder("Line charts over events: external fragmentation (0 to 1) on top, allocated and reserved GiB below. ");
+    List<List<String>> rows = new ArrayList<>();
+    for (AllocatorResult r : results) {
+      Double peak = r.summaries().get("external_fragmentation").peak();
+      Double mean = r.summaries().get("external_fragmentation").mean();
+      alt.append(r.allocator()).append(": peak ").append(ratio(peak)).append(", mean ").append(ratio(mean))
+          .append(", peak allocated ").append(gib(r.summaries().get("allocated_bytes").peak())).append(". ");
+      for (double[] row : thin(r.samples())) {
+        rows.add(List.of(r.allocator(), Long.toString((long) row[0]), Double.isNaN(row[extCol]) ? "-" : String.format(Locale.ROOT, "%.4f", row[extCol]),
+            gib(row[allocCol]), gib(row[resCol])));
+      }
+    }
+    figure(FragmentationChart.build(results), 1200, 800, caption, alt.toString(), "Sampled rows (a few per allocator) of timeseries.csv",
+        List.of("allocator", "event", "external fragmentation", "allocated (GiB)", "reserved (GiB)"), rows);
+  }
+
+  private void memoryMapFigure(List<MemoryMap> maps) {
+    StringBuilder alt = new StringBuilder("Memory map, one panel per allocator: address in GiB against the event, each allocation a rectangle coloured by tag ("
+        + String.join(", ", MemoryMapChart.tags(maps)) + "), red triangles where refusals happened; a last panel shows the live GiB of small allocations elided from the map. ");
+    List<List<String>> rows = new ArrayList<>();
+    for (MemoryMap m : maps) {
+      alt.append(m.allocator()).append(": ").append(m.rectangles().size()).append(" of ").append(m.rectanglesSeen())
+          .append(" allocation extents drawn, ").append(m.oomTotal()).append(" refusals. ");
+      List<MemoryMap.Rectangle> largest = new ArrayList<>(m.rectangles());
+      largest.sort(Comparator.comparingDouble((MemoryMap.Rectangle r) -> -(double) r.sizeBytes() * (r.endEvent() - r.startEvent()))
+          .thenComparingLong(MemoryMap.Rectangle::startEvent).thenComparingLong(MemoryMap.Rectangle::addressBytes));
+      for (MemoryMap.Rectangle r : largest.subList(0, Math.min(8, largest.size()))) {
+        rows.add(List.of(m.allocator(), m.tags().get(r.tagIndex()), gib(r.addressBytes()), Bytes.format(r.sizeBytes()),
+            Long.toString(r.startEvent()), r.endEvent() > m.events() ? "live at the end" : Long.toString(r.endEvent())));
+      }
+    }
+    figure(MemoryMapChart.build(maps), MemoryMapChart.WIDTH, MemoryMapChart.height(maps), "Memory map (address over events, as PyTorch's memory_viz)",
+        alt.toString(), "The largest rectangles (bytes × events) of each allocator",
+        List.of("allocator", "tag", "address (GiB)", "size", "allocated at event", "freed at event"), rows);
+    List<List<String>> totals = new ArrayList<>();
+    for (MemoryMap m : maps) {
+      long bins = 0;
+      for (long c : m.oomCounts()) {
+        bins += c > 0 ? 1 : 0;
+      }
+      totals.add(List.of(m.allocator(), Long.toString(m.rectanglesSeen()), Integer.toString(m.rectangles().size()), Long.toString(m.elidedCount()),
+          String.format(Locale.ROOT, "%.4g", m.minAreaByteEvents()), Long.toString(m.binEvents()), Long.toString(m.oomTotal()), Long.toString(bins)));
+    }
+    Html.table(out, "What the memory map holds (at most " + (maps.isEmpty() ? 0 : maps.get(0).maxRectangles())
+            + " rectangles per allocator; smaller ones are elided into the band, see results/SCHEMA.md)",
+        List.of("allocator", "extents recorded", "drawn", "elided", "min. area drawn (byte-events)", "bin (events)", "refusals", "bins with refusals"), totals);
+  }
+
+  // ---- a seed sweep
+
+  private void sweep(Loaded l) {
+    config(l.sweep().config());
+    List<List<String>> rows = new ArrayList<>();
+    for (SweepResults.Entry e : l.sweep().entries()) {
+      e.sweep().forEach((metric, st) -> rows.add(List.of(e.allocator(), metric,
+          st == null ? "-" : num(st.median()), st == null ? "-" : num(st.p10()), st == null ? "-" : num(st.p90()),
+          st == null ? "-" : num(st.mean()), (st == null ? 0 : st.defined()) + "/" + l.sweep().seeds().size())));
+    }
+    Html.table(out, "Headline metrics over " + l.sweep().seeds().size() + " seeds", List.of("allocator", "metric", "median", "p10", "p90", "mean", "seeds"), rows);
+  }
+
+  // ---- a serving run
+
+  private static final List<String> SERVING_HEADER = List.of("system", "finished", "rejected", "tokens/s", "TTFT p50 (s)", "TPOT p50 (s)",
+      "norm. latency mean (s/token)", "batch mean", "preemptions", "token states", "reserved", "internal frag.", "external frag.");
+
+  @SuppressWarnings("unchecked")
+  private static List<String> servingRow(Map<String, Object> s) {
+    return List.of(ServingResults.label(s), str(s.get("requests_finished")), str(s.get("requests_rejected")), num(s.get("throughput_tokens_per_second")),
+        num(stat(s, "ttft_seconds", "p50")), num(stat(s, "tpot_seconds", "p50")), num(stat(s, "normalized_latency_seconds_per_token", "mean")),
+        num(s.get("batch_size_mean")), str(s.get("preemptions")), share(s, "token_states"), share(s, "reserved_future"),
+        share(s, "internal_waste"), share(s, "external_waste"));
+  }
+
+  private void serving(Loaded l) {
+    ServingResults r = l.serving();
+    config(r.config());
+    List<List<String>> rows = new ArrayList<>();
+    for (Map<String, Object> s : r.systems()) {
+      rows.add(servingRow(s));
+    }
+    Html.table(out, "Summary per system (latencies in seconds; KV shares are time-weighted means)", SERVING_HEADER, rows);
+    breakdownFigure(r);
+    kvOverTimeFigure(r);
+    if (r.quantiles().isEmpty()) {
+      out.append("<p>This folder has no ").append(ResultsReader.QUANTILES_FILE)
+          .append(" (written before kvsim kept latency distributions), so the report has no latency CDFs; run again to get them.</p>\n");
+    } else {
+      cdfFigure(r);
+    }
+    batchFigure(r);
+  }
+
+  private void breakdownFigure(ServingResults r) {
+    StringBuilder alt = new StringBuilder("Stacked bars, one per system, of the KV memory's time-weighted mean share by use. ");
+    List<List<String>> rows = new ArrayList<>();
+    for (Map<String, Object> s : r.systems()) {
+      alt.append(ServingResults.label(s)).append(":");
+      List<String> row = new ArrayList<>(List.of(ServingResults.label(s)));
+      for (int i = 0; i < ServingCharts.CATEGORIES.size(); i++) {
+        String v = share(s, ServingCharts.CATEGORIES.get(i));
+        alt.append(' ').append(ServingCharts.CATEGORY_LABELS.get(i)).append(' ').append(v).append(i + 1 < ServingCharts.CATEGORIES.size() ? "," : ".");
+        row.add(v);
+      }
+      alt.append(' ');
+      rows.add(row);
+    }
+    List<String> header = new ArrayList<>(List.of("system"));
+    header.addAll(ServingCharts.CATEGORY_LABELS);
+    figure(ServingCharts.breakdownBars(r), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT, "KV memory by use (the vLLM paper's Fig. 2)",
+        alt.toString(), "Time-weighted mean share of the KV memory (%)", header, rows);
+  }
+
+  private void kvOverTimeFigure(ServingResults r) {
+    int time = r.seriesColumns().indexOf("t_ns");
+    List<List<String>> rows = new ArrayList<>();
+    for (Map.Entry<String, List<double[]>> e : r.series().entrySet()) {
+      for (double[] row : thin(e.getValue())) {
+        List<String> cells = new ArrayList<>(List.of(e.getKey(), String.format(Locale.ROOT, "%.3f", row[time] / 1e9)));
+        for (String c : ServingCharts.CATEGORIES) {
+          cells.add(String.format(Locale.ROOT, "%.1f", 100 * row[r.seriesColumns().indexOf(c)]));
+        }
+        rows.add(cells);
+      }
+    }
+    List<String> header = new ArrayList<>(List.of("system", "time (s)"));
+    ServingCharts.CATEGORY_LABELS.forEach(c -> header.add(c + " (%)"));
+    figure(ServingChart.build(r.seriesColumns(), r.series()), 1200, 120 + 220 * Math.max(1, r.series().size()), "KV memory by use over time",
+        "Stacked areas, one panel per system, of the KV memory's share by use (token states, reserved for future tokens, internal and external fragmentation) over simulated seconds.",
+        "Sampled iterations of timeseries.csv", header, rows);
+  }
+
+  private void cdfFigure(ServingResults r) {
+    StringBuilder alt = new StringBuilder("Cumulative distributions of TTFT, TPOT and normalized latency, one line per system. Medians: ");
+    List<List<String>> rows = new ArrayList<>();
+    double[] shown = {0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0};
+    int ttft = r.quantileColumn("ttft_seconds");
+    int tpot = r.quantileColumn("tpot_seconds");
+    int norm = r.quantileColumn("normalized_latency_seconds_per_token");
+    for (Map.Entry<String, List<double[]>> e : r.quantiles().entrySet()) {
+      List<double[]> q = e.getValue();
+      double[] median = q.get(q.size() / 2);
+      alt.append(e.getKey()).append(" TTFT ").append(num(median[ttft])).append(" s, TPOT ").append(num(median[tpot]))
+          .append(" s, normalized ").append(num(median[norm])).append(" s/token; ");
+      for (double p : shown) {
+        double[] row = q.get((int) Math.round(p * (q.size() - 1)));
+        rows.add(List.of(e.getKey(), String.format(Locale.ROOT, "%.2f", p), num(row[ttft]), num(row[tpot]), num(row[norm])));
+      }
+    }
+    figure(ServingCharts.latencyCdf(r), ServingCharts.WIDTH, ServingCharts.CDF_HEIGHT, "Latency CDFs", alt.toString(),
+        "Quantiles of latency-quantiles.csv (seconds)", List.of("system", "quantile", "TTFT (s)", "TPOT (s)", "normalized latency (s/token)"), rows);
+  }
+
+  private void batchFigure(ServingResults r) {
+    int time = r.seriesColumns().indexOf("t_ns");
+    int batch = r.seriesColumns().indexOf("batch_size");
+    StringBuilder alt = new StringBuilder("Line chart of the batch size (sequences per iteration) over simulated seconds, one line per system. Means: ");
+    for (Map<String, Object> s : r.systems()) {
+      alt.append(ServingResults.label(s)).append(' ').append(num(s.get("batch_size_mean"))).append("; ");
+    }
+    List<List<String>> rows = new ArrayList<>();
+    for (Map.Entry<String, List<double[]>> e : r.series().entrySet()) {
+      for (double[] row : thin(e.getValue())) {
+        rows.add(List.of(e.getKey(), String.format(Locale.ROOT, "%.3f", row[time] / 1e9), Long.toString((long) row[batch])));
+      }
+    }
+    figure(ServingCharts.batchSize(r), ServingCharts.WIDTH, ServingCharts.BATCH_HEIGHT, "Batch size over time", alt.toString(),
+        "Sampled iterations of timeseries.csv", List.of("system", "time (s)", "batch size"), rows);
+  }
+
+  // ---- a capacity search
+
+  @SuppressWarnings("unchecked")
+  private void capacity(Loaded l) throws IOException {
+    CapacityResults c = l.capacity();
+    config(c.config());
+    List<List<String>> rows = new ArrayList<>();
+    List<List<String>> probes = new ArrayList<>();
+    for (Map<String, Object> s : c.systems()) {
+      rows.add(List.of((String) s.get("system"), num(s.get("max_rate_rps")), str(s.get("at_upper_bound"))));
+      if (s.get("probes") instanceof List<?> list) {
+        for (Object o : list) {
+          Map<String, Object> p = (Map<String, Object>) o;
+          probes.add(List.of((String) s.get("system"), num(p.get("rate_rps")), str(p.get("met")), str(p.get("values_seconds"))));
+        }
+      }
+    }
+    Html.table(out, "Highest request rate meeting every target (" + c.targets() + ")", List.of("system", "max rate (req/s)", "at upper bound"), rows);
+    Path svg = l.source().dir().resolve(CapacityChart.SVG_FILE);
+    String id = "c" + (++charts);
+    out.append("<figure>\n<figcaption>Latency against request rate</figcaption>\n");
+    if (Files.isRegularFile(svg)) {
+      String text = Files.readString(svg, StandardCharsets.UTF_8);
+      int open = text.indexOf("<svg");
+      int close = text.indexOf('>', open);
+      String alt = "Line chart of the first latency target's value against the request rate, one line per system through its probes, the target dashed.";
+      out.append(text, open, close).append(" role=\"img\" aria-labelledby=\"").append(id).append("-title\" style=\"width:100%;height:auto\">")
+          .append("<title id=\"").append(id).append("-title\">").append(Html.escape(alt)).append("</title>").append(text.substring(close + 1).strip())
+          .append("\n<p class=\"alt\">").append(Html.escape(alt)).append("</p>\n");
+    }
+    out.append("<details><summary>Data: every probe</summary>\n");
+    Html.table(out, "Probes", List.of("system", "rate (req/s)", "met", "values (s)"), probes);
+    out.append("</details>\n</figure>\n");
+  }
+
+  // ---- pieces
+
+  private void config(Map<String, Object> config) {
+    String text;
+    try {
+      text = ResultsWriter.json().writeValueAsString(config);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+    out.append("<details open><summary>Configuration</summary>\n<pre>").append(Html.escape(text)).append("</pre>\n</details>\n");
+  }
+
+  private void figure(JFreeChart chart, int width, int height, String caption, String alt, String tableCaption, List<String> header,
+      List<List<String>> rows) {
+    String id = "c" + (++charts);
+    out.append("<figure>\n<figcaption>").append(Html.escape(caption)).append("</figcaption>\n")
+        .append(ChartFiles.inlineSvg(chart, width, height, id, alt)).append('\n')
+        .append("<p class=\"alt\">").append(Html.escape(alt)).append("</p>\n<details><summary>Data: ").append(Html.escape(tableCaption))
+        .append("</summary>\n");
+    Html.table(out, tableCaption, header, rows);
+    out.append("</details>\n</figure>\n");
+  }
+
+  /** At most {@link #TABLE_ROWS} evenly spaced rows, the last included. */
+  private static List<double[]> thin(List<double[]> rows) {
+    if (rows.size() <= TABLE_ROWS) {
+      return rows;
+    }
+    List<double[]> out = new ArrayList<>();
+    for (int i = 0; i < TABLE_ROWS; i++) {
+      out.add(rows.get((int) ((long) i * (rows.size() - 1) / (TABLE_ROWS - 1))));
+    }
+    return out;
+  }
+
+  private static List<List<String>> rowsOf(List<String[]> rows) {
+    List<List<String>> out = new ArrayList<>();
+    rows.forEach(r -> out.add(List.of(r)));
+    return out;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Object stat(Map<String, Object> s, String metric, String stat) {
+    return s.get(metric) instanceof Map<?, ?> m ? ((Map<String, Object>) m).get(stat) : null;
+  }
+
+  private static String share(Map<String, Object> s, String category) {
+    double v = ServingCharts.meanShare(s, category);
+    return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * v);
+  }
+
+  private static String str(Object o) {
+    return o == null ? "-" : o.toString();
+  }
+
+  private static String num(Object o) {
+    if (!(o instanceof Number n) || Double.isNaN(n.doubleValue())) {
+      return "-";
+    }
+    double v = n.doubleValue();
+    return v == Math.rint(v) && Math.abs(v) < 1e15 ? Long.toString((long) v) : String.format(Locale.ROOT, "%.4g", v);
+  }
+
+  private static String ratio(Double v) {
+    return v == null ? "-" : String.format(Locale.ROOT, "%.4f", v);
+  }
+
+  private static String gib(double bytes) {
+    return String.format(Locale.ROOT, "%.2f", bytes / Bytes.GiB);
+  }
+
+  private static String gib(Double bytes) {
+    return bytes == null ? "-" : gib(bytes.doubleValue()) + " GiB";
+  }
+
+  private static final String CSS = """
+      body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1a1a1a;background:#fff;line-height:1.45}
+      header{background:#20344c;color:#fff;padding:1rem 2rem}
+      header h1{margin:0;font-size:1.6rem}
+      main{padding:0 2rem 3rem;max-width:1280px}
+      h2{border-bottom:2px solid #20344c;padding-bottom:.2rem;margin-top:2.2rem}
+      figure{margin:1.2rem 0;padding:.6rem;border:1px solid #ddd;border-radius:4px}
+      figcaption{font-weight:600;margin-bottom:.4rem}
+      p.alt{font-size:.9rem;color:#444}
+      table{border-collapse:collapse;margin:.8rem 0;font-size:.85rem}
+      caption{text-align:left;font-weight:600;padding:.3rem 0}
+      th,td{border:1px solid #ccc;padding:.2rem .5rem}
+      thead th{background:#eef2f6}
+      tbody th{text-align:left;font-weight:normal}
+      td.n{text-align:right;font-variant-numeric:tabular-nums}
+      pre{background:#f6f8fa;padding:.6rem;overflow:auto;max-height:18rem;font-size:.8rem}
+      details summary{cursor:pointer;color:#20344c}
+      """;
+}

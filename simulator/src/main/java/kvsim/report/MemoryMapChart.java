@@ -1,0 +1,159 @@
+package kvsim.report;
+
+import java.awt.Color;
+import java.awt.Font;
+import java.awt.geom.Path2D;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import kvsim.core.Bytes;
+import kvsim.metrics.MemoryMap;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.plot.CombinedDomainXYPlot;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.StandardXYBarPainter;
+import org.jfree.chart.renderer.xy.XYBarRenderer;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.xy.XYIntervalSeries;
+import org.jfree.data.xy.XYIntervalSeriesCollection;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+
+/**
+ * The memory map chart (PyTorch {@code memory_viz}'s view): for each allocator a panel with the
+ * address (GiB) against the event, each kept allocation extent a rectangle coloured by tag, and the
+ * bins holding refusals marked by red triangles along the top (in a panel spanning more than 1 TiB,
+ * a virtual space, each rectangle is drawn at least a pixel tall); a last panel draws the mean live GiB
+ * of the elided small allocations per allocator (Note [Memory map decimation] on {@link MemoryMap}).
+ * Drawn from {@code memory-map.json} alone; the same maps give byte-identical files.
+ */
+public final class MemoryMapChart {
+  static final int WIDTH = 1200;
+  private static final int PANEL_HEIGHT = 230;
+  /** Address spans above this many GiB are virtual spaces, not a device. */
+  private static final double VIRTUAL_SPAN_GIB = 1024;
+  private static final Color[] TAG_COLOURS = {
+    new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c), new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2)
+  };
+
+  /** The PNG chart's file name. */
+  public static final String PNG_FILE = "memory-map.png";
+  /** The SVG chart's file name. */
+  public static final String SVG_FILE = "memory-map.svg";
+
+  private MemoryMapChart() {}
+
+  /** Returns the chart's height for {@code maps}. */
+  static int height(List<MemoryMap> maps) {
+    return 140 + PANEL_HEIGHT * maps.size() + PANEL_HEIGHT / 2;
+  }
+
+  /** Writes {@code memory-map.png} and {@code memory-map.svg} into {@code dir}. */
+  public static void write(Path dir, List<MemoryMap> maps) throws IOException {
+    ChartFiles.write(dir, build(maps), PNG_FILE, SVG_FILE, WIDTH, height(maps));
+  }
+
+  /** Returns the tags of all maps, in order of first appearance. */
+  static List<String> tags(List<MemoryMap> maps) {
+    List<String> tags = new ArrayList<>();
+    for (MemoryMap m : maps) {
+      for (String t : m.tags()) {
+        if (!tags.contains(t)) {
+          tags.add(t);
+        }
+      }
+    }
+    return tags;
+  }
+
+  /** Builds the chart. */
+  public static JFreeChart build(List<MemoryMap> maps) {
+    List<String> tags = tags(maps);
+    NumberAxis events = new NumberAxis("event");
+    events.setAutoRangeIncludesZero(false);
+    CombinedDomainXYPlot plot = new CombinedDomainXYPlot(events);
+    plot.setGap(8);
+    Path2D.Double triangle = new Path2D.Double();
+    triangle.moveTo(0, 5);
+    triangle.lineTo(-4, -3);
+    triangle.lineTo(4, -3);
+    triangle.closePath();
+    XYSeriesCollection elided = new XYSeriesCollection();
+    for (int p = 0; p < maps.size(); p++) {
+      MemoryMap m = maps.get(p);
+      XYIntervalSeriesCollection rects = new XYIntervalSeriesCollection();
+      List<XYIntervalSeries> byTag = new ArrayList<>();
+      for (String t : tags) {
+        XYIntervalSeries s = new XYIntervalSeries("tag " + t, false, true);
+        byTag.add(s);
+        rects.addSeries(s);
+      }
+      double top = m.addressMaxBytes() / (double) Bytes.GiB;
+      double bottom = m.addressMinBytes() / (double) Bytes.GiB;
+      // A panel spanning more than any device (the virtual spaces of vattention and stitching) draws
+      // each rectangle at least a pixel tall; on a device-sized panel, thin rectangles stay thin so
+      // that holes show.
+      double minHeight = top - bottom > VIRTUAL_SPAN_GIB ? (top - bottom) / PANEL_HEIGHT : 0;
+      for (MemoryMap.Rectangle r : m.rectangles()) {
+        double lo = r.addressBytes() / (double) Bytes.GiB;
+        double hi = Math.max(lo + minHeight, (r.addressBytes() + r.sizeBytes()) / (double) Bytes.GiB);
+        byTag.get(tags.indexOf(m.tags().get(r.tagIndex()))).add(r.startEvent(), r.startEvent(), r.endEvent(), lo, lo, hi);
+      }
+      XYBarRenderer bars = new XYBarRenderer();
+      bars.setUseYInterval(true);
+      bars.setBarPainter(new StandardXYBarPainter());
+      bars.setShadowVisible(false);
+      bars.setDrawBarOutline(false);
+      for (int i = 0; i < tags.size(); i++) {
+        Color c = TAG_COLOURS[i % TAG_COLOURS.length];
+        bars.setSeriesPaint(i, new Color(c.getRed(), c.getGreen(), c.getBlue(), 170));
+        bars.setSeriesVisibleInLegend(i, p == 0);
+      }
+      XYSeries ooms = new XYSeries("bins with refusals", false, true);
+      for (int k = 0; k < m.oomCounts().length; k++) {
+        if (m.oomCounts()[k] > 0) {
+          ooms.add(k * m.binEvents() + (m.binEvents() + 1) / 2.0, top);
+        }
+      }
+      XYLineAndShapeRenderer oomRenderer = new XYLineAndShapeRenderer(false, true);
+      oomRenderer.setSeriesPaint(0, new Color(0xd62728));
+      oomRenderer.setSeriesShape(0, triangle);
+      oomRenderer.setSeriesVisibleInLegend(0, p == 0);
+      NumberAxis address = new NumberAxis(m.allocator() + ": address (GiB)");
+      address.setAutoRangeIncludesZero(false);
+      if (top > bottom) {
+        double pad = (top - bottom) * 0.04;
+        address.setRange(bottom, top + pad);
+      }
+      XYPlot panel = new XYPlot(rects, null, address, bars);
+      panel.setDataset(1, new XYSeriesCollection(ooms));
+      panel.setRenderer(1, oomRenderer);
+      style(panel);
+      plot.add(panel, 2);
+      XYSeries e = new XYSeries(m.allocator() + " elided", false, true);
+      for (int k = 0; k < m.elidedMeanBytes().length; k++) {
+        e.add(k * m.binEvents() + (m.binEvents() + 1) / 2.0, m.elidedMeanBytes()[k] / (double) Bytes.GiB);
+      }
+      elided.addSeries(e);
+    }
+    XYLineAndShapeRenderer elidedRenderer = new XYLineAndShapeRenderer(true, false);
+    for (int i = 0; i < maps.size(); i++) {
+      elidedRenderer.setSeriesPaint(i, FragmentationChart.colour(i));
+    }
+    XYPlot band = new XYPlot(elided, null, new NumberAxis("elided GiB (mean live)"), elidedRenderer);
+    style(band);
+    plot.add(band, 1);
+    JFreeChart chart = new JFreeChart(
+        "Memory map: allocations by address over events (refusals ▼)", new Font("SansSerif", Font.BOLD, 16), plot, true);
+    chart.setBackgroundPaint(Color.WHITE);
+    return chart;
+  }
+
+  private static void style(XYPlot p) {
+    p.setBackgroundPaint(Color.WHITE);
+    p.setDomainGridlinePaint(new Color(0xdddddd));
+    p.setRangeGridlinePaint(new Color(0xdddddd));
+  }
+}
