@@ -29,6 +29,29 @@ public record ServingResults(
     Map<String, List<double[]>> quantiles) {
 
   /**
+   * One system's results, or one grid cell's.
+   *
+   * @param system the system's name
+   * @param cell the value of each grid key in this cell; empty without a grid
+   * @param summary the whole entry as written, as plain values
+   */
+  public record Entry(String system, Map<String, String> cell, Map<String, Object> summary) {}
+
+  /** Returns the entries with their system and cell, in the order written. */
+  @SuppressWarnings("unchecked")
+  public List<Entry> entries() {
+    List<Entry> out = new java.util.ArrayList<>();
+    for (Map<String, Object> s : systems) {
+      Map<String, String> cell = new java.util.LinkedHashMap<>();
+      if (s.get("cell") instanceof Map<?, ?> c) {
+        ((Map<String, Object>) c).forEach((k, v) -> cell.put(k, String.valueOf(v)));
+      }
+      out.add(new Entry((String) s.get("system"), java.util.Collections.unmodifiableMap(cell), s));
+    }
+    return out;
+  }
+
+  /**
    * Returns the name of an entry in the folder's CSV files and in charts: its system, followed by
    * {@code KEY=VALUE} of each grid setting of its cell ({@code vllm block-size=32}).
    */

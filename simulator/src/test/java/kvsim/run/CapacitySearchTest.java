@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /** The capacity search: targets parsed strictly, an answer that was probed and met, bounds respected. */
 class CapacitySearchTest {
   private static ServingSpec spec(String workload, String... systems) {
-    return ServingSpec.resolve(new ServingSpec.Request(workload, List.of(systems), "opt-13b", "a100-40", "12GiB", null, null, null, null, null, null, null, null, false));
+    return ServingSpec.resolve(new ServingSpec.Request(workload, List.of(systems), "opt-13b", "a100-40", "12GiB", null, null, null, null, null, false));
   }
 
   @Test
