@@ -160,6 +160,12 @@ final class GenerateCommand implements Runnable {
     @Option(names = "--rate", paramLabel = "REQ_PER_S", description = "Arrival rate; default: the preset trace's mean rate.")
     Double rate;
 
+    @Option(names = "--n", paramLabel = "N", description = "Parallel samples per request (default 1).")
+    Integer samples;
+
+    @Option(names = "--beam", paramLabel = "WIDTH", description = "Beam width per request (default 1: no beam search); not with --n.")
+    Integer beamWidth;
+
     @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "kvsim", description = "kvsim (a request trace, default) or azure-csv "
         + "(an Azure LLM inference trace of the 2024 week-long shape: TIMESTAMP with microseconds and +00:00 from 2024-05-10 00:00:00, "
         + "ContextTokens, GeneratedTokens; what `kvsim import azure` reads).")
@@ -174,6 +180,15 @@ final class GenerateCommand implements Runnable {
         p.put("rate", Double.toString(rate));
       }
       p.put("seed", Long.toString(common.seed));
+      if (samples != null) {
+        p.put("n", Integer.toString(samples));
+      }
+      if (beamWidth != null) {
+        p.put("beam", Integer.toString(beamWidth));
+      }
+      if ((samples != null || beamWidth != null) && format.equals("azure-csv")) {
+        throw new InputException("--n and --beam: an Azure CSV has no column for them; use --format kvsim");
+      }
       RequestWriter.Factory writer = switch (format) {
         case "kvsim" -> (out, source) -> new RequestTraceWriter(out, source.describe(), source.hashBlockTokens());
         case "azure-csv" -> (out, source) -> new AzureCsvWriter(out, AzureCsvWriter.DEFAULT_START);

@@ -36,6 +36,28 @@ class GenerateRequestsTest {
   }
 
   @Test
+  void parallelSamplesAndBeamsAreWrittenPerRequestAndBothAtOnceAreRefused() throws IOException {
+    Path n = dir.resolve("n.jsonl");
+    CliRun.of("generate", "requests", "--count", "4", "--n", "3", "-o", n.toString()).ok();
+    try (RequestTraceReader r = RequestTraceReader.open(n)) {
+      for (kvsim.trace.Request q = r.next(); q != null; q = r.next()) {
+        assertEquals(3, q.samples());
+        assertEquals(1, q.beamWidth());
+      }
+    }
+    Path beam = dir.resolve("beam.jsonl");
+    CliRun.of("generate", "requests", "--count", "4", "--beam", "4", "-o", beam.toString()).ok();
+    try (RequestTraceReader r = RequestTraceReader.open(beam)) {
+      assertEquals(4, r.next().beamWidth());
+    }
+    Path both = dir.resolve("both.jsonl");
+    CliRun run = CliRun.of("generate", "requests", "--count", "4", "--n", "2", "--beam", "2", "-o", both.toString());
+    assertEquals(2, run.exitCode());
+    assertTrue(run.err().contains("not both"), run.err());
+    assertFalse(Files.exists(both));
+  }
+
+  @Test
   void azureCsvImportsBackToTheSameRequestsWithinAMicrosecond() throws IOException {
     Path csv = dir.resolve("week.csv");
     Path kvsim = dir.resolve("k.jsonl");
