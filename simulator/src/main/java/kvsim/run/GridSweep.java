@@ -209,9 +209,9 @@ public final class GridSweep {
   private static String workload(GridSpec g, String written, String seed) {
     String w = written;
     int colon = w.indexOf(':');
-    String head = colon < 0 ? null : w.substring(0, colon);
-    boolean generator = head != null && (WorkloadRegistry.generators().containsKey(head) || WorkloadRegistry.requestGenerators().containsKey(head));
-    boolean importer = head != null && WorkloadRegistry.requestImporters().containsKey(head);
+    String head = colon < 0 ? w : w.substring(0, colon);
+    boolean generator = WorkloadRegistry.generators().containsKey(head) || WorkloadRegistry.requestGenerators().containsKey(head);
+    boolean importer = colon >= 0 && WorkloadRegistry.requestImporters().containsKey(head);
     if (!generator && !importer) {
       w = g.dir().resolve(w).toString();
     } else if (importer) {

@@ -58,6 +58,13 @@ class GridSweepTest {
   }
 
   @Test
+  void aGeneratorNamedWithoutOptionsTakesTheSeed() throws IOException {
+    GridSpec g = grid("workloads: [churn]\nallocators: [first-fit]\nseeds: [4]\n");
+    Map<String, Object> row = GridSweep.run(g, GridSweep.cells(g).get(0));
+    assertEquals(1000L, ((Number) row.get("events")).longValue());
+  }
+
+  @Test
   void seedsOnATraceOrOnAWorkloadWithItsOwnSeedAreRefused() {
     GridSpec trace = grid("workloads: [t.jsonl]\nallocators: [first-fit]\nseeds: [1]\n");
     assertTrue(assertThrows(InputException.class, () -> GridSweep.run(trace, GridSweep.cells(trace).get(0))).getMessage()
