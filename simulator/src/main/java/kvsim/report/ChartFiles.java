@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import kvsim.core.AtomicFiles;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.svg.SVGGraphics2D;
 import org.jfree.svg.ViewBox;
 
@@ -23,6 +24,17 @@ final class ChartFiles {
     chart.draw(g, new Rectangle(0, 0, width, height));
     byte[] bytes = g.getSVGDocument().getBytes(StandardCharsets.UTF_8);
     AtomicFiles.write(dir.resolve(svg), out -> out.write(bytes));
+  }
+
+  /**
+   * Returns a renderer of lines without shapes that draws each series as one path. JFreeChart's
+   * default draws every segment as its own element: a run's 2,000-row series then become tens of
+   * thousands of SVG elements and megabytes of report; one path per series draws the same line.
+   */
+  static XYLineAndShapeRenderer lines() {
+    XYLineAndShapeRenderer r = new XYLineAndShapeRenderer(true, false);
+    r.setDrawSeriesLineAsPath(true);
+    return r;
   }
 
   /**

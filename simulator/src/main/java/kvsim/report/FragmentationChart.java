@@ -66,8 +66,8 @@ public final class FragmentationChart {
 
     XYSeriesCollection ext = new XYSeriesCollection();
     XYSeriesCollection bytes = new XYSeriesCollection();
-    XYLineAndShapeRenderer extRenderer = new XYLineAndShapeRenderer(true, false);
-    XYLineAndShapeRenderer bytesRenderer = new XYLineAndShapeRenderer(true, false);
+    XYLineAndShapeRenderer extRenderer = ChartFiles.lines();
+    XYLineAndShapeRenderer bytesRenderer = ChartFiles.lines();
     BasicStroke solid = new BasicStroke(1.6f);
     BasicStroke dashed = new BasicStroke(1.4f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f);
     for (int i = 0; i < results.size(); i++) {

@@ -138,7 +138,7 @@ public final class MemoryMapChart {
       }
       elided.addSeries(e);
     }
-    XYLineAndShapeRenderer elidedRenderer = new XYLineAndShapeRenderer(true, false);
+    XYLineAndShapeRenderer elidedRenderer = ChartFiles.lines();
     for (int i = 0; i < maps.size(); i++) {
       elidedRenderer.setSeriesPaint(i, FragmentationChart.colour(i));
     }

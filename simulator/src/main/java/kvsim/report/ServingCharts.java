@@ -103,7 +103,7 @@ public final class ServingCharts {
       int col = r.quantileColumn(CDF_COLUMNS.get(c));
       int q = r.quantileColumn("quantile");
       XYSeriesCollection data = new XYSeriesCollection();
-      XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, false);
+      XYLineAndShapeRenderer renderer = ChartFiles.lines();
       int i = 0;
       for (Map.Entry<String, List<double[]>> e : r.quantiles().entrySet()) {
         XYSeries s = new XYSeries(e.getKey(), false, true);
@@ -133,7 +133,7 @@ public final class ServingCharts {
     int time = r.seriesColumns().indexOf("t_ns");
     int batch = r.seriesColumns().indexOf("batch_size");
     XYSeriesCollection data = new XYSeriesCollection();
-    XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, false);
+    XYLineAndShapeRenderer renderer = ChartFiles.lines();
     int i = 0;
     for (Map.Entry<String, List<double[]>> e : r.series().entrySet()) {
       XYSeries s = new XYSeries(e.getKey(), false, true);
