@@ -1,9 +1,6 @@
 package kvsim.cli;
 
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -69,13 +66,7 @@ final class SweepCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    String text;
-    try {
-      text = Files.readString(grid, StandardCharsets.UTF_8);
-    } catch (NoSuchFileException e) {
-      throw new InputException(grid + ": no such file");
-    }
-    GridSweep.GridFile file = new GridSweep.GridFile(grid.toString(), text, grid.toAbsolutePath().getParent().toString());
+    GridSweep.GridFile file = GridSweep.GridFile.read(grid);
     GridSpec g = file.spec();
     List<GridSweep.Cell> cells = GridSweep.cells(g);
     int n = threads == null ? Runtime.getRuntime().availableProcessors() : threads;

@@ -4,10 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -73,20 +69,6 @@ public record GridSpec(
   /** Returns whether the cells are serving runs (else L1 allocator runs). */
   public boolean serving() {
     return !systems.isEmpty();
-  }
-
-  /** Reads a grid file; any problem is an InputException naming the file, line and field. */
-  public static GridSpec read(Path file) {
-    String text;
-    try {
-      text = Files.readString(file, StandardCharsets.UTF_8);
-    } catch (NoSuchFileException e) {
-      throw new InputException(file + ": no such file");
-    } catch (IOException e) {
-      throw new InputException(file + ": cannot read: " + e.getMessage());
-    }
-    Path dir = file.toAbsolutePath().getParent();
-    return parse(file.toString(), text, dir);
   }
 
   /** Parses a grid's text; {@code source} names it in messages, {@code dir} resolves its paths. */

@@ -82,6 +82,18 @@ public final class GridSweep {
    * @param dir the folder its relative paths are resolved against
    */
   public record GridFile(String source, String text, String dir) implements Serializable {
+    /** Reads a grid file; a missing or unreadable file is an InputException naming it. */
+    public static GridFile read(Path file) {
+      try {
+        return new GridFile(file.toString(), java.nio.file.Files.readString(file, java.nio.charset.StandardCharsets.UTF_8),
+            file.toAbsolutePath().getParent().toString());
+      } catch (java.nio.file.NoSuchFileException e) {
+        throw new InputException(file + ": no such file");
+      } catch (IOException e) {
+        throw new InputException(file + ": cannot read: " + e.getMessage());
+      }
+    }
+
     /** Parses the grid. */
     public GridSpec spec() {
       return GridSpec.parse(source, text, Path.of(dir));
