@@ -80,11 +80,6 @@ public record AllocatorResult(
     return metric.endsWith("_bytes") || metric.equals("live_allocations");
   }
 
-  /** Returns this result without its time series (a seed sweep keeps only the summaries). */
-  public AllocatorResult withoutSamples() {
-    return new AllocatorResult(allocator, options, counters, summaries, modelledAllocatorNanos, activationOomCount, extra, List.of());
-  }
-
   /** Returns the value of a headline metric: a counter, or {@code name.peak|mean|last} of a gauge; null if undefined. */
   public Double headline(String name) {
     Long c = counters.get(name);

@@ -71,12 +71,18 @@ public final class RunMetrics {
   private long oomTooLarge;
   private long freesOfRefused;
 
-  /** Creates a recorder that samples every {@code sampleEvery} events (0 = automatic stride). */
+  /** The {@code sampleEvery} of a recorder that keeps no time series, only summaries and counters. */
+  public static final long NO_SERIES = -1;
+
+  /**
+   * Creates a recorder that samples every {@code sampleEvery} events (0 = automatic stride, {@link
+   * #NO_SERIES} = no time series).
+   */
   public RunMetrics(long sampleEvery) {
-    if (sampleEvery < 0) {
+    if (sampleEvery < NO_SERIES) {
       throw new IllegalArgumentException("sampleEvery must not be negative");
     }
-    this.samples = new SampledSeries(10, sampleEvery);
+    this.samples = sampleEvery == NO_SERIES ? null : new SampledSeries(10, sampleEvery);
   }
 
   /** Records the state after one event. */
@@ -100,6 +106,9 @@ public final class RunMetrics {
     internal.record(timeNanos, internalFrag);
     external.record(timeNanos, externalFrag);
     live.record(timeNanos, liveAllocations);
+    if (samples == null) {
+      return;
+    }
     double[] last = samples.next();
     last[1] = timeNanos;
     last[2] = reservedBytes;
@@ -148,9 +157,9 @@ public final class RunMetrics {
     return events;
   }
 
-  /** Returns the time-series rows (event, t_ns, then {@link #SAMPLE_COLUMNS}); the last event is always included. */
+  /** Returns the time-series rows (event, t_ns, then {@link #SAMPLE_COLUMNS}); the last event is always included (none without a series). */
   public List<double[]> samples() {
-    return samples.rows();
+    return samples == null ? List.of() : samples.rows();
   }
 
   /** Returns the gauge summaries by metric name, in a fixed order. */

@@ -1,6 +1,7 @@
 package kvsim.metrics;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -17,8 +18,11 @@ public final class SampledSeries {
   public static final int MAX_AUTO_SAMPLES = 2048;
 
   private final boolean autoStride;
+  private final int width;
   private long stride;
-  private final List<double[]> rows = new ArrayList<>();
+  /** The kept rows, one after another ({@code kept} rows of {@code width} values). */
+  private double[] kept;
+  private int keptRows;
   /** The latest row, kept so the series always ends at the last index. */
   private final double[] last;
   private long count;
@@ -32,8 +36,10 @@ public final class SampledSeries {
       throw new IllegalArgumentException("the sampling stride must not be negative");
     }
     this.autoStride = every == 0;
+    this.width = width;
     this.stride = autoStride ? 1 : every;
     this.last = new double[width];
+    this.kept = new double[width * 64];
   }
 
   /**
@@ -49,24 +55,29 @@ public final class SampledSeries {
   /** Keeps the row just filled if it falls on the stride. */
   public void commit() {
     if (count % stride == 0 || count == 1) {
-      rows.add(last.clone());
-      if (autoStride && rows.size() >= MAX_AUTO_SAMPLES) {
+      if ((keptRows + 1) * width > kept.length) {
+        kept = Arrays.copyOf(kept, kept.length * 2);
+      }
+      System.arraycopy(last, 0, kept, keptRows * width, width);
+      keptRows++;
+      if (autoStride && keptRows >= MAX_AUTO_SAMPLES) {
         decimate();
       }
     }
   }
 
+  /** Doubles the stride and keeps, in place, the rows on the new stride (and the first). */
   private void decimate() {
-    List<double[]> kept = new ArrayList<>(rows.size() / 2 + 1);
     stride *= 2;
-    for (double[] row : rows) {
-      long i = (long) row[0];
+    int out = 0;
+    for (int r = 0; r < keptRows; r++) {
+      long i = (long) kept[r * width];
       if (i == 1 || i % stride == 0) {
-        kept.add(row);
+        System.arraycopy(kept, r * width, kept, out * width, width);
+        out++;
       }
     }
-    rows.clear();
-    rows.addAll(kept);
+    keptRows = out;
   }
 
   /** Returns the number of rows recorded (kept or not). */
@@ -76,7 +87,10 @@ public final class SampledSeries {
 
   /** Returns the kept rows; the last row recorded is always included. */
   public List<double[]> rows() {
-    List<double[]> out = new ArrayList<>(rows);
+    List<double[]> out = new ArrayList<>(keptRows + 1);
+    for (int r = 0; r < keptRows; r++) {
+      out.add(Arrays.copyOfRange(kept, r * width, (r + 1) * width));
+    }
     if (count > 0 && (out.isEmpty() || out.get(out.size() - 1)[0] != count)) {
       out.add(last.clone());
     }

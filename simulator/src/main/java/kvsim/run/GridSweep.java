@@ -15,7 +15,6 @@ import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import kvsim.config.GridSpec;
 import kvsim.core.InputException;
-import kvsim.metrics.AllocatorResult;
 import kvsim.registry.WorkloadRegistry;
 
 /**
@@ -209,8 +208,7 @@ public final class GridSweep {
       RunRequest request = new RunRequest(workload, null, null, List.of(allocator), p.get("device"), p.get("model"),
           g.plan().get("weights"), g.plan().get("activations"), settings, null, null, false, 0);
       RunSpec spec = RunSpec.resolve(request, new PrintWriter(PrintWriter.nullWriter()));
-      AllocatorResult r = new Runner("", 1).run(spec, name -> null, null).results().get(0);
-      summary = r.withoutSamples().summary();
+      summary = new Runner("", 1).headline(spec, allocator).summary();
     }
     Map<String, Object> row = new LinkedHashMap<>(p);
     flatten("", summary, row, true);

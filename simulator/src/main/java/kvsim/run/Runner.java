@@ -16,6 +16,7 @@ import kvsim.engine.MemoryMapRecorder;
 import kvsim.engine.ReplayEngine;
 import kvsim.metrics.AllocatorResult;
 import kvsim.metrics.MemoryMap;
+import kvsim.metrics.RunMetrics;
 import kvsim.metrics.SeedSweep;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.registry.WorkloadRegistry;
@@ -68,7 +69,7 @@ public final class Runner {
     Progress p = progress == null ? SILENT : progress;
     WorkloadRegistry.Workload w = spec.workload();
     List<String> names = spec.allocators();
-    List<Cell> cells = parallel(names.size(), i -> runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p, true));
+    List<Cell> cells = parallel(names.size(), i -> runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p, false));
     List<AllocatorResult> results = new ArrayList<>();
     List<AllocatorResult.Timing> timings = new ArrayList<>();
     for (Cell c : cells) {
@@ -99,12 +100,12 @@ public final class Runner {
     int total = seeds.length * names.size();
     int[] done = {0};
     List<Cell> cells = parallel(total, i -> {
-      Cell c = runOne(spec, spec.workload().withSeed(seeds[i / names.size()]), names.get(i % names.size()), null, SILENT, false);
+      // A sweep keeps each cell's headline values only, not its time series.
+      Cell c = runOne(spec, spec.workload().withSeed(seeds[i / names.size()]), names.get(i % names.size()), null, SILENT, true);
       synchronized (done) {
         p.cells(++done[0], total);
       }
-      // A sweep keeps each cell's headline values only, not its time series.
-      return new Cell(c.result().withoutSamples(), c.timing(), null);
+      return c;
     });
     Map<String, SeedSweep> sweeps = new LinkedHashMap<>();
     for (String name : names) {
@@ -133,9 +134,22 @@ public final class Runner {
     return Parallel.map(n, threads, work);
   }
 
-  /** Runs one cell; {@code recordMap}: also record its memory map (a sweep keeps none). */
+  /**
+   * Runs the spec's workload on one allocator and returns its headline values only: no time
+   * series, no memory map (a cell of a grid).
+   */
+  public AllocatorResult headline(RunSpec spec, String allocator) throws IOException {
+    Cell c = runOne(spec, spec.workload(), allocator, null, SILENT, true);
+    requireEvents(spec.workload(), c.timing().events());
+    return c.result();
+  }
+
+  /**
+   * Runs one cell; {@code headlineOnly}: record neither a time series nor a memory map (sweeps
+   * keep neither, and a short run spends a fifth of its time recording the series).
+   */
   private static Cell runOne(
-      RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress, boolean recordMap)
+      RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress, boolean headlineOnly)
       throws IOException {
     AllocatorContext context = spec.contextFor(name);
     Allocator tested = AllocatorRegistry.create(context);
@@ -144,13 +158,14 @@ public final class Runner {
       listener.attach(tested);
     }
     // Every run records its memory map beside any listener given (bounded: Note [Memory map decimation]).
-    MemoryMapRecorder map = recordMap ? new MemoryMapRecorder(name, MemoryMapRecorder.DEFAULT_MAX_RECTANGLES) : null;
+    MemoryMapRecorder map = headlineOnly ? null : new MemoryMapRecorder(name, MemoryMapRecorder.DEFAULT_MAX_RECTANGLES);
+    long sampleEvery = headlineOnly ? RunMetrics.NO_SERIES : spec.sampleEvery();
     AllocatorListener engineListener = AllocatorListener.both(listener, map);
     long start = System.nanoTime();
     ReplayEngine.Progress engineProgress = events -> progress.events(name, events, System.nanoTime() - start);
     ReplayEngine.Result r;
     try (EventSource source = w.open(spec.model(), spec.device())) {
-      r = ReplayEngine.run(spec.regionsFor(tested), source, new ReplayEngine.Options(spec.check(), spec.sampleEvery(), engineListener, engineProgress));
+      r = ReplayEngine.run(spec.regionsFor(tested), source, new ReplayEngine.Options(spec.check(), sampleEvery, engineListener, engineProgress));
     } catch (UncheckedIOException e) {
       throw e.getCause();
     }
