@@ -1,7 +1,11 @@
 package kvsim.blocks;
 
-import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
 import kvsim.alloc.paged.BlockManagerConfig;
@@ -58,23 +62,23 @@ public final class BlockScriptRunner {
     this.check = check;
   }
 
-  /** Output sink, one JSON line per call. */
-  @FunctionalInterface
-  public interface LineSink {
-    /** Receives one output line (no newline). */
-    void accept(String line) throws IOException;
-  }
-
-  /** Runs every line of {@code in}, sending each operation's output line to {@code out}. */
-  public void run(BufferedReader in, LineSink out) throws IOException {
+  /**
+   * Runs every line of {@code in}, writing each operation's output line to {@code out}, and
+   * flushes it. Lines are read and parsed as bytes (Note [Script lines as bytes]).
+   */
+  public void run(InputStream in, OutputStream out) throws IOException {
+    ByteLines lines = new ByteLines(in);
+    JsonSink sink = new JsonSink(out);
     long lineNo = 0;
-    for (String line = in.readLine(); line != null; line = in.readLine()) {
+    while (lines.next()) {
       lineNo++;
-      String result = execute(line, lineNo);
+      JsonLine result = execute(lines.buffer(), lines.start(), lines.end(), lineNo);
       if (result != null) {
-        out.accept(result);
+        result.writeTo(sink);
+        sink.endLine();
       }
     }
+    sink.flush();
     if (manager == null) {
       throw InputException.at(source, 0, null, "the script has no operations (the first must be config)");
     }
@@ -87,11 +91,52 @@ public final class BlockScriptRunner {
 
   /** Runs one script line; returns its output line, or null for a comment or blank line. */
   public String execute(String text, long lineNo) {
+    JsonLine out = executeText(text, lineNo);
+    return out == null ? null : out.toJson();
+  }
+
+  private JsonLine executeText(String text, long lineNo) {
     String trimmed = text.strip();
     if (trimmed.isEmpty() || trimmed.startsWith("#")) {
       return null;
     }
-    ScriptLine line = ScriptLine.parse(source, lineNo, trimmed);
+    return execute(ScriptLine.parse(source, lineNo, trimmed));
+  }
+
+  // Note [Script lines as bytes]: a script is almost all ASCII digits and punctuation. A line of
+  // ASCII is stripped of white space, tested for a comment and parsed straight from the read
+  // buffer by Jackson's byte parser: no character decoding, no String per line. A line with any
+  // other byte is decoded as strict UTF-8 (a comment too: a script that is not UTF-8 text is
+  // refused, as when it was read as text) and takes the path of text, so every line is stripped,
+  // skipped and parsed exactly as a line of text.
+  private JsonLine execute(byte[] buf, int start, int end, long lineNo) {
+    while (start < end && asciiWhitespace(buf[start])) {
+      start++;
+    }
+    while (end > start && asciiWhitespace(buf[end - 1])) {
+      end--;
+    }
+    if (start == end) {
+      return null;
+    }
+    for (int k = start; k < end; k++) {
+      if (buf[k] < 0) { // a byte of 0x80 or more: not ASCII
+        try {
+          return executeText(StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(buf, start, end - start)).toString(), lineNo);
+        } catch (CharacterCodingException e) {
+          throw InputException.at(source, lineNo, null, "not UTF-8 text");
+        }
+      }
+    }
+    return buf[start] == '#' ? null : execute(ScriptLine.parse(source, lineNo, buf, start, end - start));
+  }
+
+  /** The ASCII characters {@link Character#isWhitespace} accepts, which {@link String#strip} removes. */
+  private static boolean asciiWhitespace(byte b) {
+    return b == ' ' || (b >= 0x09 && b <= 0x0D) || (b >= 0x1C && b <= 0x1F);
+  }
+
+  private JsonLine execute(ScriptLine line) {
     JsonLine out = new JsonLine();
     out.put("i", opIndex);
     out.put("op", line.op());
@@ -110,7 +155,7 @@ public final class BlockScriptRunner {
       }
     }
     opIndex++;
-    return out.toJson();
+    return out;
   }
 
   private void dispatch(ScriptLine line, JsonLine out) {

@@ -1,10 +1,11 @@
 package kvsim.blocks;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One output line of a block script under construction: a JSON object whose fields keep the order
@@ -13,49 +14,84 @@ import java.util.Map;
  * <p>Note [Output lines without a tree]: a long script writes tens of megabytes of such lines, and
  * building each as a Jackson tree and serialising it through the data-binding layer took a
  * quarter of a script's run. Values here are the few kinds a line holds (numbers, booleans,
- * strings, null, int arrays, nested objects and arrays), and {@link #toJson} writes exactly what
+ * strings, null, int arrays, nested objects and arrays), written straight to UTF-8 bytes ({@link
+ * JsonSink}), and {@link #writeTo} writes exactly what
  * Jackson writes for them: integers in decimal, doubles as {@link Double#toString}, strings with
  * {@code "} and {@code \} escaped, control characters as {@code \b \t \n \f \r} or {@code \}{@code
- * u00XX} (upper-case hex), nothing else escaped. {@code JsonLineTest} checks that against Jackson.
+ * u00XX} (upper-case hex), nothing else escaped, encoded as UTF-8 with an unpaired surrogate as
+ * {@code ?} (what a UTF-8 writer of Jackson's text writes). {@code JsonLineTest} checks that.
  */
 final class JsonLine {
-  private final Map<String, Object> fields = new LinkedHashMap<>();
+  // The fields in order: a name, and a long (an integer, a boolean as 0 or 1, a double's bits) or
+  // an object (a string, an int[], a nested line or array; null for null), by kind.
+  private static final byte LONG = 0;
+  private static final byte BOOLEAN = 1;
+  private static final byte DOUBLE = 2;
+  private static final byte OBJECT = 3;
+
+  private String[] names = new String[12];
+  private byte[] kinds = new byte[12];
+  private long[] longs = new long[12];
+  private Object[] objects = new Object[12];
+  private int size;
 
   void put(String field, long value) {
-    fields.put(field, value);
+    set(field, LONG, value, null);
   }
 
   void put(String field, boolean value) {
-    fields.put(field, value);
+    set(field, BOOLEAN, value ? 1 : 0, null);
   }
 
   void put(String field, double value) {
-    fields.put(field, value);
+    set(field, DOUBLE, Double.doubleToRawLongBits(value), null);
   }
 
   void put(String field, String value) {
-    fields.put(field, value);
+    set(field, OBJECT, 0, value);
   }
 
   void putNull(String field) {
-    fields.put(field, null);
+    set(field, OBJECT, 0, null);
   }
 
   /** Puts a copy of {@code values} as an array of integers. */
   void putInts(String field, int[] values) {
-    fields.put(field, Arrays.copyOf(values, values.length));
+    set(field, OBJECT, 0, Arrays.copyOf(values, values.length));
   }
 
   JsonLine putObject(String field) {
     JsonLine o = new JsonLine();
-    fields.put(field, o);
+    set(field, OBJECT, 0, o);
     return o;
   }
 
   Array putArray(String field) {
     Array a = new Array();
-    fields.put(field, a);
+    set(field, OBJECT, 0, a);
     return a;
+  }
+
+  /** Sets a field: in its place when it was put before, else after the others. */
+  private void set(String field, byte kind, long bits, Object object) {
+    int k = 0;
+    while (k < size && !names[k].equals(field)) {
+      k++;
+    }
+    if (k == size) {
+      if (size == names.length) {
+        int n = size * 2;
+        names = Arrays.copyOf(names, n);
+        kinds = Arrays.copyOf(kinds, n);
+        longs = Arrays.copyOf(longs, n);
+        objects = Arrays.copyOf(objects, n);
+      }
+      names[k] = field;
+      size++;
+    }
+    kinds[k] = kind;
+    longs[k] = bits;
+    objects[k] = object;
   }
 
   /** A JSON array under construction. */
@@ -83,61 +119,89 @@ final class JsonLine {
     }
   }
 
-  /** Returns the line as compact JSON text. */
+  /** Returns the line as compact JSON text (an unpaired surrogate written as {@code ?}, as in the file). */
   String toJson() {
-    StringBuilder sb = new StringBuilder(256);
-    write(sb);
-    return sb.toString();
-  }
-
-  private void write(StringBuilder sb) {
-    sb.append('{');
-    boolean first = true;
-    for (Map.Entry<String, Object> e : fields.entrySet()) {
-      if (!first) {
-        sb.append(',');
-      }
-      first = false;
-      string(sb, e.getKey());
-      sb.append(':');
-      value(sb, e.getValue());
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
+    JsonSink sink = new JsonSink(bytes);
+    writeTo(sink);
+    try {
+      sink.flush();
+    } catch (IOException e) {
+      throw new IllegalStateException(e); // a byte array does no I/O
     }
-    sb.append('}');
+    return bytes.toString(StandardCharsets.UTF_8);
   }
 
-  private static void value(StringBuilder sb, Object v) {
+  /** Writes the line as compact JSON text, without a line end. */
+  void writeTo(JsonSink out) {
+    out.ascii('{');
+    for (int k = 0; k < size; k++) {
+      if (k > 0) {
+        out.ascii(',');
+      }
+      string(out, names[k]);
+      out.ascii(':');
+      switch (kinds[k]) {
+        case LONG -> out.decimal(longs[k]);
+        case BOOLEAN -> out.ascii(longs[k] != 0 ? "true" : "false");
+        case DOUBLE -> out.ascii(Double.toString(Double.longBitsToDouble(longs[k])));
+        default -> value(out, objects[k]);
+      }
+    }
+    out.ascii('}');
+  }
+
+  private static void value(JsonSink out, Object v) {
     if (v == null) {
-      sb.append("null");
+      out.ascii("null");
     } else if (v instanceof String s) {
-      string(sb, s);
+      string(out, s);
     } else if (v instanceof int[] ints) {
-      sb.append('[');
+      out.ascii('[');
       for (int k = 0; k < ints.length; k++) {
         if (k > 0) {
-          sb.append(',');
+          out.ascii(',');
         }
-        sb.append(ints[k]);
+        out.decimal(ints[k]);
       }
-      sb.append(']');
+      out.ascii(']');
+    } else if (v instanceof Long l) {
+      out.decimal(l);
     } else if (v instanceof JsonLine o) {
-      o.write(sb);
+      o.writeTo(out);
     } else if (v instanceof Array a) {
-      sb.append('[');
+      out.ascii('[');
       for (int k = 0; k < a.items.size(); k++) {
         if (k > 0) {
-          sb.append(',');
+          out.ascii(',');
         }
-        value(sb, a.items.get(k));
+        value(out, a.items.get(k));
       }
-      sb.append(']');
+      out.ascii(']');
     } else {
-      sb.append(v); // Long, Boolean, Double: Long.toString, Boolean.toString, Double.toString
+      out.ascii(v.toString()); // Boolean, Double: Boolean.toString, Double.toString
     }
+  }
+
+  /** Writes a string: printable ASCII needing no escape as it is, anything else through {@link #escaped}. */
+  private static void string(JsonSink out, String s) {
+    for (int k = 0; k < s.length(); k++) {
+      char c = s.charAt(k);
+      if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') {
+        out.utf8(escaped(s));
+        return;
+      }
+    }
+    out.ascii('"');
+    out.ascii(s);
+    out.ascii('"');
   }
 
   private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
-  private static void string(StringBuilder sb, String s) {
+  /** The string as a JSON string literal, quotes included. */
+  private static String escaped(String s) {
+    StringBuilder sb = new StringBuilder(s.length() + 8);
     sb.append('"');
     for (int k = 0; k < s.length(); k++) {
       char c = s.charAt(k);
@@ -159,5 +223,6 @@ final class JsonLine {
       }
     }
     sb.append('"');
+    return sb.toString();
   }
 }

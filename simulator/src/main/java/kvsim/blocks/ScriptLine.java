@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.TextNode;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -29,9 +30,12 @@ import kvsim.core.InputException;
  */
 final class ScriptLine {
   /** The value of a field written {@code null}. */
-  private static final Object NULL = new Object();
+  static final Object NULL = new Object();
 
-  private static final ObjectMapper JSON = new ObjectMapper();
+  /** Jackson's mapper, made only when a line needs it (Note [Plain lines] in {@link PlainLineParser}). */
+  private static final class Json {
+    static final ObjectMapper MAPPER = new ObjectMapper();
+  }
 
   private final String source;
   private final long lineNo;
@@ -54,9 +58,34 @@ final class ScriptLine {
 
   /** Parses one non-blank line (Note [Streaming script lines]). */
   static ScriptLine parse(String source, long lineNo, String text) {
-    try (JsonParser p = JSON.createParser(text)) {
+    return new ScriptLine(source, lineNo, jacksonFields(source, lineNo, text));
+  }
+
+  /**
+   * Parses one non-blank line of ASCII bytes, {@code buf[offset, offset + length)}: a plain line
+   * directly, any other through Jackson (Note [Plain lines] in {@link PlainLineParser}).
+   */
+  static ScriptLine parse(String source, long lineNo, byte[] buf, int offset, int length) {
+    Map<String, Object> plain = PlainLineParser.parse(buf, offset, offset + length, NULL);
+    if (plain != null) {
+      return new ScriptLine(source, lineNo, plain);
+    }
+    return parse(source, lineNo, new String(buf, offset, length, StandardCharsets.UTF_8));
+  }
+
+  /** The fields Jackson's streaming parser reads from a line (also for tests: no check of {@code op}). */
+  static Map<String, Object> jacksonFields(String source, long lineNo, String text) {
+    try (JsonParser p = Json.MAPPER.createParser(text)) {
+      return fields(source, lineNo, p, text);
+    } catch (IOException e) {
+      throw new IllegalStateException(e); // reading a string does no I/O
+    }
+  }
+
+  private static Map<String, Object> fields(String source, long lineNo, JsonParser p, String text) throws IOException {
+    try {
       if (p.nextToken() != JsonToken.START_OBJECT) {
-        JsonNode tree = JSON.readTree(text);
+        JsonNode tree = Json.MAPPER.readTree(text);
         if (tree == null || !tree.isObject()) {
           throw InputException.at(source, lineNo, null, "each line must be a JSON object, got " + text);
         }
@@ -67,11 +96,12 @@ final class ScriptLine {
         String name = p.currentName();
         fields.put(name, value(p, p.nextToken()));
       }
-      return new ScriptLine(source, lineNo, fields);
+      if (p.nextToken() != null) {
+        throw InputException.at(source, lineNo, null, "text after the JSON object (one object per line)");
+      }
+      return fields;
     } catch (JsonProcessingException e) {
       throw InputException.at(source, lineNo, null, "malformed JSON: " + e.getOriginalMessage());
-    } catch (IOException e) {
-      throw new IllegalStateException(e); // reading a string does no I/O
     }
   }
 
@@ -139,6 +169,11 @@ final class ScriptLine {
       return tree.toString();
     }
     return String.valueOf(v);
+  }
+
+  /** Returns the fields as parsed, for tests. */
+  Map<String, Object> fields() {
+    return fields;
   }
 
   /** Returns the operation name. */

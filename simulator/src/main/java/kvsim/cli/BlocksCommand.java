@@ -1,16 +1,13 @@
 package kvsim.cli;
 
-import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStreamWriter;
+import java.io.InputStream;
 import java.io.PrintWriter;
-import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Callable;
 import kvsim.blocks.BlockScriptRunner;
 import kvsim.core.AtomicFiles;
@@ -57,36 +54,20 @@ final class BlocksCommand implements Callable<Integer> {
     if (Files.isDirectory(script)) {
       throw new InputException(source + ": is a folder, not a block script");
     }
-    try (BufferedReader in = Files.newBufferedReader(script, StandardCharsets.UTF_8)) {
+    try (InputStream in = Files.newInputStream(script)) {
       if (output == null) {
-        List<String> lines = new ArrayList<>();
-        runner.run(in, lines::add);
+        // Printed only once the whole script succeeded.
+        ByteArrayOutputStream lines = new ByteArrayOutputStream();
+        runner.run(in, lines);
         PrintWriter out = spec.commandLine().getOut();
-        for (String line : lines) {
-          out.println(line);
-        }
+        out.print(lines.toString(StandardCharsets.UTF_8));
         out.flush();
       } else {
-        writeAtomically(runner, in);
+        AtomicFiles.write(output, out -> runner.run(in, out));
       }
     } catch (NoSuchFileException e) {
       throw new InputException(source + ": no such file");
-    } catch (java.nio.charset.MalformedInputException e) {
-      throw new InputException(source + ": not UTF-8 text");
     }
     return KvSim.EXIT_OK;
-  }
-
-  private void writeAtomically(BlockScriptRunner runner, BufferedReader in) throws IOException {
-    AtomicFiles.write(output, out -> {
-      Writer w = new OutputStreamWriter(out, StandardCharsets.UTF_8);
-      runner.run(
-          in,
-          line -> {
-            w.write(line);
-            w.write('\n');
-          });
-      w.flush();
-    });
   }
 }

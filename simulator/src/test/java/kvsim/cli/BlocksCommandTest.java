@@ -103,6 +103,34 @@ class BlocksCommandTest {
   }
 
   @Test
+  void textAfterTheObjectIsRefusedNotIgnored(@TempDir Path dir) throws IOException {
+    assertBadInput(runScript(dir, CONFIG, "{\"op\":\"state\"} {\"op\":\"state\"}"), dir, "s.jsonl:2: text after the JSON object");
+    assertBadInput(runScript(dir, CONFIG, "{\"op\":\"state\"} x"), dir, "s.jsonl:2: malformed JSON");
+  }
+
+  @Test
+  void aLineThatIsNotUtf8IsRefusedWithItsNumberEvenInAComment(@TempDir Path dir) throws IOException {
+    Path script = dir.resolve("s.jsonl");
+    byte[] latin1 = "# caf\u00e9\n".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+    Files.write(script, (CONFIG + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    Files.write(script, latin1, java.nio.file.StandardOpenOption.APPEND);
+    assertBadInput(CliRun.of("blocks", script.toString(), "-o", dir.resolve("out.jsonl").toString()), dir, "s.jsonl:2: not UTF-8 text");
+  }
+
+  @Test
+  void linesWithOtherThanAsciiReadAsTheirText(@TempDir Path dir) throws IOException {
+    // A request id beyond ASCII, a comment after Unicode white space, a line ending in \r\n.
+    Path script = dir.resolve("s.jsonl");
+    Files.writeString(script, CONFIG + "\r\n\u2003# note\n{\"op\":\"add\",\"req\":\"caf\u00e9\",\"prompt\":[1,2,3]}\n"
+        + "{\"op\":\"state\"}\n");
+    CliRun run = CliRun.of("blocks", script.toString()).ok();
+    List<String> out = run.out().lines().toList();
+    assertEquals(3, out.size(), run.out());
+    assertTrue(out.get(1).startsWith("{\"i\":1,\"op\":\"add\",\"req\":\"caf\u00e9\""), out.get(1));
+    assertTrue(out.get(2).contains("\"req\":\"caf\u00e9\""), out.get(2));
+  }
+
+  @Test
   void aFieldOfTheWrongTypeOrAnUnknownFieldIsNamed(@TempDir Path dir) throws IOException {
     assertBadInput(runScript(dir, CONFIG, "{\"op\":\"add\",\"req\":\"A\",\"prompt\":[1,\"x\"]}"), dir, "s.jsonl:2: prompt:");
     assertBadInput(runScript(dir, CONFIG, "{\"op\":\"add\",\"req\":\"A\",\"prompt\":[1],\"colour\":1}"), dir, ":2: colour: unknown field");
