@@ -36,6 +36,7 @@ public final class Training {
         new String[] {"--help"},
         new String[] {"compare", "churn:ops=300", "--quiet", "-o", dir.resolve("compare").toString()},
         new String[] {"replay", "churn:ops=1000", "--seeds", "1..40", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep").toString()},
+        new String[] {"replay", "churn:ops=5000", "--seeds", "1..20", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep-long").toString()},
         new String[] {"blocks", script.toString(), "-o", dir.resolve("blocks.jsonl").toString()},
         new String[] {"serving", "requests:preset=sharegpt,rate=2,count=60", "--system", "vllm", "--quiet", "-o", dir.resolve("serving").toString()});
     PrintStream out = System.out;
