@@ -105,10 +105,10 @@ public final class BlockScriptRunner {
 
   // Note [Script lines as bytes]: a script is almost all ASCII digits and punctuation. A line of
   // ASCII is stripped of white space, tested for a comment and parsed straight from the read
-  // buffer by Jackson's byte parser: no character decoding, no String per line. A line with any
-  // other byte is decoded as strict UTF-8 (a comment too: a script that is not UTF-8 text is
-  // refused, as when it was read as text) and takes the path of text, so every line is stripped,
-  // skipped and parsed exactly as a line of text.
+  // buffer (Note [Plain lines] in PlainLineParser): no character decoding, no String per line. A
+  // line with any other byte is decoded as strict UTF-8 (a comment too: a script that is not UTF-8
+  // text is refused, as when it was read as text) and takes the path of text, so every line is
+  // stripped, skipped and parsed exactly as a line of text.
   private JsonLine execute(byte[] buf, int start, int end, long lineNo) {
     while (start < end && asciiWhitespace(buf[start])) {
       start++;

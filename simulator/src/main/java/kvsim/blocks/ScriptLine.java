@@ -171,11 +171,6 @@ final class ScriptLine {
     return String.valueOf(v);
   }
 
-  /** Returns the fields as parsed, for tests. */
-  Map<String, Object> fields() {
-    return fields;
-  }
-
   /** Returns the operation name. */
   String op() {
     return op;

@@ -80,7 +80,7 @@ public final class RunMetrics {
    */
   public RunMetrics(long sampleEvery) {
     if (sampleEvery < NO_SERIES) {
-      throw new IllegalArgumentException("sampleEvery must not be negative");
+      throw new IllegalArgumentException("sampleEvery must be NO_SERIES, 0 or a stride");
     }
     this.samples = sampleEvery == NO_SERIES ? null : new SampledSeries(10, sampleEvery);
   }

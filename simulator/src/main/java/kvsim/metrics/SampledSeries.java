@@ -20,7 +20,7 @@ public final class SampledSeries {
   private final boolean autoStride;
   private final int width;
   private long stride;
-  /** The kept rows, one after another ({@code kept} rows of {@code width} values). */
+  /** The kept rows, one after another ({@code keptRows} rows of {@code width} values). */
   private double[] kept;
   private int keptRows;
   /** The latest row, kept so the series always ends at the last index. */
