@@ -28,7 +28,11 @@ public final class Training {
       System.err.println("usage: java -cp kvsim.jar kvsim.cli.Training DIR");
       System.exit(KvSim.EXIT_BAD_INPUT);
     }
-    Path dir = Path.of(args[0]);
+    System.exit(run(Path.of(args[0])) == 0 ? KvSim.EXIT_OK : KvSim.EXIT_FAILED);
+  }
+
+  /** Runs the training commands under {@code dir}; returns how many failed (each is named on standard error). */
+  static int run(Path dir) throws IOException {
     Files.createDirectories(dir);
     Path script = dir.resolve("script.jsonl");
     Files.write(script, blockScript(60, 7), StandardCharsets.UTF_8);
@@ -58,13 +62,13 @@ public final class Training {
         failed++;
       }
     }
-    System.exit(failed == 0 ? KvSim.EXIT_OK : KvSim.EXIT_FAILED);
+    return failed;
   }
 
   /**
    * A block script in the shape of the block benchmark's: {@code requests} prompts of 240 tokens,
-   * every other one sharing a 120-token prefix, each admitted, given one token, decoded 16 times and freed, with at
-   * most eight live at once.
+   * every other one sharing a 120-token prefix, each admitted, given one token, decoded 16 times
+   * and freed, with at most eight live at once.
    */
   static List<String> blockScript(int requests, long seed) {
     SplittableRandom rng = new SplittableRandom(seed);
