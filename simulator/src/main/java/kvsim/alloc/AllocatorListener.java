@@ -18,8 +18,20 @@ public interface AllocatorListener {
   /** A request was served. */
   default void allocated(long id, AllocRequest request, Extents extents, long allocatedBytes) {}
 
-  /** A live allocation was freed. */
+  /**
+   * A live allocation was freed: it was requested as {@code requestedBytes} and held {@code
+   * extents}, both 0 and null for a listener whose {@link #readsFreeDetails} is false.
+   */
   default void freed(long id, long requestedBytes, long stream, Extents extents) {}
+
+  /**
+   * Whether {@link #freed} reads its {@code requestedBytes} and {@code extents}. The engine keeps the
+   * requested size of every live allocation and asks the model for the extents only for a listener
+   * that does: in a long replay that bookkeeping costs a tenth of the time.
+   */
+  default boolean readsFreeDetails() {
+    return true;
+  }
 
   /** A request was refused. */
   default void refused(long id, AllocRequest request, AllocOutcome.OutOfMemory outcome) {}
@@ -67,6 +79,11 @@ public interface AllocatorListener {
       public void freed(long id, long requestedBytes, long stream, Extents extents) {
         first.freed(id, requestedBytes, stream, extents);
         second.freed(id, requestedBytes, stream, extents);
+      }
+
+      @Override
+      public boolean readsFreeDetails() {
+        return first.readsFreeDetails() || second.readsFreeDetails();
       }
 
       @Override

@@ -27,12 +27,14 @@ import kvsim.trace.TraceEvent;
  *       and other regions' refusals are counted apart.
  *   <li>An allocation the model refuses is counted by reason and the run goes on; the source is told
  *       (closed-loop generators then never free it), and a later free of that id is a no-op,
- *       counted as {@code frees_of_refused_count}.
+ *       counted as {@code frees_of_refused_count}. Refused ids are remembered only for a source
+ *       that may free them ({@link EventSource#freesRefused}).
  *   <li>With {@code check}, every region's invariant checker runs after every event.
  *   <li>Annotations are passed over.
- *   <li>Memory grows with the live set (one map entry per live id, plus the models' own state), never
- *       with the trace's length; when the heap runs out the run stops with {@link
- *       HeapExhaustedException}, which says how many allocations were live.
+ *   <li>Memory grows with the live set (one map entry per live id, and per refused id a file has not
+ *       freed yet, plus the models' own state), never with a generator's length; when the heap runs
+ *       out the run stops with {@link HeapExhaustedException}, which says how many allocations were
+ *       live.
  * </ul>
  */
 public final class ReplayEngine {
@@ -123,8 +125,9 @@ public final class ReplayEngine {
     private final AllocatorListener listener;
     private final RunMetrics metrics;
     private final long[] oomsByRegion;
+    private final boolean freesRefused;
     private LongLongMap handles = new LongLongMap(1 << 12);
-    /** Requested sizes of live allocations, kept only when a listener needs them for frees. */
+    /** Requested sizes of live allocations, kept only for a listener that reads them at frees. */
     private LongLongMap requestedById;
     private TraceEvent current;
     private long events;
@@ -139,7 +142,8 @@ public final class ReplayEngine {
       this.listener = options.listener();
       this.metrics = new RunMetrics(options.sampleEvery());
       this.oomsByRegion = new long[regions.size()];
-      this.requestedById = listener == null ? null : new LongLongMap(1 << 12);
+      this.freesRefused = source.freesRefused();
+      this.requestedById = listener == null || !listener.readsFreeDetails() ? null : new LongLongMap(1 << 12);
     }
 
     /** Reads the next trace event and schedules this step at its time; false at the end. */
@@ -196,14 +200,16 @@ public final class ReplayEngine {
         if (region == 0) {
           metrics.countAlloc();
           if (listener != null) {
-            requestedById.putIfAbsent(e.id(), e.sizeBytes());
+            if (requestedById != null) {
+              requestedById.putIfAbsent(e.id(), e.sizeBytes());
+            }
             listener.allocated(e.id(), request, a.extents(), a.allocatedBytes());
           }
         }
         source.acknowledge(e, true);
       } else {
         AllocOutcome.OutOfMemory oom = (AllocOutcome.OutOfMemory) outcome;
-        if (!handles.putIfAbsent(e.id(), REFUSED)) {
+        if (freesRefused ? !handles.putIfAbsent(e.id(), REFUSED) : handles.containsKey(e.id())) {
           throw duplicate(e);
         }
         if (region == 0) {
@@ -231,7 +237,11 @@ public final class ReplayEngine {
       Allocator target = regions.allocator(region);
       long handle = RegionRouter.handleOf(code);
       if (region == 0 && listener != null) {
-        listener.freed(e.id(), requestedById.remove(e.id(), 0), e.stream(), target.extentsOf(handle));
+        if (requestedById != null) {
+          listener.freed(e.id(), requestedById.remove(e.id(), 0), e.stream(), target.extentsOf(handle));
+        } else {
+          listener.freed(e.id(), 0, e.stream(), null);
+        }
       }
       target.free(handle);
       if (region == 0) {

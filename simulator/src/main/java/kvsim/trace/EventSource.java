@@ -19,6 +19,16 @@ public interface EventSource extends AutoCloseable {
   /** Tells the source whether the allocation {@code event} was served. */
   default void acknowledge(TraceEvent event, boolean served) {}
 
+  /**
+   * Whether the source may free an allocation that was refused. A file may: the engine keeps each
+   * refused id until its free, which it counts ({@code frees_of_refused_count}). A closed-loop
+   * generator never does, so the engine keeps nothing for its refusals: a long run with millions of
+   * them would otherwise hold them all, in a table far larger than the caches.
+   */
+  default boolean freesRefused() {
+    return true;
+  }
+
   /** Returns a short name for reports ({@code t.jsonl}, {@code churn}). */
   String name();
 

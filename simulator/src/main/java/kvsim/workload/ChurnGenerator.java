@@ -108,6 +108,12 @@ public final class ChurnGenerator implements EventSource {
     }
   }
 
+  /** Closed-loop: a refused allocation is never freed. */
+  @Override
+  public boolean freesRefused() {
+    return false;
+  }
+
   @Override
   public String name() {
     return "churn";

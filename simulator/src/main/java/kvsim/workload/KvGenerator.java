@@ -158,6 +158,12 @@ public final class KvGenerator implements EventSource {
     }
   }
 
+  /** Closed-loop: a refused allocation is never freed. */
+  @Override
+  public boolean freesRefused() {
+    return false;
+  }
+
   @Override
   public String name() {
     return "kv-" + preset.name();

@@ -1,6 +1,7 @@
 package kvsim.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -136,5 +137,16 @@ class MemoryMapRecorderTest {
     MemoryMap m = r.memoryMap();
     assertEquals(List.of(64L << 20, 128L << 20), m.rectangles().stream().map(MemoryMap.Rectangle::sizeBytes).sorted().toList());
     assertEquals(5, m.rectanglesSeen());
+  }
+
+  @Test
+  void refusesAnIdThatIsAlreadyLive() {
+    MemoryMapRecorder r = new MemoryMapRecorder("test", 2);
+    r.time(0);
+    r.allocated(1, new AllocRequest(512, Tag.KV, true, 0), Extents.single(0, 512), 512);
+    assertThrows(IllegalArgumentException.class, () -> r.allocated(1, new AllocRequest(512, Tag.KV, true, 0), Extents.single(512, 512), 512));
+    r.freed(1, 512, 0, null);
+    r.allocated(1, new AllocRequest(512, Tag.KV, true, 0), Extents.single(512, 512), 512); // free again after the free
+    assertEquals(2, r.memoryMap().rectanglesSeen());
   }
 }
