@@ -224,7 +224,8 @@ public final class BlockManager implements KvBlockManager {
   }
 
   private PagedRequest live(PagedRequest r, String field) {
-    if (r == null || r.status == PagedRequest.Status.FINISHED || requests.get(r.id()) != r) {
+    // A request this manager made and has not finished is the one its table holds under that id.
+    if (r == null || r.status == PagedRequest.Status.FINISHED || r.owner != this) {
       throw new BlockOpException(field, (r == null ? "request" : r + " is") + " unknown or finished");
     }
     return r;
@@ -278,7 +279,7 @@ public final class BlockManager implements KvBlockManager {
     if (hashIds != null) {
       supplied = java.util.Arrays.copyOf(hashIds, Math.min(hashIds.length, prompt.length / blockSize));
     }
-    PagedRequest r = new PagedRequest(id, prompt, loraName, cacheSalt, supplied);
+    PagedRequest r = new PagedRequest(this, id, prompt, loraName, cacheSalt, supplied);
     if (caching) {
       hashNewBlocks(r);
     }
@@ -668,7 +669,7 @@ public final class BlockManager implements KvBlockManager {
     if (childId == null || childId.isEmpty() || requests.containsKey(childId)) {
       throw new BlockOpException("child", "fork: child id '" + childId + "' is empty or already exists");
     }
-    PagedRequest child = new PagedRequest(childId, parent.tokens(), parent.loraName, parent.cacheSalt, parent.suppliedHashIds);
+    PagedRequest child = new PagedRequest(this, childId, parent.tokens(), parent.loraName, parent.cacheSalt, parent.suppliedHashIds);
     child.ensureHashCapacity(parent.numHashes);
     System.arraycopy(parent.hashes, 0, child.hashes, 0, 2 * parent.numHashes);
     child.numHashes = parent.numHashes;

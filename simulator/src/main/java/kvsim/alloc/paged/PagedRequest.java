@@ -25,6 +25,8 @@ public final class PagedRequest {
   }
 
   private final String id;
+  /** The manager that made it: requests of one manager are refused by another. */
+  final Object owner;
   final byte[] lora;
   final byte[] salt;
   final String loraName;
@@ -47,7 +49,8 @@ public final class PagedRequest {
   long pendingEpoch = -1;
   final IntList hostTable = new IntList(0);
 
-  PagedRequest(String id, int[] prompt, String loraName, String cacheSalt, long[] suppliedHashIds) {
+  PagedRequest(Object owner, String id, int[] prompt, String loraName, String cacheSalt, long[] suppliedHashIds) {
+    this.owner = owner;
     this.id = id;
     this.loraName = loraName;
     this.cacheSalt = cacheSalt;

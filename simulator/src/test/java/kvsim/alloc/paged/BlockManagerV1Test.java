@@ -363,6 +363,25 @@ class BlockManagerV1Test {
   }
 
   @Test
+  void aRequestIsRefusedByAnotherManagerAndOnceFinished() {
+    BlockManager m = v1(9, 4);
+    BlockManager other = v1(9, 4);
+    PagedRequest a = m.addRequest("A", range(0, 5), null, null);
+    other.addRequest("A", range(0, 5), null, null); // the same id in the other manager
+    String before = ManagerDump.of(other);
+    BlockOpException e = assertThrows(BlockOpException.class, () -> other.allocateSlots(a, 5, 0));
+    assertEquals("req", e.field());
+    assertTrue(e.getMessage().contains("unknown or finished"), e.getMessage());
+    assertEquals(before, ManagerDump.of(other));
+    assertTrue(m.allocateSlots(a, 5, 0));
+    m.free(a);
+    assertThrows(BlockOpException.class, () -> m.allocateSlots(a, 1, 0));
+    PagedRequest again = m.addRequest("A", range(0, 5), null, null); // the id may come back as a new request
+    assertThrows(BlockOpException.class, () -> m.appendTokens(a, range(5, 6)), "the finished object stays refused");
+    assertTrue(m.allocateSlots(again, 5, 0));
+  }
+
+  @Test
   void slotsAreCappedAtMaxModelLen() {
     BlockManagerConfig c = new BlockManagerConfig(9, 4, true, BlockManagerConfig.Mode.V1, 0, BlockManagerConfig.FreeOrder.FIFO, 0, 10, 1);
     BlockManager m = new BlockManager(c);
