@@ -70,9 +70,13 @@ public final class KvSim implements Runnable {
 
   /**
    * Returns the command line for {@code args}: when they start with a subcommand's name, a root
-   * that holds only that subcommand (Note [One subcommand]); otherwise the whole command.
+   * that holds only that subcommand (Note [One subcommand]); for {@code --version} alone, the root
+   * without subcommands; otherwise the whole command.
    */
   static CommandLine newCommandLine(String[] args) {
+    if (args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) {
+      return withErrorHandling(new CommandLine(new OneCommandRoot())); // the version needs no subcommand
+    }
     if (args.length > 0) {
       for (Class<?> c : KvSim.class.getAnnotation(Command.class).subcommands()) {
         Command command = c.getAnnotation(Command.class);

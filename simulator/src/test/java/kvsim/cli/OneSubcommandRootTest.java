@@ -41,4 +41,19 @@ class OneSubcommandRootTest {
     assertEquals(2, full.execute("replay", "churn:ops=10", "--no-such-option"));
     assertEquals(err.toString(), whole[2]);
   }
+
+  @Test
+  void theVersionAloneNeedsNoSubcommandAndReadsAsTheWholeCommands() {
+    for (String flag : new String[] {"--version", "-V"}) {
+      assertTrue(KvSim.newCommandLine(new String[] {flag}).getSubcommands().isEmpty(), flag);
+      String[] version = run(flag);
+      CommandLine full = KvSim.newCommandLine();
+      StringWriter out = new StringWriter();
+      full.setOut(new PrintWriter(out));
+      assertEquals(0, full.execute(flag));
+      assertEquals("0", version[0]);
+      assertEquals(out.toString(), version[1]);
+      assertTrue(version[1].startsWith("kvsim "), version[1]);
+    }
+  }
 }
