@@ -1,6 +1,8 @@
 package kvsim.report;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.BufferedReader;
@@ -236,7 +238,7 @@ public final class ResultsReader {
   public static String formatOf(Path dir) {
     requireFolder(dir);
     Json s = new Json(dir.resolve(SUMMARY_FILE));
-    JsonNode f = s.readObject().get("format");
+    JsonNode f = s.readFormat();
     if (f == null || !f.isTextual()) {
       throw s.error("format", "missing; not a kvsim result folder of a known format (run again to rewrite it)");
     }
@@ -548,16 +550,45 @@ public final class ResultsReader {
       JsonNode root;
       try (InputStream in = Files.newInputStream(file)) {
         root = ResultsWriter.json().readTree(in);
-      } catch (JsonProcessingException e) {
-        long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
-        throw InputException.at(file.toString(), line, null, "not valid JSON: " + e.getOriginalMessage());
       } catch (IOException e) {
-        throw InputException.at(file.toString(), 0, null, "cannot read: " + e.getMessage());
+        throw unreadable(e);
       }
       if (root == null || !root.isObject()) {
         throw error(null, "expected a JSON object");
       }
       return root;
+    }
+
+    /**
+     * Returns the top-level {@code format} value, or null where the object has none, reading only
+     * up to it: the writers put it first, and a report reads the whole file once more anyway.
+     */
+    JsonNode readFormat() {
+      requireFile(file);
+      try (InputStream in = Files.newInputStream(file); JsonParser p = ResultsWriter.json().createParser(in)) {
+        if (p.nextToken() != JsonToken.START_OBJECT) {
+          throw error(null, "expected a JSON object");
+        }
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+          String name = p.currentName();
+          p.nextToken();
+          if (name.equals("format")) {
+            return ResultsWriter.json().readTree(p);
+          }
+          p.skipChildren();
+        }
+        return null;
+      } catch (IOException e) {
+        throw unreadable(e);
+      }
+    }
+
+    private InputException unreadable(IOException e) {
+      if (e instanceof JsonProcessingException j) {
+        long line = j.getLocation() == null ? 0 : j.getLocation().getLineNr();
+        return InputException.at(file.toString(), line, null, "not valid JSON: " + j.getOriginalMessage());
+      }
+      return InputException.at(file.toString(), 0, null, "cannot read: " + e.getMessage());
     }
 
     void checkFormat(JsonNode root, String expected) {

@@ -260,6 +260,27 @@ class ResultsReaderTest {
   }
 
   @Test
+  void theFormatIsFoundWhereverItStandsAndAFileBrokenAfterItIsStillRefused() throws IOException {
+    Path dir = tmp.resolve("format");
+    Files.createDirectories(dir);
+    Path summary = dir.resolve("summary.json");
+    Files.writeString(summary, "{\"config\": {\"a\": [1, {\"format\": \"x\"}]}, \"format\": \"kvsim-sweep-summary\"}\n");
+    assertEquals(ResultsReader.SWEEP_FORMAT, ResultsReader.formatOf(dir), "a nested format is not the file's");
+    Files.writeString(summary, "{\"config\": {\"format\": \"kvsim-summary\"}}\n");
+    String m = assertThrows(InputException.class, () -> ResultsReader.formatOf(dir)).getMessage();
+    assertTrue(m.startsWith(summary + ": format: missing"), m);
+    Files.writeString(summary, "{\"config\": oops, \"format\": \"kvsim-summary\"}\n");
+    m = assertThrows(InputException.class, () -> ResultsReader.formatOf(dir)).getMessage();
+    assertTrue(m.startsWith(summary + ":1: not valid JSON"), m);
+    // Broken after the format: the report, which reads the whole file next, refuses it.
+    Files.writeString(summary, "{\"format\": \"kvsim-sweep-summary\",\n\"version\": 1,\noops\n}\n");
+    assertEquals(ResultsReader.SWEEP_FORMAT, ResultsReader.formatOf(dir));
+    m = assertThrows(InputException.class, () -> HtmlReport.write(tmp.resolve("r.html"), List.of(dir))).getMessage();
+    assertTrue(m.startsWith(summary + ":3: not valid JSON"), m);
+    assertFalse(Files.exists(tmp.resolve("r.html")));
+  }
+
+  @Test
   void aMissingOrMistypedOrUnknownSummaryFieldIsNamed() throws IOException {
     Path run = folder("fields");
     Path summary = run.resolve("summary.json");
