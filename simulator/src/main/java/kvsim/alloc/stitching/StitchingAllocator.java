@@ -151,6 +151,8 @@ public final class StitchingAllocator implements Allocator {
     final int index; // creation order
     final int slot;
     final int[] chunks;
+    /** Whether chunks[i] == chunks[0] + i, as every segment's are while chunks are never unreserved. */
+    final boolean contiguous;
     // The blocks by their first chunk and by their last; null where no block starts or ends.
     final Piece[] startAt;
     final Piece[] endAt;
@@ -159,6 +161,7 @@ public final class StitchingAllocator implements Allocator {
       this.index = index;
       this.slot = slot;
       this.chunks = chunks;
+      this.contiguous = chunks.length == 0 || chunks[chunks.length - 1] - chunks[0] == chunks.length - 1;
       this.startAt = new Piece[chunks.length];
       this.endAt = new Piece[chunks.length];
     }
@@ -585,13 +588,51 @@ public final class StitchingAllocator implements Allocator {
       freeBlocks.add(right);
     }
     mid.owner = owner;
-    int[] chunks = seg.chunks;
-    for (int c = start, e = start + length; c < e; c++) {
-      allocatedChunks[chunks[c] >>> 6] |= 1L << chunks[c];
-    }
+    markAllocated(seg, start, length, true);
     freeChunks -= length;
     steps++;
     return mid;
+  }
+
+  /**
+   * Marks the chunks at positions [start, start + length) of {@code seg} allocated or free: a word
+   * at a time where the segment's chunks are contiguous (allocations average dozens of chunks).
+   */
+  private void markAllocated(Segment seg, int start, int length, boolean allocated) {
+    int[] chunks = seg.chunks;
+    if (seg.contiguous) {
+      setBits(allocatedChunks, chunks[start], chunks[start] + length, allocated);
+      return;
+    }
+    for (int c = start, e = start + length; c < e; c++) {
+      if (allocated) {
+        allocatedChunks[chunks[c] >>> 6] |= 1L << chunks[c];
+      } else {
+        allocatedChunks[chunks[c] >>> 6] &= ~(1L << chunks[c]);
+      }
+    }
+  }
+
+  /** Sets ({@code value}) or clears bits [from, to) of {@code words}, bit i at {@code words[i / 64]}, bit i % 64. */
+  static void setBits(long[] words, int from, int to, boolean value) {
+    if (from >= to) {
+      return;
+    }
+    int first = from >>> 6;
+    int last = (to - 1) >>> 6;
+    long firstMask = -1L << from; // shifts take the count modulo 64
+    long lastMask = -1L >>> -to;
+    if (first == last) {
+      apply(words, first, firstMask & lastMask, value);
+      return;
+    }
+    apply(words, first, firstMask, value);
+    Arrays.fill(words, first + 1, last, value ? -1L : 0L);
+    apply(words, last, lastMask, value);
+  }
+
+  private static void apply(long[] words, int w, long mask, boolean value) {
+    words[w] = value ? words[w] | mask : words[w] & ~mask;
   }
 
   /** Returns an allocated block to its segment's free blocks, merged with free neighbours. */
@@ -599,10 +640,7 @@ public final class StitchingAllocator implements Allocator {
     p.owner = null;
     freeChunks += p.length;
     Segment seg = p.segment;
-    int[] chunks = seg.chunks;
-    for (int c = p.start, e = p.start + p.length; c < e; c++) {
-      allocatedChunks[chunks[c] >>> 6] &= ~(1L << chunks[c]);
-    }
+    markAllocated(seg, p.start, p.length, false);
     Piece l = p.start > 0 ? seg.endAt[p.start - 1] : null;
     if (l != null && l.owner == null) {
       freeBlocks.remove(l);
