@@ -85,6 +85,11 @@ final class Runs {
     return KvSim.EXIT_OK;
   }
 
+  /** Returns a run's progress line: its events so far, in millions, and their rate. */
+  static String progressLine(String allocator, long events, long wallNanos) {
+    return String.format(Locale.ROOT, "kvsim: %s: %.1f M events, %.2f M events/s", allocator, events / 1e6, events * 1e3 / wallNanos);
+  }
+
   /** Progress lines on stderr, once a run has taken more than three seconds. */
   private static final class StderrProgress implements Runner.Progress {
     private static final long QUIET_NANOS = 3_000_000_000L;
@@ -99,7 +104,7 @@ final class Runs {
     public void events(String allocator, long events, long wallNanos) {
       if (wallNanos >= QUIET_NANOS) {
         synchronized (err) {
-          err.printf(Locale.ROOT, "kvsim: %s: %.1f M events, %.2f M events/s%n", allocator, events / 1e6, events / 1e3 / wallNanos * 1e3);
+          err.println(progressLine(allocator, events, wallNanos));
           err.flush();
         }
       }
