@@ -3,6 +3,7 @@ package kvsim.serving;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import kvsim.alloc.paged.BlockHasher;
 import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
@@ -303,8 +304,9 @@ public final class ServingSystems {
 
   private static Built vllm(Build b) {
     long numBlocks = checkedBlocks(b);
+    // A serving run prints no block hash, so it hashes with the faster function (BlockHasher's Note [Block hash]).
     BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), true, BlockManagerConfig.Mode.V1, 0,
-        BlockManagerConfig.FreeOrder.FIFO, 0, b.scheduler().maxModelLen(), b.kvBytesPerToken());
+        BlockManagerConfig.FreeOrder.FIFO, 0, b.scheduler().maxModelLen(), b.kvBytesPerToken(), BlockHasher.Algorithm.MURMUR3);
     PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(),
         ContiguousKvManager.copyBytesPerSecond(b.device()), b.device().hostLinkBytesPerSecond());
     Map<String, Object> parts = new LinkedHashMap<>();

@@ -78,7 +78,7 @@ public final class BlockManager implements KvBlockManager {
   private final boolean caching;
   private final boolean v0;
   private final BlockPool pool;
-  private final BlockHasher hasher = new BlockHasher();
+  private final BlockHasher hasher;
   private final PrefixCacheStats stats = new PrefixCacheStats();
   private final OpLog log = new OpLog();
   private final IntDeque hostFree;
@@ -96,6 +96,7 @@ public final class BlockManager implements KvBlockManager {
     this.config = config;
     this.blockSize = config.blockSize();
     this.caching = config.enableCaching();
+    this.hasher = new BlockHasher(config.hash());
     this.v0 = config.mode() == BlockManagerConfig.Mode.V0;
     BlockPool.Kind kind =
         !v0

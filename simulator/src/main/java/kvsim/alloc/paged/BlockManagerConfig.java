@@ -12,6 +12,7 @@ package kvsim.alloc.paged;
  * @param numHostBlocks v0 host (CPU) blocks for swapping (spec §2.4)
  * @param maxModelLen the longest sequence, in tokens, a request may reach
  * @param bytesPerToken KV bytes per token, for the bytes a swap moves
+ * @param hash the block hash function (BlockHasher's Note [Block hash]); it never changes a run
  */
 public record BlockManagerConfig(
     int numBlocks,
@@ -22,7 +23,8 @@ public record BlockManagerConfig(
     FreeOrder freeOrder,
     int numHostBlocks,
     int maxModelLen,
-    long bytesPerToken) {
+    long bytesPerToken,
+    BlockHasher.Algorithm hash) {
 
   /** vLLM v0's default watermark (spec §2.1). */
   public static final double DEFAULT_WATERMARK = 0.01;
@@ -47,9 +49,17 @@ public record BlockManagerConfig(
     FIFO
   }
 
+  /** The settings with the default block hash, SHA-256. */
+  public BlockManagerConfig(
+      int numBlocks, int blockSize, boolean enableCaching, Mode mode, double watermark, FreeOrder freeOrder, int numHostBlocks,
+      int maxModelLen, long bytesPerToken) {
+    this(numBlocks, blockSize, enableCaching, mode, watermark, freeOrder, numHostBlocks, maxModelLen, bytesPerToken,
+        BlockHasher.Algorithm.SHA256);
+  }
+
   public BlockManagerConfig {
-    if (mode == null || freeOrder == null) {
-      throw new IllegalArgumentException("mode and free order must be set");
+    if (mode == null || freeOrder == null || hash == null) {
+      throw new IllegalArgumentException("mode, free order and hash must be set");
     }
     if (numBlocks < (mode == Mode.V1 ? 2 : 1)) {
       throw new IllegalArgumentException(

@@ -8,10 +8,19 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import org.junit.jupiter.api.Test;
 
-/** The block hash is SHA-256 of the documented canonical encoding, truncated to 128 bits. */
+/** The block hash is SHA-256 (or MurmurHash3 x64 128) of the documented canonical encoding, truncated to 128 bits. */
 class BlockHasherTest {
 
   private static long[] direct(long parentHi, long parentLo, int[] tokens, String lora, String salt) throws Exception {
+    byte[] e = encoding(parentHi, parentLo, tokens, lora, salt);
+    MessageDigest sha = MessageDigest.getInstance("SHA-256");
+    sha.update(e);
+    ByteBuffer d = ByteBuffer.wrap(sha.digest());
+    return new long[] {d.getLong(), d.getLong()};
+  }
+
+  /** The canonical encoding of Note [Block hash], written with a ByteBuffer. */
+  private static byte[] encoding(long parentHi, long parentLo, int[] tokens, String lora, String salt) {
     byte[] l = lora == null ? null : lora.getBytes(StandardCharsets.UTF_8);
     byte[] s = salt == null ? null : salt.getBytes(StandardCharsets.UTF_8);
     ByteBuffer b = ByteBuffer.allocate(1024);
@@ -25,10 +34,7 @@ class BlockHasherTest {
     if (s != null) {
       b.put((byte) 'S').putInt(s.length).put(s);
     }
-    MessageDigest sha = MessageDigest.getInstance("SHA-256");
-    sha.update(b.array(), 0, b.position());
-    ByteBuffer d = ByteBuffer.wrap(sha.digest());
-    return new long[] {d.getLong(), d.getLong()};
+    return java.util.Arrays.copyOf(b.array(), b.position());
   }
 
   @Test
@@ -68,5 +74,35 @@ class BlockHasherTest {
   void theHexPrefixReadsTheHighHalfFirst() {
     assertEquals("0123456789abcdef", BlockHasher.hexPrefix(0x0123456789abcdefL, 0xfedcba9876543210L, 16));
     assertEquals("0123456789abcdeffe", BlockHasher.hexPrefix(0x0123456789abcdefL, 0xfedcba9876543210L, 18));
+  }
+
+  @Test
+  void murmur3IsTheReferenceMurmurHash3OfTheSameEncoding() throws Exception {
+    BlockHasher h = new BlockHasher(BlockHasher.Algorithm.MURMUR3);
+    java.util.SplittableRandom r = new java.util.SplittableRandom(7);
+    long[] out = new long[2];
+    // Every tail length (the encoding is 20 + 4 k bytes, plus the extra keys), and block sizes up to 64 tokens.
+    for (int n = 0; n <= 64; n++) {
+      for (String lora : new String[] {null, "a", "lora-é", "abcdefghijk"}) {
+        for (String salt : new String[] {null, "", "s2"}) {
+          int[] tokens = r.ints(n).toArray();
+          long hi = r.nextLong();
+          long lo = r.nextLong();
+          h.hashBlock(hi, lo, tokens, 0, n, BlockHasher.utf8(lora), BlockHasher.utf8(salt), out, 0);
+          byte[] e = encoding(hi, lo, tokens, lora, salt);
+          long[] want = org.apache.commons.codec.digest.MurmurHash3.hash128x64(e, 0, e.length, 0);
+          assertEquals(want[0], out[0], n + " tokens, " + lora + ", " + salt);
+          assertEquals(want[1], out[1], n + " tokens, " + lora + ", " + salt);
+        }
+      }
+    }
+    for (int length = 0; length <= 40; length++) { // and every length of raw bytes, tails included
+      byte[] data = new byte[length];
+      r.nextBytes(data);
+      BlockHasher.murmur3(data, length, out, 0);
+      long[] want = org.apache.commons.codec.digest.MurmurHash3.hash128x64(data, 0, length, 0);
+      assertEquals(want[0], out[0], length + " bytes");
+      assertEquals(want[1], out[1], length + " bytes");
+    }
   }
 }
