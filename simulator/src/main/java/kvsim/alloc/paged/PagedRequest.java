@@ -26,7 +26,7 @@ public final class PagedRequest {
 
   private final String id;
   /** The manager that made it: requests of one manager are refused by another. */
-  final Object owner;
+  final BlockManager owner;
   final byte[] lora;
   final byte[] salt;
   final String loraName;
@@ -49,7 +49,7 @@ public final class PagedRequest {
   long pendingEpoch = -1;
   final IntList hostTable = new IntList(0);
 
-  PagedRequest(Object owner, String id, int[] prompt, String loraName, String cacheSalt, long[] suppliedHashIds) {
+  PagedRequest(BlockManager owner, String id, int[] prompt, String loraName, String cacheSalt, long[] suppliedHashIds) {
     this.owner = owner;
     this.id = id;
     this.loraName = loraName;

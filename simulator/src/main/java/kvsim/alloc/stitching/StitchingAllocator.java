@@ -150,9 +150,8 @@ public final class StitchingAllocator implements Allocator {
   private static final class Segment {
     final int index; // creation order
     final int slot;
+    /** The segment's chunks in order: a run of consecutive chunk numbers (see the constructor). */
     final int[] chunks;
-    /** Whether chunks[i] == chunks[0] + i, as every segment's are while chunks are never unreserved. */
-    final boolean contiguous;
     // The blocks by their first chunk and by their last; null where no block starts or ends.
     final Piece[] startAt;
     final Piece[] endAt;
@@ -160,8 +159,14 @@ public final class StitchingAllocator implements Allocator {
     Segment(int index, int slot, int[] chunks) {
       this.index = index;
       this.slot = slot;
+      // A segment takes the lowest chunks not yet reserved, and no chunk is ever unreserved, so its
+      // chunks follow one another: the allocated-chunk bits of a block are one range.
+      for (int i = 1; i < chunks.length; i++) {
+        if (chunks[i] != chunks[0] + i) {
+          throw new IllegalStateException("segment " + index + ": chunks " + Arrays.toString(chunks) + " do not follow one another");
+        }
+      }
       this.chunks = chunks;
-      this.contiguous = chunks.length == 0 || chunks[chunks.length - 1] - chunks[0] == chunks.length - 1;
       this.startAt = new Piece[chunks.length];
       this.endAt = new Piece[chunks.length];
     }
@@ -595,22 +600,11 @@ public final class StitchingAllocator implements Allocator {
   }
 
   /**
-   * Marks the chunks at positions [start, start + length) of {@code seg} allocated or free: a word
-   * at a time where the segment's chunks are contiguous (allocations average dozens of chunks).
+   * Marks the chunks at positions [start, start + length) of {@code seg} allocated or free, a word
+   * at a time (allocations average dozens of chunks; a segment's chunks follow one another).
    */
   private void markAllocated(Segment seg, int start, int length, boolean allocated) {
-    int[] chunks = seg.chunks;
-    if (seg.contiguous) {
-      setBits(allocatedChunks, chunks[start], chunks[start] + length, allocated);
-      return;
-    }
-    for (int c = start, e = start + length; c < e; c++) {
-      if (allocated) {
-        allocatedChunks[chunks[c] >>> 6] |= 1L << chunks[c];
-      } else {
-        allocatedChunks[chunks[c] >>> 6] &= ~(1L << chunks[c]);
-      }
-    }
+    setBits(allocatedChunks, seg.chunks[start], seg.chunks[start] + length, allocated);
   }
 
   /** Sets ({@code value}) or clears bits [from, to) of {@code words}, bit i at {@code words[i / 64]}, bit i % 64. */
