@@ -1,8 +1,13 @@
 package kvsim.cli;
 
+import java.io.BufferedWriter;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.nio.charset.Charset;
 import java.util.Properties;
 import kvsim.core.InputException;
 import picocli.CommandLine;
@@ -53,7 +58,11 @@ public final class KvSim implements Runnable {
   public static void main(String[] args) {
     int status;
     try {
-      status = newCommandLine(args).execute(args);
+      CommandLine cl = newCommandLine(args);
+      if (System.getProperty("sun.stdout.encoding") == null) { // else picocli picks that encoding: leave it
+        cl.setOut(new Stdout(System.out));
+      }
+      status = cl.execute(args);
     } catch (OutOfMemoryError e) {
       // Outside a run's event loop (which reports the live set itself): still one line, no trace.
       System.err.println("kvsim: out of memory: the Java heap (" + kvsim.core.Bytes.format(Runtime.getRuntime().maxMemory())
@@ -61,6 +70,37 @@ public final class KvSim implements Runnable {
       status = EXIT_FAILED;
     }
     System.exit(status);
+  }
+
+  /**
+   * Standard output as picocli's writer makes it (the default charset, buffered, flushed at each
+   * line), with the stream beneath it, so that a command whose output is UTF-8 bytes already
+   * ({@code blocks}) can write them without decoding them into text to be encoded again.
+   */
+  static final class Stdout extends PrintWriter {
+    private final OutputStream bytes;
+    private final Charset charset;
+
+    Stdout(OutputStream bytes) {
+      this(bytes, Charset.defaultCharset());
+    }
+
+    Stdout(OutputStream bytes, Charset charset) {
+      super(new BufferedWriter(new OutputStreamWriter(bytes, charset)), true);
+      this.bytes = bytes;
+      this.charset = charset;
+    }
+
+    Charset charset() {
+      return charset;
+    }
+
+    /** Writes {@code b}'s bytes after the text printed so far. */
+    void writeBytes(ByteArrayOutputStream b) throws IOException {
+      flush();
+      b.writeTo(bytes);
+      bytes.flush();
+    }
   }
 
   /** Returns the command line with every subcommand and kvsim's error handling, for tests. */

@@ -40,6 +40,22 @@ class BlocksCommandTest {
     assertEquals(expected, run.out().replace(System.lineSeparator(), "\n"));
   }
 
+  @ParameterizedTest
+  @MethodSource("goldenScripts")
+  void onStandardOutputTheBytesAreWrittenAsTheyAre(String name) throws IOException {
+    Path script = GOLDEN.resolve(name);
+    byte[] expected = Files.readAllBytes(GOLDEN.resolve(name.replace(".jsonl", ".out.jsonl")));
+    for (java.nio.charset.Charset cs : List.of(StandardCharsets.UTF_8, StandardCharsets.UTF_16BE)) {
+      // UTF-8: the bytes go to the stream beneath the writer; another charset: through the writer, as text.
+      java.io.ByteArrayOutputStream stdout = new java.io.ByteArrayOutputStream();
+      picocli.CommandLine cl = KvSim.newCommandLine(new String[] {"blocks"});
+      cl.setOut(new KvSim.Stdout(stdout, cs));
+      assertEquals(0, cl.execute("blocks", "--check", script.toString()));
+      String printed = stdout.toString(cs).replace(System.lineSeparator(), "\n");
+      assertEquals(new String(expected, StandardCharsets.UTF_8), printed, cs + " " + name);
+    }
+  }
+
   @Test
   void thereAreGoldenScriptsForBothModes() throws IOException {
     List<String> names = goldenScripts().toList();
