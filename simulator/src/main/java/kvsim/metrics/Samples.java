@@ -131,8 +131,14 @@ public final class Samples {
    */
   public double[] quantiles(double[] ps) {
     double[] out = new double[ps.length];
-    if (size == 0) {
+    if (count == 0) {
       Arrays.fill(out, Double.NaN);
+      return out;
+    }
+    if (pages != null) { // Note [Bounded samples]: the histogram's estimates, one by one
+      for (int i = 0; i < ps.length; i++) {
+        out[i] = quantile(ps[i]);
+      }
       return out;
     }
     double[] sorted = Arrays.copyOf(values, size);

@@ -33,10 +33,29 @@ class SamplesTest {
     assertEquals(n, s.size());
     assertEquals(sum / n, s.mean());
     assertEquals(Arrays.stream(all).max().getAsDouble(), s.max());
-    for (double p : new double[] {0, 0.01, 0.5, 0.9, 0.99, 0.999, 1}) {
+    double[] ps = {0, 0.01, 0.5, 0.9, 0.99, 0.999, 1};
+    double[] many = s.quantiles(ps); // the quantile table a serving run writes: once failed past the limit
+    for (int i = 0; i < ps.length; i++) {
+      double p = ps[i];
       double exact = Quantile.withDefaults().with(Quantile.EstimationMethod.HF7).evaluate(all, p);
       double approx = s.quantile(p);
       assertTrue(Math.abs(approx - exact) <= exact * Math.pow(2, -11), "p" + p + ": " + approx + " vs " + exact);
+      assertEquals(approx, many[i], "p" + p);
+    }
+  }
+
+  @Test
+  void manyQuantilesAtOnceAreTheOnesTakenOneByOne() {
+    Samples s = new Samples();
+    double[] ps = {0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1};
+    assertTrue(Arrays.stream(s.quantiles(ps)).allMatch(Double::isNaN), "no values: NaN");
+    SplittableRandom rng = new SplittableRandom(3);
+    for (int i = 0; i < 1000; i++) {
+      s.add(rng.nextDouble());
+    }
+    double[] many = s.quantiles(ps);
+    for (int i = 0; i < ps.length; i++) {
+      assertEquals(s.quantile(ps[i]), many[i], 1e-15, "p" + ps[i]);
     }
   }
 
