@@ -36,6 +36,13 @@ import kvsim.serving.ScriptedServing;
  * <p>The operations and fields are listed in the README's {@code kvsim blocks} section.
  */
 public final class BlockScriptRunner {
+  /**
+   * The output of {@code kvsim blocks -o}, recognised by its first line, the result of operation 0
+   * (Note [Output rule] on {@code core.OutputFile}).
+   */
+  public static final kvsim.core.OutputFile.Kind OUTPUT_KIND =
+      kvsim.core.OutputFile.Kind.startingWith("a blocks output", "{\"i\":0,\"op\":");
+
   /** Token ids are non-negative 32-bit integers. */
   private static final long MAX_TOKEN = Integer.MAX_VALUE;
   /** The longest prompt_range accepted. */

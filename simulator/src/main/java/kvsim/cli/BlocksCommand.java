@@ -8,9 +8,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import kvsim.blocks.BlockScriptRunner;
-import kvsim.core.AtomicFiles;
+import kvsim.core.OutputFile;
 import kvsim.core.InputException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -47,6 +48,9 @@ final class BlocksCommand implements Callable<Integer> {
   @Option(names = "--check", description = "run the block manager's invariant checker after every operation")
   boolean check;
 
+  @Option(names = "--force", description = "replace OUT.jsonl even if it is not a blocks output that kvsim wrote")
+  boolean force;
+
   @Override
   public Integer call() throws IOException {
     String source = script.toString();
@@ -54,6 +58,7 @@ final class BlocksCommand implements Callable<Integer> {
     if (Files.isDirectory(script)) {
       throw new InputException(source + ": is a folder, not a block script");
     }
+    OutputFile target = output == null ? null : OutputFile.of(output, BlockScriptRunner.OUTPUT_KIND, force, List.of(script)).check();
     try (InputStream in = Files.newInputStream(script)) {
       if (output == null) {
         // Printed only once the whole script succeeded.
@@ -67,7 +72,7 @@ final class BlocksCommand implements Callable<Integer> {
           out.flush();
         }
       } else {
-        AtomicFiles.write(output, out -> runner.run(in, out));
+        target.write(out -> runner.run(in, out));
       }
     } catch (NoSuchFileException e) {
       throw new InputException(source + ": no such file");

@@ -75,7 +75,8 @@ final class CapacityCommand implements Callable<Integer> {
     List<ServingGrid.Cell> cells = ServingGrid.cells(options.request(workload), axes);
     ServingSpec s = cells.get(0).spec();
     String name = "capacity-" + workload.replaceAll(".*/", "").replaceAll("[:,=]", "-").replaceAll("[^A-Za-z0-9._-]", "");
-    ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, force) : ResultFolder.Target.fresh(Path.of("results", "runs"), name)).check();
+    ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.CAPACITY, force)
+        : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.CAPACITY)).reading(Inputs.of(workload, s.workload().file())).check();
     List<CapacitySearch.Capacity> result = CapacitySearch.searchCells(cells, targets, minRate, maxRate, steps);
 
     List<String> columns = new ArrayList<>(List.of("system"));

@@ -3,11 +3,12 @@ package kvsim.cli;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import kvsim.core.AtomicFiles;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
+import kvsim.core.OutputFile;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.trace.EventSource;
@@ -45,16 +46,25 @@ final class GenerateCommand implements Runnable {
 
     @Option(names = "--seed", paramLabel = "N", defaultValue = "" + ChurnGenerator.DEFAULT_SEED, description = "Random seed (default: ${DEFAULT-VALUE}).")
     long seed;
+
+    @Option(names = "--force", description = "Replace FILE even if it is not a trace of this kind that kvsim wrote.")
+    boolean force;
+
+    /** The output, checked before anything is generated (Note [Output rule] on {@code core.OutputFile}). */
+    OutputFile output(OutputFile.Kind kind) {
+      return OutputFile.of(output, kind, force, List.of()).check();
+    }
   }
 
   static int write(CommandLine.Model.CommandSpec spec, String generator, Map<String, String> params, Common common, ModelPreset model, DeviceSpec device)
       throws IOException {
     params.put("seed", Long.toString(common.seed));
     WorkloadRegistry.Workload w = WorkloadRegistry.resolve(generator, params);
+    OutputFile file = common.output(L1TraceWriter.OUTPUT_KIND);
     long[] count = new long[1];
     try (EventSource source = w.open(model, device)) {
       Map<String, Object> header = new LinkedHashMap<>(source.describe());
-      AtomicFiles.write(common.output, out -> {
+      file.write(out -> {
         L1TraceWriter writer = new L1TraceWriter(out, header);
         TraceEvent e;
         while ((e = source.next()) != null) {
@@ -194,7 +204,8 @@ final class GenerateCommand implements Runnable {
         case "azure-csv" -> (out, source) -> new AzureCsvWriter(out, AzureCsvWriter.DEFAULT_START);
         default -> throw new InputException("--format: expected kvsim or azure-csv, got '" + format + "'");
       };
-      long written = ImportCommand.writeRequests(WorkloadRegistry.resolveRequests("requests", p), common.output, writer, source -> {});
+      OutputFile file = common.output(format.equals("kvsim") ? RequestTraceWriter.OUTPUT_KIND : AzureCsvWriter.OUTPUT_KIND);
+      long written = ImportCommand.writeRequests(WorkloadRegistry.resolveRequests("requests", p), file, writer, source -> {});
       spec.commandLine().getOut().println("wrote " + written + " requests to " + common.output);
       spec.commandLine().getOut().flush();
       return KvSim.EXIT_OK;

@@ -4,10 +4,12 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
-import kvsim.core.AtomicFiles;
+import kvsim.core.OutputFile;
+import kvsim.trace.L1TraceWriter;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.torch.SnapshotImporter;
 import kvsim.torch.SnapshotReader;
@@ -59,12 +61,16 @@ final class ImportCommand implements Callable<Integer> {
     @Option(names = "--device", paramLabel = "N", description = "CUDA device to import (default: the only device with history).")
     int device = -1;
 
+    @Option(names = "--force", description = "Replace TRACE even if it is not an L1 trace that kvsim wrote.")
+    boolean force;
+
     @Override
     public Integer call() throws Exception {
+      OutputFile target = OutputFile.of(output, L1TraceWriter.OUTPUT_KIND, force, List.of(file)).check();
       TorchSnapshot snapshot = SnapshotReader.read(file);
       int d = SnapshotImporter.chooseDevice(snapshot, device);
       SnapshotImporter.Summary[] summary = new SnapshotImporter.Summary[1];
-      AtomicFiles.write(output, out -> summary[0] = SnapshotImporter.write(snapshot, d, out));
+      target.write(out -> summary[0] = SnapshotImporter.write(snapshot, d, out));
       PrintWriter w = spec.commandLine().getOut();
       SnapshotImporter.Summary s = summary[0];
       w.printf("wrote %s: device %d, %d allocations live at the start, %d allocations, %d frees, %d segment/oom annotations%n",
@@ -94,6 +100,9 @@ final class ImportCommand implements Callable<Integer> {
     @Option(names = "--zero-output", paramLabel = "RULE", description = "Rows with 0 output tokens: error (default), one (run with 1 token, as vLLM always samples one) or drop.")
     String zeroOutput;
 
+    @Option(names = "--force", description = "Replace TRACE even if it is not a request trace that kvsim wrote.")
+    boolean force;
+
     Map<String, String> params() {
       Map<String, String> p = new LinkedHashMap<>();
       put(p, "from", from);
@@ -111,9 +120,12 @@ final class ImportCommand implements Callable<Integer> {
     }
   }
 
-  static int writeRequests(CommandLine.Model.CommandSpec spec, String format, Path file, Map<String, String> params, Path output) throws IOException {
+  static int writeRequests(CommandLine.Model.CommandSpec spec, String format, Path file, Map<String, String> params, RequestImportOptions options)
+      throws IOException {
+    Path output = options.output;
+    OutputFile target = OutputFile.of(output, RequestTraceWriter.OUTPUT_KIND, options.force, List.of(file)).check();
     long[] rows = new long[2];
-    long written = writeRequestTrace(WorkloadRegistry.resolveImport(format, file, params), output, source -> {
+    long written = writeRequestTrace(WorkloadRegistry.resolveImport(format, file, params), target, source -> {
       if (source instanceof ImportedRequestSource imported) {
         rows[0] = imported.rowsRead();
         rows[1] = imported.zeroOutputRows();
@@ -129,7 +141,7 @@ final class ImportCommand implements Callable<Integer> {
    * Writes every request of {@code w} as a request trace at {@code output}, atomically, and
    * returns how many; {@code afterward} sees the source once it is exhausted.
    */
-  static long writeRequestTrace(WorkloadRegistry.RequestWorkload w, Path output, Consumer<RequestSource> afterward) throws IOException {
+  static long writeRequestTrace(WorkloadRegistry.RequestWorkload w, OutputFile output, Consumer<RequestSource> afterward) throws IOException {
     return writeRequests(w, output, (out, source) -> new RequestTraceWriter(out, source.describe(), source.hashBlockTokens()), afterward);
   }
 
@@ -137,11 +149,11 @@ final class ImportCommand implements Callable<Integer> {
    * Writes every request of {@code w} at {@code output} in the format {@code format} opens,
    * atomically, and returns how many; {@code afterward} sees the source once it is exhausted.
    */
-  static long writeRequests(WorkloadRegistry.RequestWorkload w, Path output, RequestWriter.Factory format, Consumer<RequestSource> afterward)
+  static long writeRequests(WorkloadRegistry.RequestWorkload w, OutputFile output, RequestWriter.Factory format, Consumer<RequestSource> afterward)
       throws IOException {
     long[] written = new long[1];
     try (RequestSource source = w.open()) {
-      AtomicFiles.write(output, out -> {
+      output.write(out -> {
         RequestWriter writer = format.open(out, source);
         Request r;
         while ((r = source.next()) != null) {
@@ -169,7 +181,7 @@ final class ImportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-      return writeRequests(spec, "azure", file, options.params(), options.output);
+      return writeRequests(spec, "azure", file, options.params(), options);
     }
   }
 
@@ -187,7 +199,7 @@ final class ImportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-      return writeRequests(spec, "mooncake", file, options.params(), options.output);
+      return writeRequests(spec, "mooncake", file, options.params(), options);
     }
   }
 
@@ -214,7 +226,7 @@ final class ImportCommand implements Callable<Integer> {
       Map<String, String> p = options.params();
       p.put("rate", rate);
       RequestImportOptions.put(p, "seed", seed);
-      return writeRequests(spec, "lengths", file, p, options.output);
+      return writeRequests(spec, "lengths", file, p, options);
     }
   }
 
@@ -243,7 +255,7 @@ final class ImportCommand implements Callable<Integer> {
       Map<String, String> p = options.params();
       RequestImportOptions.put(p, "model", model);
       RequestImportOptions.put(p, "log-type", logType);
-      return writeRequests(spec, "burstgpt", file, p, options.output);
+      return writeRequests(spec, "burstgpt", file, p, options);
     }
   }
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import kvsim.core.InputException;
+import kvsim.core.OutputFile;
 import kvsim.regress.Regression;
 import kvsim.regress.Reports;
 import kvsim.regress.Suite;
@@ -52,6 +53,9 @@ final class RegressCommand implements Callable<Integer> {
       description = "Options of pytorch-caching in PYTORCH_CUDA_ALLOC_CONF syntax, for every scenario that runs it (same as --set pytorch-caching.torch-alloc-conf=CONF).")
   String torchAllocConf;
 
+  @Option(names = "--force", description = "Replace a --junit or --markdown file that is not kvsim's report of that kind.")
+  boolean force;
+
   @Option(names = "--scenario", paramLabel = "NAME", description = "Run only this scenario, repeatable (not with --update).")
   List<String> scenarios = new ArrayList<>();
 
@@ -62,10 +66,11 @@ final class RegressCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    for (Path p : new Path[] {junit, markdown}) {
-      if (p != null && java.nio.file.Files.isDirectory(p)) {
-        throw new InputException(p + ": is a folder; give the name of a file to write");
-      }
+    List<Path> inputs = List.of(suite);
+    OutputFile junitFile = junit == null ? null : OutputFile.of(junit, Reports.JUNIT_KIND, force, inputs).check();
+    OutputFile markdownFile = markdown == null ? null : OutputFile.of(markdown, Reports.MARKDOWN_KIND, force, inputs).check();
+    if (junit != null && markdown != null && OutputFile.sameFile(junit, markdown)) {
+      throw new InputException(junit + ": named by both --junit and --markdown; give each its own file");
     }
     List<String> changes = new ArrayList<>(settings);
     if (torchAllocConf != null) {
@@ -83,11 +88,11 @@ final class RegressCommand implements Callable<Integer> {
     };
     Regression.Outcome o = Regression.run(s, new Regression.Options(baseline, update, changes, scenarios, Runtime.getRuntime().availableProcessors()),
         KvSim.Version.version(), progress);
-    if (junit != null) {
-      Reports.junit(junit, o);
+    if (junitFile != null) {
+      Reports.junit(junitFile, o);
     }
-    if (markdown != null) {
-      Reports.markdown(markdown, o);
+    if (markdownFile != null) {
+      Reports.markdown(markdownFile, o);
     }
     if (!o.settings().isEmpty()) {
       out.println("policy change: " + String.join(", ", o.settings()));

@@ -34,11 +34,13 @@ final class ReplayCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    // Note [Output rule] on core.OutputFile: every output is checked before the run; the folder in Runs.execute.
     WorkloadSpec yaml = Runs.yamlOf(workload);
     Path dir = yaml == null ? null : Path.of(workload).toAbsolutePath().getParent();
     Map<String, kvsim.torch.SnapshotRecorder> recorders = TorchSnapshotFiles.recorders(torchSnapshot, options.allocators);
+    TorchSnapshotFiles.check(torchSnapshot, recorders.keySet(), options.force, Inputs.of(workload));
     int status = Runs.execute(spec.commandLine().getOut(), spec.commandLine().getErr(), workload, yaml, dir, options, Map.copyOf(recorders));
-    TorchSnapshotFiles.write(spec.commandLine().getOut(), torchSnapshot, recorders);
+    TorchSnapshotFiles.write(spec.commandLine().getOut(), torchSnapshot, recorders, options.force, Inputs.of(workload));
     return status;
   }
 }

@@ -27,9 +27,12 @@ final class ReportCommand implements Callable<Integer> {
   @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "The report file (default: ${DEFAULT-VALUE}); an existing file is replaced only if it is a kvsim report.")
   Path output = Path.of("report.html");
 
+  @Option(names = "--force", description = "Replace FILE even if it is not a report that kvsim wrote.")
+  boolean force;
+
   @Override
   public Integer call() throws Exception {
-    HtmlReport.write(output, dirs);
+    HtmlReport.write(output, dirs, force);
     spec.commandLine().getOut().println("report: " + output);
     spec.commandLine().getOut().flush();
     return KvSim.EXIT_OK;

@@ -65,15 +65,18 @@ final class ReproduceCommand implements Callable<Integer> {
           "reproduce: unknown reproduction '" + name + "' (known: " + String.join(", ", Reproductions.NAMES) + ", " + TORCH_SNAPSHOTS + ")");
     }
     Path dir = output != null ? output : Path.of("results", "reproductions", name);
-    ResultFolder.Target target = ResultFolder.Target.at(dir, force).check();
+    // Reproductions are kept in version control: written as committed folders (Note [Committed folders]).
+    ResultFolder.Target target = ResultFolder.Target.at(dir, ResultFolder.Kind.REPRODUCTION, force).asCommitted()
+        .reading(snapshots != null ? List.of(snapshots) : List.of()).check();
     long start = System.nanoTime();
     Reproductions.Reproduction r = name.equals(TORCH_SNAPSHOTS) ? torchSnapshots() : Reproductions.run(name, KvSim.Version.version(), err);
     Map<String, ReproductionFolder.Part> parts = new LinkedHashMap<>();
     for (Reproductions.Sweep s : r.sweeps()) {
-      parts.put(s.name(), t -> ResultsWriter.writeSweep(t, SweepResults.of(s.result().config(), s.result().seeds(), s.result().sweeps())));
+      parts.put(s.name(), d -> ResultsWriter.writeSweep(ResultFolder.Target.at(d, ResultFolder.Kind.REPLAY, false),
+          SweepResults.of(s.result().config(), s.result().seeds(), s.result().sweeps())));
     }
     for (Reproductions.Serving s : r.servings()) {
-      parts.put(s.name(), t -> ResultsWriter.writeServing(t, s.spec().configEcho(), s.outputs().summaries(), s.outputs().timings(),
+      parts.put(s.name(), d -> ResultsWriter.writeServing(ResultFolder.Target.at(d, ResultFolder.Kind.SERVING, false), s.spec().configEcho(), s.outputs().summaries(), s.outputs().timings(),
           ServingMetrics.SERIES_COLUMNS, s.outputs().series(), ServingMetrics.QUANTILE_COLUMNS, s.outputs().quantiles()));
     }
     Path written = ReproductionFolder.write(target, r.name(), r.title(), r.notes(), r.header(), r.rows(), r.numbers(), parts);

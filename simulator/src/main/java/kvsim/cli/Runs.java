@@ -61,7 +61,7 @@ final class Runs {
       Map<String, ? extends AllocatorListener> listeners)
       throws IOException {
     RunSpec spec = RunSpec.resolve(o.request(label, yaml, yamlDir), err);
-    ResultFolder.Target target = outputTarget(o, spec.workload()).check();
+    ResultFolder.Target target = outputTarget(o, spec.workload()).reading(Inputs.of(label, spec.workload().file())).check();
     Runner runner = new Runner(KvSim.Version.version());
     Runner.Progress progress = o.quiet ? null : new StderrProgress(err);
     if (o.seeds != null) {
@@ -151,9 +151,9 @@ final class Runs {
   /** {@code -o DIR}, or a fresh run id {@code results/runs/<time>-<workload>[-N]}. */
   private static ResultFolder.Target outputTarget(RunOptions o, WorkloadRegistry.Workload w) {
     if (o.output != null) {
-      return ResultFolder.Target.at(o.output, o.force);
+      return ResultFolder.Target.at(o.output, ResultFolder.Kind.REPLAY, o.force);
     }
     String name = w.isGenerator() ? w.generator() : w.file().getFileName().toString().replaceAll("\\.[^.]*$", "");
-    return ResultFolder.Target.fresh(Path.of("results", "runs"), name);
+    return ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.REPLAY);
   }
 }

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
+import kvsim.core.OutputFile;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
 import kvsim.report.TextTable;
@@ -49,7 +50,7 @@ final class ServingCommand implements Callable<Integer> {
       + " (kvsim replay FILE replays it); with several systems one file each, named FILE with -SYSTEM before its extension.")
   Path emitTrace;
 
-  @Option(names = "--force", description = "Also replace a kvsim result folder into which files of your own were added.")
+  @Option(names = "--force", description = "Also replace a kvsim serving folder into which files of your own were added, and an --emit-trace file that is not an L1 trace kvsim wrote.")
   boolean force;
 
   @Option(names = {"-q", "--quiet"}, description = "No progress on stderr.")
@@ -63,7 +64,9 @@ final class ServingCommand implements Callable<Integer> {
     List<ServingGrid.Cell> cells = ServingGrid.cells(options.request(workload), axes);
     ServingSpec s = cells.get(0).spec();
     String name = "serving-" + workload.replaceAll(".*/", "").replaceAll("[:,=]", "-").replaceAll("\\.jsonl$", "").replaceAll("[^A-Za-z0-9._-]", "");
-    ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, force) : ResultFolder.Target.fresh(Path.of("results", "runs"), name)).check();
+    List<Path> inputs = Inputs.of(workload, s.workload().file());
+    ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.SERVING, force)
+        : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.SERVING)).reading(inputs).check();
     long start = System.nanoTime();
     ServingRunner.Progress progress = quiet ? null : (system, iterations, finished, wallNanos) -> {
       if (System.nanoTime() - start >= 3_000_000_000L) {
@@ -76,9 +79,18 @@ final class ServingCommand implements Callable<Integer> {
     if (emitTrace != null && !axes.isEmpty()) {
       throw new InputException("--emit-trace: writes one trace per system, not per grid cell; leave out --set, or run each cell on its own");
     }
+    ServingSpec whole = emitTrace != null ? ServingSpec.resolve(options.request(workload)) : null;
+    List<OutputFile> traces = emitTrace != null ? ServingRunner.traceOutputs(whole, emitTrace, force, inputs) : null;
+    if (output != null && traces != null) {
+      for (OutputFile t : traces) {
+        if (t.path().toAbsolutePath().normalize().startsWith(output.toAbsolutePath().normalize())) {
+          throw new InputException(t.path() + ": --emit-trace inside the -o folder would be lost when the folder is written; choose a path outside it");
+        }
+      }
+    }
     // With --emit-trace (no grid), one run per system writes its trace; otherwise one per cell.
     List<ServingRunner.SystemResult> results = emitTrace != null
-        ? new ServingRunner().run(ServingSpec.resolve(options.request(workload)), progress, emitTrace)
+        ? new ServingRunner().run(whole, progress, traces)
         : new ServingRunner().runCells(cells, progress);
     List<Map<String, Object>> summaries = new ArrayList<>();
     List<Map<String, Object>> timings = new ArrayList<>();

@@ -79,7 +79,8 @@ final class SweepCommand implements Callable<Integer> {
     }
     GridSweep.Engine e = GridSweep.engine(engine, n, engineOptions);
     String name = "sweep-" + grid.getFileName().toString().replaceAll("\\.ya?ml$", "").replaceAll("[^A-Za-z0-9._-]", "");
-    ResultFolder.Target target = output != null ? ResultFolder.Target.at(output, force) : ResultFolder.Target.fresh(Path.of("results", "runs"), name);
+    ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.SWEEP, force)
+        : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.SWEEP)).reading(List.of(grid));
     Path dir = ResultFolder.openResumable(target.check(), SweepTable.CELLS);
 
     List<GridSweep.Cell> todo = new ArrayList<>();

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import kvsim.core.OutputFile;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.torch.SnapshotRecorder;
 
@@ -41,8 +42,25 @@ final class TorchSnapshotFiles {
     return file.resolveSibling(named);
   }
 
+  /**
+   * Checks, before the run, every file the snapshots may go to (Note [Output rule] on {@code
+   * core.OutputFile}): {@code file} when one allocator may run, else one per allocator.
+   */
+  static void check(Path file, java.util.Set<String> allocators, boolean force, List<Path> inputs) {
+    if (file == null) {
+      return;
+    }
+    for (String name : allocators) {
+      output(fileFor(file, name, allocators.size()), force, inputs).check();
+    }
+  }
+
+  private static OutputFile output(Path file, boolean force, List<Path> inputs) {
+    return OutputFile.of(file, SnapshotRecorder.OUTPUT_KIND, force, inputs);
+  }
+
   /** Writes the snapshot of every allocator that ran, atomically, and says where. */
-  static void write(PrintWriter out, Path file, Map<String, SnapshotRecorder> recorders) throws IOException {
+  static void write(PrintWriter out, Path file, Map<String, SnapshotRecorder> recorders, boolean force, List<Path> inputs) throws IOException {
     Map<String, SnapshotRecorder> ran = new LinkedHashMap<>();
     recorders.forEach((name, r) -> {
       if (r.bound()) {
@@ -51,7 +69,7 @@ final class TorchSnapshotFiles {
     });
     for (Map.Entry<String, SnapshotRecorder> e : ran.entrySet()) {
       Path target = fileFor(file, e.getKey(), ran.size());
-      e.getValue().write(target);
+      output(target, force, inputs).write(e.getValue()::write);
       out.println("torch snapshot: " + target + " (" + e.getValue().entries() + " trace entries)");
     }
     out.flush();

@@ -33,6 +33,14 @@ public final class AtomicFiles {
 
   /** Writes {@code target} atomically with the given writer. */
   public static void write(Path target, Writer writer) throws IOException {
+    write(target, writer, () -> {});
+  }
+
+  /**
+   * Writes {@code target} atomically with the given writer; {@code beforeMove} runs once the
+   * content is complete, just before it replaces the target, and may refuse by throwing.
+   */
+  public static void write(Path target, Writer writer, Runnable beforeMove) throws IOException {
     if (Files.isDirectory(target)) {
       throw new InputException(target + ": is a folder; give the name of a file to write");
     }
@@ -44,10 +52,10 @@ public final class AtomicFiles {
       try (OutputStream out = new java.io.BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16)) {
         writer.write(out);
       }
+      beforeMove.run();
       move(tmp, target);
-    } catch (IOException | RuntimeException e) {
-      Files.deleteIfExists(tmp);
-      throw e;
+    } finally {
+      discard(tmp);
     }
   }
 
@@ -56,9 +64,10 @@ public final class AtomicFiles {
    * names].
    */
   public static Path temporaryFile(Path dir, String prefix) throws IOException {
+    Temporaries.removeStale(dir);
     for (int attempt = 0; ; attempt++) {
       try {
-        return Files.createFile(dir.resolve(prefix + uniqueSuffix() + ".tmp"));
+        return Temporaries.track(Files.createFile(dir.resolve(prefix + uniqueSuffix() + ".tmp")));
       } catch (FileAlreadyExistsException e) {
         if (attempt == 1000) {
           throw e;
@@ -69,9 +78,10 @@ public final class AtomicFiles {
 
   /** Creates a new, empty folder {@code dir/PREFIX<unique>} and returns it (Note [Temporary names]). */
   public static Path temporaryFolder(Path dir, String prefix) throws IOException {
+    Temporaries.removeStale(dir);
     for (int attempt = 0; ; attempt++) {
       try {
-        return Files.createDirectory(dir.resolve(prefix + uniqueSuffix()));
+        return Temporaries.track(Files.createDirectory(dir.resolve(prefix + uniqueSuffix())));
       } catch (FileAlreadyExistsException e) {
         if (attempt == 1000) {
           throw e;
@@ -89,6 +99,23 @@ public final class AtomicFiles {
 
   private static String uniqueSuffix() {
     return ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet() + "-" + Long.toHexString(System.nanoTime());
+  }
+
+  /**
+   * Deletes a temporary file or folder made by {@link #temporaryFile} or {@link #temporaryFolder}
+   * (what is left of it: it may have been moved into place already) and forgets it.
+   */
+  public static void discard(Path tmp) throws IOException {
+    try {
+      Temporaries.deleteTree(tmp);
+    } finally {
+      Temporaries.forget(tmp);
+    }
+  }
+
+  /** Forgets a temporary that was moved into place, so that the exit hook leaves it alone. */
+  public static void keep(Path tmp) {
+    Temporaries.forget(tmp);
   }
 
   /**

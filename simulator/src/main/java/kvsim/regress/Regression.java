@@ -109,7 +109,7 @@ public final class Regression {
         notes.add(s.name() + ": recorded anew (" + (java.nio.file.Files.exists(file) ? "the old baseline was not comparable: " + e.getMessage() : "no baseline before") + ")");
       }
     }
-    ResultFolder.Target target = o.update() ? ResultFolder.Target.at(suiteDir, false).check() : null;
+    ResultFolder.Target target = o.update() ? ResultFolder.Target.at(suiteDir, ResultFolder.Kind.BASELINE, false).asCommitted().check() : null;
 
     List<SuiteRunner.ScenarioResult> results = SuiteRunner.run(prepared, o.threads(), progress == null ? null : progress::runs);
 

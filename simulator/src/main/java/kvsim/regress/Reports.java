@@ -12,7 +12,7 @@ import java.util.Set;
 import javax.xml.stream.XMLOutputFactory;
 import javax.xml.stream.XMLStreamException;
 import javax.xml.stream.XMLStreamWriter;
-import kvsim.core.AtomicFiles;
+import kvsim.core.OutputFile;
 import kvsim.report.TextTable;
 
 /**
@@ -21,6 +21,13 @@ import kvsim.report.TextTable;
  * reporters read), and a Markdown summary for a pull-request comment.
  */
 public final class Reports {
+  /** The JUnit XML of {@code kvsim regress --junit}, recognised by its suite's name. */
+  public static final OutputFile.Kind JUNIT_KIND =
+      OutputFile.Kind.startingWith("a JUnit report", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"kvsim-regress.");
+
+  /** The Markdown summary of {@code kvsim regress --markdown}, recognised by its heading. */
+  public static final OutputFile.Kind MARKDOWN_KIND = OutputFile.Kind.startingWith("a Markdown summary", "### kvsim regress:");
+
   private Reports() {}
 
   /** Prints one row per watched metric (scenario, run, metric, baseline, now, delta, verdict), then the counts. */
@@ -60,9 +67,9 @@ public final class Reports {
    * <run>: <metric>}, time the wall time of that run; the suite's time is the sum over runs), a {@code failure} of type {@code
    * regression} naming the metric, baseline, now and delta for each regression.
    */
-  public static void junit(Path file, Regression.Outcome o) throws IOException {
+  public static void junit(OutputFile file, Regression.Outcome o) throws IOException {
     long wallNanos = o.comparisons().stream().filter(distinctRuns()).mapToLong(Comparison::wallNanos).sum();
-    AtomicFiles.write(file, out -> {
+    file.write(out -> {
       try {
         XMLStreamWriter x = XMLOutputFactory.newFactory().createXMLStreamWriter(out, "UTF-8");
         x.writeStartDocument("UTF-8", "1.0");
@@ -133,9 +140,9 @@ public final class Reports {
   }
 
   /** Writes the Markdown summary ({@link #markdown(Regression.Outcome)}). */
-  public static void markdown(Path file, Regression.Outcome o) throws IOException {
+  public static void markdown(OutputFile file, Regression.Outcome o) throws IOException {
     byte[] text = markdown(o).getBytes(StandardCharsets.UTF_8);
-    AtomicFiles.write(file, out -> out.write(text));
+    file.write(out -> out.write(text));
   }
 
   /**

@@ -15,6 +15,7 @@ import java.util.Map;
 import kvsim.core.AtomicFiles;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
+import kvsim.core.OutputFile;
 import kvsim.metrics.AllocatorResult;
 import kvsim.metrics.MemoryMap;
 import kvsim.metrics.RunMetrics;
@@ -61,17 +62,19 @@ public final class HtmlReport {
     AtomicFiles.write(dir.resolve(FILE), o -> o.write(html));
   }
 
+  /** A report file, recognised by its generator line (Note [Output rule] on {@code core.OutputFile}). */
+  public static final OutputFile.Kind OUTPUT_KIND = new OutputFile.Kind("a report", HtmlReport::isReport);
+
   /**
    * Writes the report of {@code dirs} to {@code file}: a new file, or one an earlier report wrote
-   * (anything else is refused, and nothing is written unless the whole report was built).
+   * (anything else is refused unless {@code force}, and nothing is written unless the whole report
+   * was built).
    */
-  public static void write(Path file, List<Path> dirs) throws IOException {
+  public static void write(Path file, List<Path> dirs, boolean force) throws IOException {
     if (dirs.isEmpty()) {
       throw new InputException("report: name at least one result folder");
     }
-    if (Files.exists(file, LinkOption.NOFOLLOW_LINKS) && !isReport(file)) {
-      throw new InputException(file + ": exists and is not a kvsim report; choose another -o file");
-    }
+    OutputFile target = OutputFile.of(file, OUTPUT_KIND, force, List.of()).check();
     List<Source> sources = new ArrayList<>();
     List<String> labels = new ArrayList<>();
     List<String> names = dirs.stream().map(d -> String.valueOf(d.toAbsolutePath().normalize().getFileName())).toList();
@@ -90,7 +93,7 @@ public final class HtmlReport {
     if (parent != null) {
       Files.createDirectories(parent);
     }
-    AtomicFiles.write(file, o -> o.write(html));
+    target.write(o -> o.write(html));
   }
 
   /** Returns a title for a folder's own report: its workload as given, from the configuration echo. */

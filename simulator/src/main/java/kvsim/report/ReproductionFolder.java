@@ -20,11 +20,11 @@ public final class ReproductionFolder {
   /** The {@code format} of {@code reproduction.json}. */
   public static final String FORMAT = "kvsim-reproduction";
 
-  /** Writes one run's result folder at the target given. */
+  /** Writes one run's result folder at the folder given. */
   @FunctionalInterface
   public interface Part {
-    /** Writes the run's result folder into {@code target}. */
-    void write(ResultFolder.Target target) throws IOException;
+    /** Writes the run's result folder, of its own kind, at {@code dir}. */
+    void write(Path dir) throws IOException;
   }
 
   private ReproductionFolder() {}
@@ -76,7 +76,7 @@ public final class ReproductionFolder {
       byte[] text = md.toString().getBytes(StandardCharsets.UTF_8);
       AtomicFiles.write(tmp.resolve("README.md"), o -> o.write(text));
       for (Map.Entry<String, Part> e : parts.entrySet()) {
-        e.getValue().write(ResultFolder.Target.at(tmp.resolve(e.getKey()), false));
+        e.getValue().write(tmp.resolve(e.getKey()));
       }
       HtmlReport.writeWithIntro(tmp, new HtmlReport.Intro(title, paragraphs, header, rows), List.copyOf(parts.keySet()));
     });

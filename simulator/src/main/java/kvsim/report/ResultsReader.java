@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -135,7 +136,10 @@ public final class ResultsReader {
     return column.endsWith("fragmentation");
   }
 
-  /** Reads a run's result folder: {@code summary.json}, {@code timeseries.csv} and {@code timing.json}. */
+  /**
+   * Reads a run's result folder: {@code summary.json}, {@code timeseries.csv} and {@code
+   * timing.json} (no timings where a committed folder holds none).
+   */
   public static RunResults read(Path dir) {
     requireFolder(dir);
     Path summaryFile = dir.resolve(SUMMARY_FILE);
@@ -168,7 +172,10 @@ public final class ResultsReader {
           new AllocatorResult(
               h.allocator, h.options, h.counters, h.summaries, h.modelledAllocatorNanos, h.activationOomCount, h.extra, samples.get(i)));
     }
-    List<AllocatorResult.Timing> timings = readTiming(dir.resolve(TIMING_FILE), names);
+    // A committed folder holds no timing.json (Note [Committed folders] on ResultFolder).
+    Path timingFile = dir.resolve(TIMING_FILE);
+    boolean none = !Files.exists(timingFile, LinkOption.NOFOLLOW_LINKS) && ResultFolder.isCommitted(dir);
+    List<AllocatorResult.Timing> timings = none ? List.of() : readTiming(timingFile, names);
     return new RunResults(config, results, timings);
   }
 

@@ -79,7 +79,9 @@ public final class ResultsWriter {
     Map<String, Object> timing = timing(timings);
     return ResultFolder.write(target, tmp -> {
       writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
-      writeJson(tmp.resolve(ResultsReader.TIMING_FILE), timing);
+      if (!timings.isEmpty()) { // a folder read back from a committed folder has none (Note [Committed folders])
+        writeJson(tmp.resolve(ResultsReader.TIMING_FILE), timing);
+      }
       writeTimeseries(tmp.resolve(ResultsReader.TIMESERIES_FILE), results);
       // Note [Charts from files]
       RunResults read;

@@ -11,6 +11,7 @@ import kvsim.metrics.AllocatorResult;
  * @param config the configuration echo: every top-level field of {@code summary.json} but the
  *     format marker and {@code allocators}, in file order
  * @param results one result per allocator, in the order run
- * @param timings wall-clock figures from {@code timing.json}, same order
+ * @param timings wall-clock figures from {@code timing.json}, same order; empty for a committed
+ *     folder, which holds no {@code timing.json}
  */
 public record RunResults(Map<String, Object> config, List<AllocatorResult> results, List<AllocatorResult.Timing> timings) {}

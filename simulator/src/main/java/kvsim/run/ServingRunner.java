@@ -2,7 +2,7 @@ package kvsim.run;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import kvsim.core.AtomicFiles;
+import kvsim.core.OutputFile;
 import kvsim.trace.L1TraceWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -105,16 +105,16 @@ public final class ServingRunner {
   }
 
   /**
-   * Runs every system of the spec and, when {@code emitTrace} is not null, writes each system's
-   * memory operations as an L1 trace ({@link #traceFile} names the file), atomically: a run that
-   * fails leaves no trace.
+   * Runs every system of the spec and, when {@code traces} is not null, writes each system's
+   * memory operations as an L1 trace into its file of {@link #traceOutputs}, atomically: a run
+   * that fails leaves no trace.
    *
    * @throws InputException when the workload has no requests
    */
-  public List<SystemResult> run(ServingSpec spec, Progress progress, Path emitTrace) throws IOException {
+  public List<SystemResult> run(ServingSpec spec, Progress progress, List<OutputFile> traces) throws IOException {
     List<String> systems = spec.systems();
     List<SystemResult> results = Parallel.map(systems.size(), threads,
-        i -> runOne(spec, systems.get(i), progress, emitTrace == null ? null : traceFile(emitTrace, systems.get(i), systems.size() > 1)));
+        i -> runOne(spec, systems.get(i), progress, traces == null ? null : traces.get(i)));
     if (!results.isEmpty() && results.get(0).metrics().arrived() == 0) {
       throw new InputException(spec.workload().spec() + ": no requests (the workload is empty; nothing to simulate)");
     }
@@ -128,11 +128,27 @@ public final class ServingRunner {
    * @throws InputException when the workload has no requests
    */
   public List<SystemResult> runCells(List<ServingGrid.Cell> cells, Progress progress) throws IOException {
-    List<SystemResult> results = Parallel.map(cells.size(), threads, i -> runOne(cells.get(i).spec(), cells.get(i).system(), progress, (Path) null));
+    List<SystemResult> results = Parallel.map(cells.size(), threads, i -> runOne(cells.get(i).spec(), cells.get(i).system(), progress, (OutputFile) null));
     if (!results.isEmpty() && results.get(0).metrics().arrived() == 0) {
       throw new InputException(cells.get(0).spec().workload().spec() + ": no requests (the workload is empty; nothing to simulate)");
     }
     return new ArrayList<>(results);
+  }
+
+  /**
+   * Returns the L1 trace outputs of {@code --emit-trace FILE}, one per system of the spec in its
+   * order ({@link #traceFile} names them), checked against the output rule (Note [Output rule] on
+   * {@code core.OutputFile}).
+   *
+   * @param force whether a file that is not an L1 trace kvsim wrote may be replaced
+   * @param inputs the command's input files
+   */
+  public static List<OutputFile> traceOutputs(ServingSpec spec, Path file, boolean force, List<Path> inputs) {
+    List<OutputFile> out = new ArrayList<>();
+    for (String system : spec.systems()) {
+      out.add(OutputFile.of(traceFile(file, system, spec.systems().size() > 1), L1TraceWriter.OUTPUT_KIND, force, inputs).check());
+    }
+    return out;
   }
 
   /**
@@ -150,7 +166,7 @@ public final class ServingRunner {
     return file.resolveSibling(withSystem);
   }
 
-  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, Path trace) throws IOException {
+  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, OutputFile trace) throws IOException {
     if (trace == null) {
       return runOne(spec, system, progress, (L1TraceWriter) null);
     }
@@ -162,7 +178,7 @@ public final class ServingRunner {
     // The allocator under test manages the KV region: a replay's device is that region.
     header.put("device", Long.toString(spec.kvMemoryBytes()));
     SystemResult[] result = new SystemResult[1];
-    AtomicFiles.write(trace, out -> {
+    trace.write(out -> {
       try (L1TraceWriter w = new L1TraceWriter(out, header)) {
         result[0] = runOne(spec, system, progress, w);
       }

@@ -16,6 +16,7 @@ import kvsim.alloc.SegmentLayout;
 import kvsim.alloc.caching.TorchAllocConf;
 import kvsim.alloc.caching.TorchCachingModel;
 import kvsim.core.AtomicFiles;
+import kvsim.core.OutputFile;
 
 /**
  * Records a kvsim run on any allocator model as a PyTorch memory snapshot (spec §9) that {@code
@@ -41,6 +42,24 @@ import kvsim.core.AtomicFiles;
  * </ul>
  */
 public final class SnapshotRecorder implements AllocatorListener {
+  /** The {@code format} of the top-level {@code kvsim} entry, which PyTorch's readers ignore. */
+  public static final String FORMAT = "kvsim-torch-snapshot";
+
+  /** What {@code kvsim replay --torch-snapshot} writes, recognised by the {@code kvsim} entry at its start. */
+  public static final OutputFile.Kind OUTPUT_KIND = new OutputFile.Kind("a PyTorch memory snapshot", p -> {
+    byte[] head = OutputFile.head(p, 96);
+    return new String(head, java.nio.charset.StandardCharsets.ISO_8859_1).contains(FORMAT);
+  });
+
+  private static final Map<String, Object> KVSIM_MARK = kvsimMark();
+
+  private static Map<String, Object> kvsimMark() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("format", FORMAT);
+    m.put("version", 1L);
+    return m;
+  }
+
   private static final String[] ACTIONS = {
     "alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "segment_map", "segment_unmap", "oom"
   };
@@ -172,6 +191,7 @@ public final class SnapshotRecorder implements AllocatorListener {
       throw new IllegalStateException("the snapshot recorder was never bound to a model");
     }
     Map<String, Object> root = new LinkedHashMap<>();
+    root.put("kvsim", KVSIM_MARK); // first, so the file's first bytes say kvsim wrote it
     List<Object> segments = new ArrayList<>();
     for (SegmentLayout s : allocator.layout()) {
       segments.add(segment(s));

@@ -16,6 +16,12 @@ import java.time.ZoneOffset;
  * the file back. Ids, prefix hashes and parallel samples have no column and are not written.
  */
 public final class AzureCsvWriter implements RequestWriter {
+  /**
+   * An Azure-shaped CSV: the format has no room for a mark of kvsim's, so an existing file is
+   * replaced only with {@code --force} (Note [Output rule] on {@code core.OutputFile}).
+   */
+  public static final kvsim.core.OutputFile.Kind OUTPUT_KIND = kvsim.core.OutputFile.Kind.unmarked("an Azure-shaped CSV");
+
   /** The default start: 2024-05-10 00:00:00 UTC, the first day of Azure's 2024 week-long traces. */
   public static final LocalDateTime DEFAULT_START = LocalDateTime.of(2024, 5, 10, 0, 0);
 

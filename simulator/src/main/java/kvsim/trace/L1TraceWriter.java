@@ -16,6 +16,10 @@ import java.util.Map;
  * written only when they differ from their defaults.
  */
 public final class L1TraceWriter implements AutoCloseable {
+  /** An L1 trace file, recognised by its header line (Note [Output rule] on {@code core.OutputFile}). */
+  public static final kvsim.core.OutputFile.Kind OUTPUT_KIND =
+      kvsim.core.OutputFile.Kind.startingWith("an L1 trace (kvsim-l1)", "{\"format\":\"kvsim-l1\"");
+
   private final Writer out;
   private final StringBuilder line = new StringBuilder(128);
   private long events;

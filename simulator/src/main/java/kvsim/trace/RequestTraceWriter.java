@@ -15,6 +15,10 @@ import java.util.Map;
  * hash_ids}, {@code n} and {@code beam_width} are written only when present or above 1.
  */
 public final class RequestTraceWriter implements RequestWriter {
+  /** A request trace file, recognised by its header line (Note [Output rule] on {@code core.OutputFile}). */
+  public static final kvsim.core.OutputFile.Kind OUTPUT_KIND =
+      kvsim.core.OutputFile.Kind.startingWith("a request trace (kvsim-requests)", "{\"format\":\"kvsim-requests\"");
+
   private final Writer out;
   private final StringBuilder line = new StringBuilder(128);
   private long requests;

@@ -52,7 +52,7 @@ class ResultsReaderTest {
 
   private Path rewrite(Path dir, String name) throws IOException {
     Path again = tmp.resolve(name);
-    ResultsWriter.write(ResultFolder.Target.at(again, false), ResultsReader.read(dir));
+    ResultsWriter.write(ResultFolder.Target.at(again, ResultFolder.Kind.REPLAY, false), ResultsReader.read(dir));
     return again;
   }
 
@@ -96,7 +96,7 @@ class ResultsReaderTest {
     assertEquals(List.of(1L, 2L, 3L), read.seeds());
     assertEquals(3, read.entries().get(0).perSeed().size());
     Path again = tmp.resolve("sweep-again");
-    ResultsWriter.writeSweep(ResultFolder.Target.at(again, false), read);
+    ResultsWriter.writeSweep(ResultFolder.Target.at(again, ResultFolder.Kind.REPLAY, false), read);
     assertSameBytes(run, again, List.of("summary.json"));
     InputException e = assertThrows(InputException.class, () -> ResultsReader.read(run));
     assertTrue(e.getMessage().contains("summary.json: format: expected \"kvsim-summary\", found \"kvsim-sweep-summary\""), e.getMessage());
@@ -145,7 +145,7 @@ class ResultsReaderTest {
     Map<String, Object> config = new LinkedHashMap<>();
     config.put("kvsim_version", "test");
     config.put("check", true);
-    Path dir = ResultsWriter.write(ResultFolder.Target.at(tmp.resolve("awkward"), false), config, results, timings);
+    Path dir = ResultsWriter.write(ResultFolder.Target.at(tmp.resolve("awkward"), ResultFolder.Kind.REPLAY, false), config, results, timings);
     RunResults read = ResultsReader.read(dir);
     assertEquals(config, read.config());
     assertEquals(timings, read.timings());
@@ -275,7 +275,7 @@ class ResultsReaderTest {
     // Broken after the format: the report, which reads the whole file next, refuses it.
     Files.writeString(summary, "{\"format\": \"kvsim-sweep-summary\",\n\"version\": 1,\noops\n}\n");
     assertEquals(ResultsReader.SWEEP_FORMAT, ResultsReader.formatOf(dir));
-    m = assertThrows(InputException.class, () -> HtmlReport.write(tmp.resolve("r.html"), List.of(dir))).getMessage();
+    m = assertThrows(InputException.class, () -> HtmlReport.write(tmp.resolve("r.html"), List.of(dir), false)).getMessage();
     assertTrue(m.startsWith(summary + ":3: not valid JSON"), m);
     assertFalse(Files.exists(tmp.resolve("r.html")));
   }
