@@ -38,7 +38,10 @@ import kvsim.core.OutputFile;
  *   <li>{@link #write} adds the final {@code segments} (from {@link Allocator#layout()}) and, for the
  *       caching model, {@code allocator_settings} with one key PyTorch does not write, {@code
  *       device_total_bytes} (the device size the model saw, which sizes expandable reservations);
- *       every dict carries an empty {@code frames} list.
+ *       every dict carries an empty {@code frames} list. The first top-level entry, {@code kvsim}
+ *       ({@code {"format": "kvsim-torch-snapshot", "version": 1}}), which PyTorch's readers ignore,
+ *       marks the file as kvsim's, so a later run may replace it (Note [Output rule] on {@code
+ *       core.OutputFile}).
  * </ul>
  */
 public final class SnapshotRecorder implements AllocatorListener {
