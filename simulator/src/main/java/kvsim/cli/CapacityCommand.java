@@ -27,6 +27,8 @@ import picocli.CommandLine.Parameters;
       "Find, per serving system, the highest request rate that meets every latency target: a bisection over the workload's arrival rate,",
       "each probe a full serving run of the same seed. WORKLOAD with a rate option (requests:…, lengths:FILE.csv,rate=…) gets each rate as that option;",
       "a recorded trace (azure:, mooncake:, burstgpt:, a request trace .jsonl) has its arrival times scaled so that its mean rate is the rate probed.",
+      "A rate at which any request fails to finish (rejected, e.g. a prompt of max_model_len tokens, or aborted) does not meet the targets,",
+      "unless --slo rejected.fraction<=F allows that share; each rate comes with its goodput and the requests not finished.",
       "Prints a table (or JSON with --json) and writes summary.json, probes.csv and capacity.png/.svg (latency against rate).",
       "With --set KEY=V1,V2,… (repeatable), every combination of the values is searched with every --system: one rate per cell."
     },
@@ -40,7 +42,9 @@ final class CapacityCommand implements Callable<Integer> {
   @CommandLine.Mixin ServingOptions options;
 
   @Option(names = "--slo", required = true, paramLabel = "TARGET",
-      description = "A latency target METRIC.STAT<=VALUE(s|ms), repeatable: METRIC ttft, tpot, e2e or normalized_latency; STAT mean, p50, p90 or p99; e.g. normalized_latency.mean<=0.2s.")
+      description = "A target, repeatable: a latency METRIC.STAT<=VALUE(s|ms) (METRIC ttft, tpot, e2e or normalized_latency; STAT mean, p50, p90 or p99;"
+          + " e.g. normalized_latency.mean<=0.2s; at least one), or rejected.fraction<=F, the largest share of requests that may fail to finish"
+          + " (rejected or aborted) at a rate that meets the targets. Default rejected.fraction<=0: a rate at which any request is rejected fails.")
   List<String> slos = new ArrayList<>();
 
   @Option(names = "--min-rate", paramLabel = "REQ_PER_S", defaultValue = "0.1", description = "Lowest rate probed (default: ${DEFAULT-VALUE}).")
@@ -52,7 +56,7 @@ final class CapacityCommand implements Callable<Integer> {
   @Option(names = "--steps", paramLabel = "N", defaultValue = "8", description = "Bisection probes after the two bounds (default: ${DEFAULT-VALUE}).")
   int steps;
 
-  @Option(names = "--json", description = "Print {\"systems\": {NAME: {\"max_rate_rps\": …, \"probes\": […]}}} instead of the table.")
+  @Option(names = "--json", description = "Print {\"systems\": {NAME: {\"max_rate_rps\": …, \"goodput_rps\": …, \"rejected_fraction\": …, \"probes\": […]}}} instead of the table.")
   boolean json;
 
   @Option(names = {"-o", "--output"}, paramLabel = "DIR", description = "Result folder (default results/runs/<time>-capacity-<workload>); as for replay.")
@@ -67,10 +71,7 @@ final class CapacityCommand implements Callable<Integer> {
     if (steps < 0 || steps > 40) {
       throw new kvsim.core.InputException("--steps: must be in 0..40, got " + steps);
     }
-    List<CapacitySearch.Slo> targets = new ArrayList<>();
-    for (String s : slos) {
-      targets.add(CapacitySearch.Slo.parse(s));
-    }
+    CapacitySearch.Targets targets = CapacitySearch.Targets.parse(slos);
     List<ServingGrid.Axis> axes = options.axes();
     List<ServingGrid.Cell> cells = ServingGrid.cells(options.request(workload), axes);
     ServingSpec s = cells.get(0).spec();
@@ -78,11 +79,12 @@ final class CapacityCommand implements Callable<Integer> {
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.CAPACITY, force)
         : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.CAPACITY)).reading(Inputs.of(workload, s.workload().file())).check();
     List<CapacitySearch.Capacity> result = CapacitySearch.searchCells(cells, targets, minRate, maxRate, steps);
+    CapacitySearch.Slo first = targets.latency().get(0);
 
     List<String> columns = new ArrayList<>(List.of("system"));
     columns.addAll(ServingGrid.keys(axes));
-    columns.addAll(List.of("rate_rps", "met", "finished", "rejected"));
-    for (CapacitySearch.Slo t : targets) {
+    columns.addAll(List.of("rate_rps", "met", "requests", "finished", "rejected", "aborted", "rejected_fraction", "goodput_rps"));
+    for (CapacitySearch.Slo t : targets.latency()) {
       columns.add(t.metric() + "_" + t.statistic() + "_seconds");
     }
     List<List<Object>> rows = new ArrayList<>();
@@ -98,31 +100,37 @@ final class CapacityCommand implements Callable<Integer> {
       for (CapacitySearch.Probe p : c.probes()) {
         List<Object> row = new ArrayList<>(List.of(c.system()));
         row.addAll(cell.settings().values());
-        row.addAll(List.of(p.rate(), p.met(), p.finished(), p.rejected()));
+        row.addAll(List.of(p.rate(), p.met(), p.requests(), p.finished(), p.rejected(), p.aborted(), p.rejectedFraction(), p.goodputRps()));
         row.addAll(p.values().values());
         rows.add(row);
         Map<String, Object> pm = new LinkedHashMap<>();
         pm.put("rate_rps", p.rate());
         pm.put("met", p.met());
+        pm.put("requests", p.requests());
+        pm.put("finished", p.finished());
+        pm.put("rejected", p.rejected());
+        pm.put("aborted", p.aborted());
+        pm.put("rejected_fraction", p.rejectedFraction());
+        pm.put("goodput_rps", p.goodputRps());
         Map<String, Object> values = new LinkedHashMap<>();
         p.values().forEach((k, v) -> values.put(k, Double.isNaN(v) ? null : v));
         pm.put("values_seconds", values);
         probes.add(pm);
-        pts.add(new double[] {p.rate(), p.values().get(targets.get(0).text())});
+        pts.add(new double[] {p.rate(), p.values().get(first.text())});
       }
-      points.put(label, pts);
+      points.put(legend(label, c), pts);
       Map<String, Object> sys = new LinkedHashMap<>();
       sys.put("system", c.system());
       if (!axes.isEmpty()) {
         sys.put("cell", new LinkedHashMap<>(cell.settings()));
         sys.put("kv_memory_bytes", cell.spec().kvMemoryBytes());
       }
-      sys.put("max_rate_rps", c.maxRate());
-      sys.put("at_upper_bound", c.atUpperBound());
+      Map<String, Object> answer = answer(c, targets);
+      sys.putAll(answer);
       sys.put("probes", probes);
       systems.add(sys);
-      Map<String, Object> js = new LinkedHashMap<>();
-      js.put("max_rate_rps", c.maxRate());
+      Map<String, Object> js = new LinkedHashMap<>(answer);
+      js.remove("at_upper_bound");
       js.put("probes", probes);
       jsonSystems.put(label, js);
     }
@@ -130,27 +138,45 @@ final class CapacityCommand implements Callable<Integer> {
     config.put("min_rate_rps", minRate);
     config.put("max_rate_rps", maxRate);
     config.put("steps", steps);
+    config.put("rejected_fraction_allowed", targets.rejectedFractionAllowed());
     if (!s.hasRateOption()) {
       config.put("trace_mean_rate_rps", s.recordedMeanRate());
     }
     List<Object> targetTexts = new ArrayList<>(slos.stream().map(String::strip).toList());
-    Path dir = ResultsWriter.writeCapacity(target, config, targetTexts, systems, columns, rows, targets.get(0).text(), targets.get(0).limitSeconds(), points);
+    Path dir = ResultsWriter.writeCapacity(target, config, targetTexts, systems, columns, rows, first.text(), first.limitSeconds(), points);
     if (json) {
       out.println(new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(Map.of("systems", jsonSystems)));
     } else {
-      out.println("workload: " + s.workload().spec() + "; targets: " + String.join(", ", targetTexts.stream().map(Object::toString).toList()));
+      List<String> written = new ArrayList<>(targetTexts.stream().map(Object::toString).toList());
+      if (!written.contains(targets.rejectedText())) {
+        written.add(targets.rejectedText() + " (the default: every request must finish)");
+      }
+      out.println("workload: " + s.workload().spec() + "; targets: " + String.join(", ", written));
       List<String[]> table = new ArrayList<>();
       List<String> header = new ArrayList<>(ServingGrid.keys(axes));
-      header.addAll(List.of("system", "max rate req/s", "probes"));
+      header.addAll(List.of("system", "max rate req/s", "goodput req/s", "not finished", "probes"));
       table.add(header.toArray(String[]::new));
+      List<String> notes = new ArrayList<>();
       for (int i = 0; i < result.size(); i++) {
         CapacitySearch.Capacity c = result.get(i);
-        String r = c.maxRate() == 0 ? "< " + CapacitySearch.rate(minRate) : (c.atUpperBound() ? ">= " : "") + CapacitySearch.rate(c.maxRate());
+        CapacitySearch.Probe a = c.answer();
+        String r;
+        if (c.rejectsAtLowBound()) {
+          r = "none";
+          notes.add(rejectionNote(axes.isEmpty() ? c.system() : cells.get(i).label(), a, targets));
+        } else if (!c.anyMet()) {
+          r = "< " + CapacitySearch.rate(minRate);
+        } else {
+          r = (c.atUpperBound() ? ">= " : "") + CapacitySearch.rate(c.maxRate());
+        }
         List<String> row = new ArrayList<>(cells.get(i).settings().values());
-        row.addAll(List.of(c.system(), r, Integer.toString(c.probes().size())));
+        row.addAll(List.of(c.system(), r, c.anyMet() ? CapacitySearch.rate(a.goodputRps()) : "-", notFinished(a), Integer.toString(c.probes().size())));
         table.add(row.toArray(String[]::new));
       }
       TextTable.print(out, table, axes.size() + 1);
+      for (String n : notes) {
+        out.println(n);
+      }
       out.println();
     }
     // With --json, stdout holds the JSON alone; where the files went goes to stderr.
@@ -159,5 +185,65 @@ final class CapacityCommand implements Callable<Integer> {
     where.flush();
     out.flush();
     return KvSim.EXIT_OK;
+  }
+
+  /**
+   * Returns a system's answer as the results give it: the rate, whether it is the upper bound, the
+   * goodput and the requests not finished at it (at the low bound when no rate met), and the
+   * targets the low bound missed (Note [Rejections fail the target] on {@link CapacitySearch}).
+   */
+  private static Map<String, Object> answer(CapacitySearch.Capacity c, CapacitySearch.Targets targets) {
+    CapacitySearch.Probe a = c.answer();
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("max_rate_rps", c.maxRate());
+    m.put("at_upper_bound", c.atUpperBound());
+    m.put("goodput_rps", c.anyMet() ? a.goodputRps() : null);
+    m.put("requests", a.requests());
+    m.put("finished", a.finished());
+    m.put("rejected", a.rejected());
+    m.put("aborted", a.aborted());
+    m.put("rejected_fraction", a.rejectedFraction());
+    List<String> unmet = new ArrayList<>();
+    if (!c.anyMet()) {
+      if (!a.latencyMet()) {
+        for (CapacitySearch.Slo t : targets.latency()) {
+          double v = a.values().get(t.text());
+          if (Double.isNaN(v) || v > t.limitSeconds()) {
+            unmet.add(t.text());
+          }
+        }
+      }
+      if (!a.rejectionsMet()) {
+        unmet.add(targets.rejectedText());
+      }
+    }
+    m.put("unmet_at_min_rate", unmet);
+    return m;
+  }
+
+  /** Returns {@code "416 of 1000 (41.6 %)"}, or {@code "0"}. */
+  private static String notFinished(CapacitySearch.Probe p) {
+    long n = p.requests() - p.finished();
+    return n == 0 ? "0" : n + " of " + p.requests() + " (" + String.format(java.util.Locale.ROOT, "%.1f %%", 100 * p.rejectedFraction()) + ")";
+  }
+
+  /** Returns the line under the table for a system that rejects more than allowed at the low bound. */
+  private static String rejectionNote(String label, CapacitySearch.Probe low, CapacitySearch.Targets targets) {
+    double suggest = Math.ceil(low.rejectedFraction() * 100) / 100;
+    return label + ": no rate meets " + targets.rejectedText() + ": " + notFinished(low) + " requests not finished at "
+        + CapacitySearch.rate(low.rate()) + " req/s, the lowest rate probed (" + low.rejected() + " rejected on arrival, " + low.aborted()
+        + " aborted); to count only the finished ones, allow that share with --slo 'rejected.fraction<="
+        + String.format(java.util.Locale.ROOT, "%.2f", suggest) + "'";
+  }
+
+  /** Returns a system's name in the chart's legend, with its answer and the share not finished there. */
+  private static String legend(String label, CapacitySearch.Capacity c) {
+    CapacitySearch.Probe a = c.answer();
+    String share = String.format(java.util.Locale.ROOT, "%.1f %% not finished", 100 * a.rejectedFraction());
+    if (!c.anyMet()) {
+      return label + ": no rate meets the targets (" + share + " at " + CapacitySearch.rate(a.rate()) + " req/s)";
+    }
+    return label + ": " + (c.atUpperBound() ? ">= " : "") + CapacitySearch.rate(c.maxRate()) + " req/s, goodput " + CapacitySearch.rate(a.goodputRps())
+        + ", " + share;
   }
 }

@@ -88,7 +88,8 @@ final class ImportCommand implements Callable<Integer> {
     @Option(names = "--from", paramLabel = "S", description = "Keep requests from this second of the trace's own time (default: 0); times start at it.")
     String from;
 
-    @Option(names = "--to", paramLabel = "S", description = "Keep requests before this second of the trace's own time (default: the end).")
+    @Option(names = "--to", paramLabel = "S", description = "Keep requests before this second of the trace's own time (default: the end)."
+        + " A window that keeps no request is an error (exit 2, nothing written).")
     String to;
 
     @Option(names = "--speedup", paramLabel = "X", description = "Divide the times by X (default: 1).")

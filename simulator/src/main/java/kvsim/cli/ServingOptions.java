@@ -43,8 +43,13 @@ final class ServingOptions {
   @Option(names = "--swap-space", paramLabel = "SIZE", description = "Host memory for vLLM v0's swapped blocks, as vLLM's swap_space (default 4GiB).")
   String swapSpace;
 
-  @Option(names = "--seed", paramLabel = "N", description = "Run seed of the beam selection of beam-search requests (default 42).")
+  @Option(names = "--seed", paramLabel = "N", description = "Seed of the workload generator: a requests: or lengths: workload runs with seed=N,"
+      + " as a sweep's seeds: give it (default: the workload's own, 1). A recorded trace has no seed: --seed with one is an error.")
   Long seed;
+
+  @Option(names = "--beam-seed", paramLabel = "N", description = "Run seed of the beam selection of beam-search requests (default 42);"
+      + " the workload's lengths and arrivals do not depend on it.")
+  Long beamSeed;
 
   @Option(names = "--plan", paramLabel = "PLAN", description = "Memory plan: two-pool (vLLM's: activations in a region of their own) or naive"
       + " (activations in the KV's allocator, as a plain PyTorch program; contiguous systems only). Default: naive for hf-naive, two-pool otherwise.")
@@ -62,10 +67,14 @@ final class ServingOptions {
       + "e.g. --set block-size=8,16,32.")
   List<String> settings = new ArrayList<>();
 
-  /** Returns the request these options and {@code workload} make. */
+  /**
+   * Returns the request these options and {@code workload} make: {@code workload} with {@code
+   * --seed} as its generator's seed ({@link ServingSpec#seededWorkload}).
+   */
   ServingSpec.Request request(String workload) {
+    String w = seed == null ? workload : ServingSpec.seededWorkload(workload, seed);
     return new ServingSpec.Request(
-        workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, swapSpace, seed, plan,
+        w, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, swapSpace, beamSeed, plan,
         check, watermark, java.util.Map.of());
   }
 

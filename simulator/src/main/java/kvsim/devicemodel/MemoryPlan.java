@@ -34,6 +34,29 @@ public record MemoryPlan(DeviceSpec device, long weightsBytes, long activationsB
     }
   }
 
+  /**
+   * Returns the bytes left for a serving run's KV cache on {@code device} beside {@code
+   * weightsBytes} of weights and {@code activationsBytes} of activations kept apart from it: the
+   * device's capacity less both, negative when they alone overflow it (Note [KV memory must fit]).
+   *
+   * <p>Note [KV memory must fit]: vLLM sizes its KV cache from what is left of the device once the
+   * weights are loaded and a profiling run has measured the activation peak, so its cache never
+   * overlaps them; a KV size given outright ({@code --kv-memory}) skips that arithmetic, and a run
+   * with 40 GiB of KV beside Llama-3-70B's 131 GiB of weights on one 80 GiB device would simulate a
+   * machine that cannot exist. So a given KV size is checked against the same layout: weights, the
+   * activations where the plan keeps them in a region of their own (vLLM's two-pool layout; the
+   * naive plan allocates them inside the KV region, so nothing beside it), and the KV region must
+   * fit the whole device. The whole device, not a {@code gpu_memory_utilization} share of it: the
+   * size given replaces that share, and what the share keeps back (the CUDA context, other
+   * processes) is not modelled.
+   */
+  public static long kvRoomBytes(DeviceSpec device, long weightsBytes, long activationsBytes) {
+    if (weightsBytes < 0 || activationsBytes < 0) {
+      throw new IllegalArgumentException("region sizes must not be negative");
+    }
+    return device.capacityBytes() - weightsBytes - activationsBytes;
+  }
+
   /** The whole device as one region under test. */
   public static MemoryPlan whole(DeviceSpec device) {
     return new MemoryPlan(device, 0, 0);

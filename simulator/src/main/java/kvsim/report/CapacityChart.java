@@ -20,8 +20,11 @@ import org.jfree.data.xy.XYSeriesCollection;
 
 /**
  * The capacity chart (the vLLM paper's Fig. 12 view): a latency target's metric against the request
- * rate, one line per system through its probes, and the target as a dashed line. PNG and SVG; the
- * same probes give byte-identical files.
+ * rate, one line per system through its probes, and the target as a dashed line. Each system's
+ * legend entry carries its answer, the goodput there and the share of its requests not finished,
+ * as the caller words it: the latencies are over finished requests only, so the chart alone would
+ * hide rejections (Note [Rejections fail the target] on {@code run.CapacitySearch}). PNG and SVG;
+ * the same probes give byte-identical files.
  */
 public final class CapacityChart {
   private static final int WIDTH = 1000;
@@ -43,7 +46,8 @@ public final class CapacityChart {
    *
    * @param target the target as written, e.g. {@code normalized_latency.mean<=0.2s}
    * @param limitSeconds the target's limit
-   * @param points per system, its probes as (rate, measured seconds) pairs, in any order
+   * @param points per system (keyed by its legend entry: name, answer, goodput, share not finished),
+   *     its probes as (rate, measured seconds) pairs, in any order
    */
   public static void write(Path dir, String target, double limitSeconds, Map<String, List<double[]>> points) throws IOException {
     XYSeriesCollection data = new XYSeriesCollection();

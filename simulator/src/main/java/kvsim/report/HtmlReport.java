@@ -479,16 +479,31 @@ public final class HtmlReport {
     config(c.config());
     List<List<String>> rows = new ArrayList<>();
     List<List<String>> probes = new ArrayList<>();
+    List<String> none = new ArrayList<>();
     for (Map<String, Object> s : c.systems()) {
-      rows.add(List.of((String) s.get("system"), num(s.get("max_rate_rps")), str(s.get("at_upper_bound"))));
+      String system = (String) s.get("system");
+      boolean met = s.get("max_rate_rps") instanceof Number n && n.doubleValue() > 0;
+      // Folders written before rejections counted have no goodput or shares: their cells show "-".
+      List<?> unmet = s.get("unmet_at_min_rate") instanceof List<?> u ? u : List.of();
+      rows.add(List.of(system, met ? num(s.get("max_rate_rps")) : "none", num(s.get("goodput_rps")), notFinished(s), str(s.get("at_upper_bound"))));
+      if (!met && !unmet.isEmpty()) {
+        none.add(system + ": the lowest rate probed misses " + unmet.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(", "))
+            + " (" + notFinished(s) + " not finished there)");
+      }
       if (s.get("probes") instanceof List<?> list) {
         for (Object o : list) {
           Map<String, Object> p = (Map<String, Object>) o;
-          probes.add(List.of((String) s.get("system"), num(p.get("rate_rps")), str(p.get("met")), str(p.get("values_seconds"))));
+          probes.add(List.of(system, num(p.get("rate_rps")), str(p.get("met")), num(p.get("goodput_rps")), notFinished(p), str(p.get("values_seconds"))));
         }
       }
     }
-    Html.table(out, "Highest request rate meeting every target (" + c.targets() + ")", List.of("system", "max rate (req/s)", "at upper bound"), rows);
+    Object allowed = c.config().get("rejected_fraction_allowed");
+    Html.table(out, "Highest request rate meeting every target (" + c.targets() + (allowed instanceof Number && !c.targets().stream()
+        .anyMatch(t -> String.valueOf(t).startsWith("rejected")) ? ", and every request finished" : "") + ")",
+        List.of("system", "max rate (req/s)", "goodput (req/s)", "not finished", "at upper bound"), rows);
+    for (String n : none) {
+      out.append("<p>").append(Html.escape(n)).append("</p>\n");
+    }
     Path svg = l.source().dir().resolve(CapacityChart.SVG_FILE);
     String id = "c" + (++charts);
     out.append("<figure>\n<figcaption>Latency against request rate</figcaption>\n");
@@ -496,13 +511,13 @@ public final class HtmlReport {
       String text = Files.readString(svg, StandardCharsets.UTF_8);
       int open = text.indexOf("<svg");
       int close = text.indexOf('>', open);
-      String alt = "Line chart of the first latency target's value against the request rate, one line per system through its probes, the target dashed.";
+      String alt = "Line chart of the first latency target's value against the request rate, one line per system through its probes, the target dashed; the legend gives each system's highest rate, its goodput and the share of requests not finished there.";
       out.append(text, open, close).append(" role=\"img\" aria-labelledby=\"").append(id).append("-title\" style=\"width:100%;height:auto\">")
           .append("<title id=\"").append(id).append("-title\">").append(Html.escape(alt)).append("</title>").append(text.substring(close + 1).strip())
           .append("\n<p class=\"alt\">").append(Html.escape(alt)).append("</p>\n");
     }
     out.append("<details><summary>Data: every probe</summary>\n");
-    Html.table(out, "Probes", List.of("system", "rate (req/s)", "met", "values (s)"), probes);
+    Html.table(out, "Probes", List.of("system", "rate (req/s)", "met", "goodput (req/s)", "not finished", "values (s)"), probes);
     out.append("</details>\n</figure>\n");
   }
 
@@ -559,6 +574,15 @@ public final class HtmlReport {
 
   private static String str(Object o) {
     return o == null ? "-" : o.toString();
+  }
+
+  /** Returns a capacity answer's or probe's requests not finished as {@code "416 of 1000 (41.6 %)"}, {@code "0"}, or "-" where not recorded. */
+  private static String notFinished(Map<String, Object> m) {
+    if (!(m.get("requests") instanceof Number requests) || !(m.get("finished") instanceof Number finished)) {
+      return "-";
+    }
+    long n = requests.longValue() - finished.longValue();
+    return n == 0 ? "0" : n + " of " + requests + " (" + String.format(Locale.ROOT, "%.1f %%", 100.0 * n / requests.longValue()) + ")";
   }
 
   private static String num(Object o) {

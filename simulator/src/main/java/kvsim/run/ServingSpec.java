@@ -8,6 +8,7 @@ import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.devicemodel.DeviceSpec;
+import kvsim.devicemodel.MemoryPlan;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.serving.SchedulerConfig;
 import kvsim.serving.ServingSystems;
@@ -42,7 +43,8 @@ public final class ServingSpec {
    * @param maxNumBatchedTokens token budget per iteration
    * @param blockTokens KV block size in tokens
    * @param swapSpace host memory for vLLM v0's swapped blocks (default {@link ServingSystems#SWAP_SPACE_BYTES})
-   * @param seed run seed of the beam selection (default {@link kvsim.serving.ServingEngine#DEFAULT_SEED})
+   * @param seed run seed of the beam selection ({@code --beam-seed}; default {@link kvsim.serving.ServingEngine#DEFAULT_SEED});
+   *     the workload's own seed is part of {@code workload} ({@link #seededWorkload})
    * @param plan memory plan, {@code two-pool} or {@code naive} (default: each system's own)
    * @param check run the invariant checkers after every iteration
    * @param watermark vLLM v0's admission watermark (default {@value SchedulerConfig#DEFAULT_WATERMARK})
@@ -133,9 +135,10 @@ public final class ServingSpec {
       } catch (IllegalArgumentException e) {
         throw new InputException("--kv-memory: " + e.getMessage());
       }
-      if (kvMemoryBytes <= 0 || kvMemoryBytes > device.capacityBytes()) {
+      if (kvMemoryBytes <= 0) {
         throw new InputException("--kv-memory: " + r.kvMemory() + " is not within the device's " + Bytes.format(device.capacityBytes()));
       }
+      requireFits(r.kvMemory(), kvMemoryBytes, (long) budget * ServingSystems.activationBytesPerToken(model), r.plan());
     } else {
       double util = r.gpuMemoryUtilization() == null ? DEFAULT_GPU_MEMORY_UTILIZATION : r.gpuMemoryUtilization();
       if (!(util > 0 && util <= 1)) {
@@ -189,7 +192,7 @@ public final class ServingSpec {
       e.put("swap_space_bytes", swapSpaceBytes);
     }
     if (r.seed() != null) {
-      e.put("seed", seed);
+      e.put("beam_seed", seed);
     }
     if (r.plan() != null) {
       e.put("plan", plan);
@@ -317,6 +320,27 @@ public final class ServingSpec {
         allocatorOptions);
   }
 
+  /**
+   * Checks that a given KV size fits the device beside the model's weights and, for any system of
+   * this spec whose plan keeps activations in a region of their own, {@code activationsBytes}
+   * (Note [KV memory must fit] on {@link MemoryPlan#kvRoomBytes}); throws InputException with the
+   * numbers otherwise.
+   */
+  private void requireFits(String given, long kvBytes, long activationsBytes, String planName) {
+    // The naive plan puts the activations into the KV region; hf-naive runs it unless told otherwise.
+    boolean apart = systems.stream().anyMatch(s -> planName == null ? !s.equals("hf-naive") : !planName.equals(ServingSystems.PLAN_NAIVE));
+    long activations = apart ? activationsBytes : 0;
+    long room = MemoryPlan.kvRoomBytes(device, model.weightBytes(), activations);
+    if (kvBytes <= room) {
+      return;
+    }
+    String parts = model.name() + "'s weights (" + Bytes.format(model.weightBytes()) + ")"
+        + (apart ? " and activations (" + Bytes.format(activations) + ", " + scheduler.maxNumBatchedTokens() + " tokens)" : "");
+    throw new InputException("--kv-memory: " + given + " (" + Bytes.format(kvBytes) + ") of KV memory beside " + parts + " needs "
+        + Bytes.format(kvBytes + model.weightBytes() + activations) + ", more than " + device.name() + "'s " + Bytes.format(device.capacityBytes())
+        + (room > 0 ? "; at most " + Bytes.format(room) + " of KV memory fits" : "; the weights and activations alone do not fit: give a larger --device"));
+  }
+
   private static int positive(String option, int value) {
     if (value < 1) {
       throw new InputException(option + ": must be positive, got " + value);
@@ -335,6 +359,36 @@ public final class ServingSpec {
    */
   static ServingSpec resolve(Request r, ServingSpec shared) {
     return new ServingSpec(r, shared);
+  }
+
+  /**
+   * Returns {@code workload} with {@code seed} as its generator's seed, as a grid sweep's {@code
+   * seeds:} seed a cell ({@code requests:…} and {@code lengths:FILE,…} take {@code seed=N}); throws
+   * InputException for a workload that fixes its own seed, and for a recorded trace (an importer of
+   * a log, a request trace file), whose requests and times a seed cannot change (Note [The seed of
+   * a serving run]).
+   *
+   * <p>Note [The seed of a serving run]: a user who runs {@code kvsim serving W --seed N} for several
+   * N is measuring the spread of a result over workloads drawn from one distribution, as a sweep's
+   * {@code seeds:} does; so {@code --seed} seeds the workload's generator (its lengths and Poisson
+   * arrivals). The beam selection's seed, which moves only beam-search requests, is {@code
+   * --beam-seed}. A recorded trace has nothing to draw: accepting {@code --seed} there would give N
+   * identical runs that look like a variance measurement, so it is refused, and so is a seed given
+   * twice (in the workload and as {@code --seed}), as a sweep refuses it.
+   */
+  public static String seededWorkload(String workload, long seed) {
+    int colon = workload.indexOf(':');
+    String head = colon < 0 ? workload : workload.substring(0, colon);
+    boolean seeded = !java.nio.file.Files.exists(java.nio.file.Path.of(workload))
+        && (WorkloadRegistry.requestGenerators().containsKey(head) || "lengths".equals(head));
+    if (!seeded) {
+      throw new InputException("--seed: has no effect on the recorded trace " + workload
+          + ": its requests and times are as recorded (--seed seeds a requests: or lengths: workload; --beam-seed the beam selection)");
+    }
+    if (workload.matches(".*[:,]seed=.*")) {
+      throw new InputException("--seed: the workload " + workload + " fixes its own seed; remove seed= from it or --seed");
+    }
+    return workload + (colon < 0 ? ":" : ",") + "seed=" + seed;
   }
 
   /** Returns the request workload. */

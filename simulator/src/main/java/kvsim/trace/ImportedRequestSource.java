@@ -28,6 +28,10 @@ import kvsim.core.OptionMap;
  *       with 1 output token (vLLM always samples one token at the end of the prefill; {@code
  *       max_tokens} is at least 1), {@code drop} leaves the row out; either way {@link
  *       #zeroOutputRows()} counts them. No length is clipped.
+ *   <li>Nothing selected: a source that reaches its end without giving a request (a window past
+ *       the trace's end or between its rows, every row dropped, a filter of a subclass) is bad
+ *       input, naming the file and the window, as an empty workload is everywhere else (Note
+ *       [An empty selection]).
  * </ul>
  *
  * <p>Every problem is {@code file:line: field: problem}; nothing is skipped or clamped unless an
@@ -68,6 +72,8 @@ public abstract class ImportedRequestSource implements RequestSource {
   private final long spreadNanos;
   private final java.util.ArrayDeque<Row> group = new java.util.ArrayDeque<>();
   private Row lookahead;
+  private long given;
+  private long beforeWindow;
 
   /**
    * Reads the shared options ({@code from}, {@code to}, {@code speedup}, {@code zero-output}) from
@@ -117,7 +123,7 @@ public abstract class ImportedRequestSource implements RequestSource {
       Row r = spreadNanos > 0 ? nextSpread() : readRow();
       if (r == null) {
         done = true;
-        return null;
+        return ended();
       }
       long seen = rows++;
       long index = r.index() >= 0 ? r.index() : seen;
@@ -156,19 +162,59 @@ public abstract class ImportedRequestSource implements RequestSource {
       }
       long rel = r.rawNanos() - firstRaw;
       if (rel < fromNanos) {
+        beforeWindow++;
         continue;
       }
       if (rel >= toNanos) {
         done = true;
-        return null;
+        return ended();
       }
       long t = rel - fromNanos;
       if (speedup != 1) {
         t = Math.round(t / speedup);
       }
+      given++;
       return new Request(r.line(), index, t, (int) r.prompt(), (int) output, r.hashIds(), 1, 1);
     }
-    return null;
+    return ended();
+  }
+
+  /**
+   * Returns null, the end of the requests, or throws InputException when none was given.
+   *
+   * <p>Note [An empty selection]: a window or filter that keeps no row gives an empty workload,
+   * which a serving run refuses and an import would write as a trace of nothing with exit status
+   * 0, a silent wrong answer (say {@code from} given in milliseconds where seconds are meant). The
+   * source itself refuses it, once read to its end, so every use of an importer (import, serving,
+   * capacity, sweeps) says the same thing: the file, the window as given, and what the file holds
+   * (its rows and the span of its own time), so the user can see where the window went wrong.
+   */
+  private Request ended() {
+    if (given > 0) {
+      return null;
+    }
+    StringBuilder why = new StringBuilder(source).append(": selects no request: ");
+    if (rows == 0) {
+      why.append("the file has no data rows");
+    } else {
+      why.append("the window from ").append(seconds(fromNanos)).append(" s to ")
+          .append(toNanos == Long.MAX_VALUE ? "the end" : seconds(toNanos) + " s").append(" of the trace's own time holds none of its ")
+          .append(rows).append(rows == 1 ? " row" : " rows").append(" read (")
+          .append(relativeToFirstRow() ? "which span 0 to " : "which arrive from 0 to ").append(seconds(lastRaw - firstRaw)).append(" s");
+      if (beforeWindow > 0) {
+        why.append("; ").append(beforeWindow).append(" before the window");
+      }
+      if (zeroOutput.equals("drop") && zeroOutputRows > 0) {
+        why.append("; ").append(zeroOutputRows).append(" dropped for 0 output tokens");
+      }
+      why.append(')');
+    }
+    throw new InputException(why.toString());
+  }
+
+  /** Formats nanoseconds as seconds, plainly (no exponent), to the nanosecond at most. */
+  private static String seconds(long nanos) {
+    return java.math.BigDecimal.valueOf(nanos, 9).stripTrailingZeros().toPlainString();
   }
 
   /**

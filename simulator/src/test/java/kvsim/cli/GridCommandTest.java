@@ -44,12 +44,12 @@ class GridCommandTest {
   void capacityGivesOneRatePerCell() throws IOException {
     Path out = dir.resolve("cap");
     CliRun run = CliRun.of("capacity", "requests:preset=sharegpt,count=100", "--system", "vllm", "--model", "opt-13b", "--device", "a100-40",
-        "--set", "kv-memory=4GiB,12GiB", "--slo", "normalized_latency.mean<=0.2s", "--max-rate", "10", "--steps", "3", "--json", "-o", out.toString())
-        .ok();
+        "--set", "kv-memory=4GiB,12GiB", "--slo", "normalized_latency.mean<=0.2s", "--slo", "rejected.fraction<=0.5", "--max-rate", "10", "--steps", "3", "--json",
+        "-o", out.toString()).ok();
     JsonNode root = new ObjectMapper().readTree(run.out());
     double small = root.get("systems").get("vllm kv-memory=4GiB").get("max_rate_rps").asDouble();
     double large = root.get("systems").get("vllm kv-memory=12GiB").get("max_rate_rps").asDouble();
-    assertTrue(small <= large, small + " vs " + large);
+    assertTrue(large > 0 && small <= large, small + " vs " + large);
     JsonNode s = new ObjectMapper().readTree(out.resolve("summary.json").toFile());
     assertFalse(s.has("kv_memory_bytes"), "the cells differ in KV memory; each has its own");
     assertEquals(4L << 30, s.get("systems").get(0).get("kv_memory_bytes").asLong());

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import kvsim.testing.CliRun;
 import kvsim.trace.Request;
 import kvsim.trace.RequestTraceReader;
@@ -137,6 +138,37 @@ class ImportRequestsTest {
     assertEquals(2, bad.exitCode());
     assertTrue(bad.err().contains(sample + ":49: Model: the filter model=gpt-4 matched none of the 48 rows"), bad.err());
     assertFalse(Files.exists(none));
+  }
+
+  @Test
+  void aWindowThatSelectsNoRowIsExitTwoNamingFileAndWindowAndWritesNothing() throws IOException {
+    Path in = azure();
+    Path out = dir.resolve("empty.jsonl");
+    CliRun past = CliRun.of("import", "azure", in.toString(), "--from", "1e9", "-o", out.toString());
+    assertEquals(2, past.exitCode());
+    assertEquals("kvsim: error: " + in + ": selects no request: the window from 1000000000 s to the end of the trace's own time holds none"
+        + " of its 3 rows read (which span 0 to 1.81941 s; 3 before the window)", past.err().strip());
+    assertEquals("", past.out());
+    assertFalse(Files.exists(out));
+    CliRun between = CliRun.of("import", "azure", in.toString(), "--from", "0.5", "--to", "1", "-o", out.toString());
+    assertEquals(2, between.exitCode());
+    assertTrue(between.err().contains("the window from 0.5 s to 1 s of the trace's own time holds none of its 3 rows read"), between.err());
+    assertFalse(Files.exists(out));
+    Path table = dir.resolve("t.csv");
+    Files.writeString(table, "num_prefill_tokens,num_decode_tokens\n10,0\n30,0\n");
+    CliRun dropped = CliRun.of("import", "lengths", table.toString(), "--rate", "3", "--zero-output", "drop", "-o", out.toString());
+    assertEquals(2, dropped.exitCode());
+    assertTrue(dropped.err().contains("2 dropped for 0 output tokens"), dropped.err());
+    assertFalse(Files.exists(out));
+    try (var files = Files.list(dir)) {
+      assertEquals(List.of("az,conv.csv", "t.csv"), files.map(f -> f.getFileName().toString()).sorted().toList(), "no temporary file left behind");
+    }
+    // The same source refuses it as a serving workload, before any result folder is made.
+    Path res = dir.resolve("res-empty");
+    CliRun serving = CliRun.of("serving", "azure:" + in + ",from=1e9", "--system", "vllm", "-q", "-o", res.toString());
+    assertEquals(2, serving.exitCode());
+    assertTrue(serving.err().contains(in + ": selects no request: the window from 1000000000 s"), serving.err());
+    assertFalse(Files.exists(res));
   }
 
   @Test

@@ -30,5 +30,6 @@ class ReportDeterminismTest {
         "--kv-memory", "12GiB", "--slo", "normalized_latency.mean<=0.5s", "--max-rate", "4", "--steps", "2", "-o", dir.toString()).ok();
     String html = Files.readString(dir.resolve(HtmlReport.FILE));
     assertTrue(html.contains("Capacity search") && html.contains("<svg") && html.contains("role=\"img\""), "the capacity report with its chart");
+    assertTrue(html.contains(">not finished</th>") && html.contains("misses rejected.fraction&lt;=0"), "rejections shown beside the rate");
   }
 }

@@ -31,7 +31,9 @@ class CapacitySearchTest {
   @Test
   void theAnswerIsTheHighestRateProbedThatMetAndTheNextHigherProbeFailed() throws IOException {
     CapacitySearch.Slo slo = CapacitySearch.Slo.parse("normalized_latency.mean<=0.2s");
-    List<CapacitySearch.Capacity> result = CapacitySearch.search(spec("requests:preset=sharegpt,count=200", "vllm", "orca-max"), List.of(slo), 0.1, 20, 6);
+    // OPT-13B rejects the preset's prompts of 2,048 tokens or more at every rate: allowed here, so the latency decides.
+    CapacitySearch.Targets targets = CapacitySearch.Targets.parse(List.of(slo.text(), "rejected.fraction<=0.5"));
+    List<CapacitySearch.Capacity> result = CapacitySearch.search(spec("requests:preset=sharegpt,count=200", "vllm", "orca-max"), targets, 0.1, 20, 6);
     assertEquals(2, result.size());
     for (CapacitySearch.Capacity c : result) {
       assertEquals(8, c.probes().size(), c.system());
@@ -40,6 +42,8 @@ class CapacitySearchTest {
       for (CapacitySearch.Probe p : c.probes()) {
         double v = p.values().get(slo.text());
         assertEquals(p.met(), v <= 0.2, "probe at " + p.rate());
+        assertTrue(p.rejected() > 0 && p.rejectedFraction() <= 0.5 && p.rejectionsMet(), "probe at " + p.rate());
+        assertEquals(p.rate() * p.finished() / p.requests(), p.goodputRps(), 1e-12);
         if (!p.met()) {
           lowestFailed = Math.min(lowestFailed, p.rate());
         }
@@ -56,13 +60,59 @@ class CapacitySearchTest {
   @Test
   void aTargetMetAtTheUpperBoundOrMissedAtTheLowerOneIsSaidSo() throws IOException {
     ServingSpec s = spec("requests:preset=sharegpt,count=50", "vllm");
-    CapacitySearch.Capacity easy = CapacitySearch.search(s, List.of(CapacitySearch.Slo.parse("e2e.p50<=100000s")), 0.1, 1, 4).get(0);
+    CapacitySearch.Capacity easy = CapacitySearch.search(s, CapacitySearch.Targets.parse(List.of("e2e.p50<=100000s", "rejected.fraction<=1")), 0.1, 1, 4).get(0);
     assertTrue(easy.atUpperBound());
     assertEquals(1.0, easy.maxRate());
     assertEquals(2, easy.probes().size());
     CapacitySearch.Capacity impossible = CapacitySearch.search(s, List.of(CapacitySearch.Slo.parse("ttft.p50<=1ms")), 0.1, 1, 4).get(0);
     assertEquals(0.0, impossible.maxRate());
     assertEquals(1, impossible.probes().size());
+  }
+
+  @Test
+  void rejectedTargetsAreParsedOnceAndNeedALatencyTargetBeside() {
+    CapacitySearch.Targets t = CapacitySearch.Targets.parse(List.of("e2e.mean<=1s", " rejected.fraction <= 0.05 "));
+    assertEquals(0.05, t.rejectedFractionAllowed(), 1e-12);
+    assertEquals("rejected.fraction <= 0.05", t.rejectedText());
+    assertEquals(1, t.latency().size());
+    CapacitySearch.Targets none = CapacitySearch.Targets.parse(List.of("e2e.mean<=1s"));
+    assertEquals(0, none.rejectedFractionAllowed());
+    assertEquals("rejected.fraction<=0", none.rejectedText());
+    for (List<String> bad : List.of(List.of("e2e.mean<=1s", "rejected.fraction<=1.5"), List.of("e2e.mean<=1s", "rejected.fraction<=-0.1"),
+        List.of("e2e.mean<=1s", "rejected.share<=0.1"), List.of("e2e.mean<=1s", "rejected.fraction<=0.1", "rejected.fraction<=0.2"),
+        List.of("rejected.fraction<=0.1"))) {
+      assertThrows(InputException.class, () -> CapacitySearch.Targets.parse(bad), bad.toString());
+    }
+  }
+
+  @Test
+  void aRejectedRequestFailsTheProbeUnlessAllowedSoAnEasyLatencyTargetIsNotEnough() throws IOException {
+    // sharegpt's lengths on OPT-13B (max_model_len 2,048): some prompts are rejected at every rate.
+    ServingSpec s = spec("requests:preset=sharegpt,count=50", "vllm");
+    CapacitySearch.Capacity strict = CapacitySearch.search(s, List.of(CapacitySearch.Slo.parse("e2e.p50<=100000s")), 0.1, 1, 4).get(0);
+    CapacitySearch.Probe low = strict.probes().get(0);
+    assertEquals(1, strict.probes().size());
+    assertTrue(low.latencyMet(), "the latency target holds");
+    assertFalse(low.rejectionsMet());
+    assertFalse(low.met());
+    assertTrue(low.rejected() > 0 && low.rejected() < 50, "rejected: " + low.rejected());
+    assertEquals(50, low.requests());
+    assertEquals(0.0, strict.maxRate());
+    assertTrue(strict.rejectsAtLowBound());
+    double share = low.rejectedFraction();
+    CapacitySearch.Capacity below = CapacitySearch.search(s, CapacitySearch.Targets.parse(List.of("e2e.p50<=100000s", "rejected.fraction<=" + (share - 0.01))),
+        0.1, 1, 4).get(0);
+    assertTrue(below.rejectsAtLowBound(), "an allowance below the share rejected still fails");
+    CapacitySearch.Capacity allowed = CapacitySearch.search(s, CapacitySearch.Targets.parse(List.of("e2e.p50<=100000s", "rejected.fraction<=" + share)),
+        0.1, 1, 4).get(0);
+    assertTrue(allowed.atUpperBound());
+    assertEquals(1.0, allowed.maxRate());
+    assertEquals(1.0 - share, allowed.answer().goodputRps(), 1e-12);
+    // A workload without rejections meets the default: every request finishes.
+    CapacitySearch.Capacity clean = CapacitySearch.search(spec("requests:preset=alpaca,count=50", "vllm"),
+        List.of(CapacitySearch.Slo.parse("e2e.p50<=100000s")), 0.1, 1, 4).get(0);
+    assertTrue(clean.atUpperBound(), "alpaca's short prompts all finish");
+    assertEquals(1.0, clean.answer().goodputRps(), 1e-12);
   }
 
   @Test
