@@ -107,10 +107,11 @@ public final class BuddyAllocator implements Allocator {
   }
 
   private static long minBlockOf(AllocatorContext context) {
+    String given = context.optional("min-block");
     long minBlock = context.bytes("min-block", DEFAULT_MIN_BLOCK_BYTES);
     String problem = problemWith(context.region(), minBlock);
     if (problem != null) {
-      throw context.bad("min-block", Long.toString(minBlock), problem);
+      throw context.bad("min-block", given == null ? Long.toString(minBlock) : given, problem);
     }
     return minBlock;
   }
@@ -121,6 +122,9 @@ public final class BuddyAllocator implements Allocator {
       return "must be a power of two";
     }
     long units = region.sizeBytes() / minBlockBytes;
+    if (units == 0 && region.sizeBytes() > 0) {
+      return "is larger than the region of " + Bytes.format(region.sizeBytes()) + ", which then holds no block";
+    }
     if (units > MAX_UNITS) {
       return "the region of " + Bytes.format(region.sizeBytes()) + " holds " + units + " blocks of it, more than "
           + MAX_UNITS + "; use a larger min-block";
