@@ -41,7 +41,7 @@ import net.jqwik.api.constraints.Size;
  * within [0, region].
  *
  * <p>Models run with their default options and with the options that change their size arithmetic
- * (a non-power-of-two alignment, one-token pages, buddy blocks from 4 KiB and from 1 GiB,
+ * (a 1 KiB and a 2 MiB alignment, one-token pages, buddy blocks from 4 KiB and from 1 GiB,
  * multi-slab's splitting between classes, vAttention's 64 KiB pages, PyTorch's rounding divisions,
  * a {@code max_non_split_rounding_mb} near 2^43, a segment size near 2^63, a memory fraction), over
  * a small region at an unaligned base and over the default 80 GiB device. Expandable segments are
@@ -54,8 +54,8 @@ class AllocatorSizeProperties {
   /** The option sets run for a model besides its defaults, by registry name. */
   static final Map<String, List<Map<String, String>>> VARIANTS =
       Map.of(
-          "first-fit", List.of(Map.of("alignment", "1000"), Map.of("alignment", "2MiB")),
-          "best-fit", List.of(Map.of("alignment", "1000"), Map.of("alignment", "2MiB")),
+          "first-fit", List.of(Map.of("alignment", "1KiB"), Map.of("alignment", "2MiB")),
+          "best-fit", List.of(Map.of("alignment", "1KiB"), Map.of("alignment", "2MiB")),
           "buddy", List.of(Map.of("min-block", "4KiB"), Map.of("min-block", "1GiB")),
           "slab", List.of(Map.of("block-size", "3MiB")),
           "multi-slab",

@@ -23,13 +23,13 @@ class ServingGridTest {
 
   @Test
   void cellsAreTheCrossProductFirstSetSlowestSystemFastest() {
-    List<ServingGrid.Cell> cells = cells(request("vllm", "orca-oracle"), "block-size=8,16", "max-num-seqs=32,64,128");
+    List<ServingGrid.Cell> cells = cells(request("vllm", "orca-oracle"), "max-num-batched-tokens=2048,4096", "max-num-seqs=32,64,128");
     assertEquals(12, cells.size());
-    assertEquals("vllm block-size=8 max-num-seqs=32", cells.get(0).label());
-    assertEquals("orca-oracle block-size=8 max-num-seqs=32", cells.get(1).label());
-    assertEquals("vllm block-size=8 max-num-seqs=64", cells.get(2).label());
-    assertEquals("orca-oracle block-size=16 max-num-seqs=128", cells.get(11).label());
-    assertEquals(16, cells.get(11).spec().blockTokens());
+    assertEquals("vllm max-num-batched-tokens=2048 max-num-seqs=32", cells.get(0).label());
+    assertEquals("orca-oracle max-num-batched-tokens=2048 max-num-seqs=32", cells.get(1).label());
+    assertEquals("vllm max-num-batched-tokens=2048 max-num-seqs=64", cells.get(2).label());
+    assertEquals("orca-oracle max-num-batched-tokens=4096 max-num-seqs=128", cells.get(11).label());
+    assertEquals(4096, cells.get(11).spec().scheduler().maxNumBatchedTokens());
     assertEquals(128, cells.get(11).spec().scheduler().maxNumSeqs());
     assertEquals(List.of("orca-oracle"), cells.get(11).spec().systems());
     List<ServingGrid.Cell> plain = cells(request("vllm", "orca-max"));

@@ -110,6 +110,10 @@ public final class BuddyAllocator implements Allocator {
     String given = context.optional("min-block");
     long minBlock = context.bytes("min-block", DEFAULT_MIN_BLOCK_BYTES);
     String problem = problemWith(context.region(), minBlock);
+    if (problem == null && given != null && context.region().sizeBytes() > 0 && context.region().sizeBytes() < minBlock) {
+      // A model over such a region refuses every request; as an option it is a mistake.
+      problem = "is larger than the region under test (" + Bytes.format(context.region().sizeBytes()) + "), which then holds no block";
+    }
     if (problem != null) {
       throw context.bad("min-block", given == null ? Long.toString(minBlock) : given, problem);
     }
@@ -122,9 +126,6 @@ public final class BuddyAllocator implements Allocator {
       return "must be a power of two";
     }
     long units = region.sizeBytes() / minBlockBytes;
-    if (units == 0 && region.sizeBytes() > 0) {
-      return "is larger than the region of " + Bytes.format(region.sizeBytes()) + ", which then holds no block";
-    }
     if (units > MAX_UNITS) {
       return "the region of " + Bytes.format(region.sizeBytes()) + " holds " + units + " blocks of it, more than "
           + MAX_UNITS + "; use a larger min-block";
