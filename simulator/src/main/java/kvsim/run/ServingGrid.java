@@ -124,7 +124,11 @@ public final class ServingGrid {
     // The cells share one workload: its prefix-hash block is read once.
     int hashBlockTokens = hashBlockTokens(first);
     for (Cell c : cells) {
-      checkBuilds(c.spec(), hashBlockTokens);
+      try {
+        checkBuilds(c.spec(), hashBlockTokens);
+      } catch (InputException e) {
+        throw axes.isEmpty() ? e : new InputException("the cell " + c.label() + ": " + e.getMessage(), e);
+      }
     }
     return cells;
   }
