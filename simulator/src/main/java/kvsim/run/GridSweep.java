@@ -329,7 +329,7 @@ public final class GridSweep {
     }
     // The KV memory's own checks name no option; the KV memory is the grid's where it varies.
     for (String option : List.of("kv-memory", "gpu-memory-utilization")) {
-      if ((message.startsWith("KV memory") || message.startsWith("the weights of")) && g.sets().containsKey(option)) {
+      if ((message.contains("KV memory") || message.startsWith("the weights of")) && g.sets().containsKey(option)) {
         return g.error("set." + option, g.sets().get(option).indexOf(c.params().get(option)), message);
       }
     }
