@@ -184,15 +184,12 @@ public final class ServingSystems {
   }
 
   /**
-   * The serving settings a user can give a system, as their options are named without dashes
-   * ({@code --set KEY=…}, a sweep grid's {@code set}, a regression suite's scenario fields).
-   */
-  public static final List<String> SETTINGS =
-      List.of("block-size", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "kv-memory", "gpu-memory-utilization", "watermark", "swap-space", "plan");
-
-  /**
-   * Returns whether system {@code name} reads the serving setting {@code key} ({@link #SETTINGS})
-   * or the allocator option {@code ALLOCATOR.KEY}; false for a key it would ignore.
+   * Returns whether system {@code name} reads the serving setting {@code key} (an option without
+   * its dashes, as {@code --set KEY=…}, a sweep grid's {@code set} and a suite's scenario fields
+   * name it: {@code block-size}, {@code max-num-seqs}, {@code max-num-batched-tokens}, {@code
+   * max-model-len}, {@code kv-memory}, {@code gpu-memory-utilization}, {@code watermark}, {@code
+   * swap-space}, {@code plan}) or the allocator option {@code ALLOCATOR.KEY}; false for a key it
+   * would ignore.
    *
    * <p>Note [Settings each system reads]: from the builds below. The KV memory ({@code kv-memory},
    * {@code gpu-memory-utilization}), {@code max-model-len}, {@code max-num-batched-tokens} (a
