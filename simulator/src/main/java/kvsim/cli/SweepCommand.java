@@ -69,6 +69,7 @@ final class SweepCommand implements Callable<Integer> {
     GridSweep.GridFile file = GridSweep.GridFile.read(grid);
     GridSpec g = file.spec();
     List<GridSweep.Cell> cells = GridSweep.cells(g);
+    GridSweep.validate(g, cells); // every cell checked before a result folder exists
     int n = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
     if (n < 1) {
       throw new InputException("--threads: must be at least 1, got " + n);

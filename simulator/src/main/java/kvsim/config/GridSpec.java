@@ -1,11 +1,15 @@
 package kvsim.config;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -45,6 +49,7 @@ import kvsim.core.InputException;
  * @param plan memory plan sizes ({@code weights}, {@code activations}) of L1 cells
  * @param dir the folder relative trace paths are resolved against
  * @param origin the file, for errors after parsing
+ * @param lines the line of each node of the file, by JSON pointer ({@code /set/first-fit.alignment/1}), for {@link #error}
  */
 public record GridSpec(
     List<String> workloads,
@@ -56,7 +61,8 @@ public record GridSpec(
     Map<String, List<String>> sets,
     Map<String, String> plan,
     Path dir,
-    WorkloadSpec.Origin origin) {
+    WorkloadSpec.Origin origin,
+    Map<String, Integer> lines) {
 
   /** Keys of {@code set} that a serving grid accepts. */
   public static final Set<String> SERVING_SET_KEYS =
@@ -65,6 +71,53 @@ public record GridSpec(
   private static final List<String> FIELDS =
       List.of("workloads", "allocators", "systems", "seeds", "device", "model", "set", "plan");
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
+  /**
+   * Returns an error at a value of the file: {@code grid.yaml:7: set.first-fit.alignment: problem},
+   * at the line of the {@code index}th value of {@code field} (a top-level field, or {@code
+   * set.KEY}, {@code plan.KEY}), or of the field itself where {@code index} is negative or the field
+   * holds one value.
+   *
+   * <p>Note [Lines of grid values]: as a suite's nodes (regress.YamlNode's Note [Lines of YAML
+   * nodes]), the line of every node is read once from the YAML token stream by its JSON pointer,
+   * since a key such as {@code first-fit.alignment} cannot be found by searching the text for its
+   * last dotted part, and a list written one value a line has a line per value.
+   */
+  public InputException error(String field, int index, String problem) {
+    return error(origin.source(), lines, field, index, problem);
+  }
+
+  private static InputException error(String source, Map<String, Integer> lines, String field, int index, String problem) {
+    String pointer = pointer(field);
+    Integer line = index >= 0 ? lines.get(pointer + "/" + index) : null;
+    if (line == null) {
+      line = lines.get(pointer);
+    }
+    return InputException.at(source, line == null ? 0 : line, field, problem);
+  }
+
+  /** Where parsing reports its problems: the file and the line of each node. */
+  private record At(String source, Map<String, Integer> lines) {
+    InputException error(String field, String problem) {
+      return GridSpec.error(source, lines, field, -1, problem);
+    }
+
+    InputException error(String field, int index, String problem) {
+      return GridSpec.error(source, lines, field, index, problem);
+    }
+  }
+
+  /** Returns the JSON pointer of a field path: {@code set.first-fit.alignment} is {@code /set/first-fit.alignment}. */
+  private static String pointer(String field) {
+    int dot = field.indexOf('.');
+    String head = dot < 0 ? field : field.substring(0, dot);
+    String rest = dot < 0 ? null : field.substring(dot + 1);
+    return "/" + escape(head) + (rest == null ? "" : "/" + escape(rest));
+  }
+
+  private static String escape(String key) {
+    return key.replace("~", "~0").replace("/", "~1");
+  }
 
   /** Returns whether the cells are serving runs (else L1 allocator runs). */
   public boolean serving() {
@@ -75,48 +128,57 @@ public record GridSpec(
   public static GridSpec parse(String source, String text, Path dir) {
     WorkloadSpec.Origin origin = new WorkloadSpec.Origin(source, text);
     JsonNode root;
+    Map<String, Integer> lines = new HashMap<>();
     try {
       root = YAML.readTree(text);
+      try (JsonParser p = YAML.getFactory().createParser(text)) {
+        for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
+          lines.putIfAbsent(p.getParsingContext().pathAsPointer().toString(), p.currentTokenLocation().getLineNr());
+        }
+      }
     } catch (JsonProcessingException e) {
       long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
       throw InputException.at(source, line, null, "bad YAML: " + e.getOriginalMessage().lines().findFirst().orElse(""));
+    } catch (IOException e) {
+      throw new InputException(source + ": cannot read: " + e.getMessage());
     }
+    At at = new At(source, lines);
     if (root == null || root.isMissingNode() || !root.isObject()) {
       throw InputException.at(source, 1, null, "a grid file is a YAML mapping with the fields " + String.join(", ", FIELDS));
     }
     for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
       String name = it.next();
       if (!FIELDS.contains(name)) {
-        throw origin.error(name, "unknown field (known: " + String.join(", ", FIELDS) + ")");
+        throw at.error(name, "unknown field (known: " + String.join(", ", FIELDS) + ")");
       }
     }
-    List<String> workloads = strings(origin, root, "workloads");
+    List<String> workloads = strings(at, root, "workloads");
     if (workloads.isEmpty()) {
-      throw origin.error("workloads", "a grid needs at least one workload");
+      throw at.error("workloads", "a grid needs at least one workload");
     }
-    List<String> allocators = strings(origin, root, "allocators");
-    List<String> systems = strings(origin, root, "systems");
+    List<String> allocators = strings(at, root, "allocators");
+    List<String> systems = strings(at, root, "systems");
     if (allocators.isEmpty() == systems.isEmpty()) {
-      throw origin.error(systems.isEmpty() ? "allocators" : "systems",
+      throw at.error(systems.isEmpty() ? "allocators" : "systems",
           "give either allocators (L1 cells) or systems (serving cells), not " + (systems.isEmpty() ? "neither" : "both"));
     }
     Map<String, List<String>> sets = new LinkedHashMap<>();
     JsonNode set = root.get("set");
     if (set != null && !set.isNull()) {
       if (!set.isObject()) {
-        throw origin.error("set", "must be a mapping of option names to values or lists of values");
+        throw at.error("set", "must be a mapping of option names to values or lists of values");
       }
       for (Iterator<Map.Entry<String, JsonNode>> it = set.fields(); it.hasNext(); ) {
         Map.Entry<String, JsonNode> e = it.next();
         String key = e.getKey();
         if (systems.isEmpty() ? !key.matches("[^.\\s]+\\.[^.\\s]+") : !SERVING_SET_KEYS.contains(key)) {
-          throw origin.error("set." + key, systems.isEmpty()
+          throw at.error("set." + key, systems.isEmpty()
               ? "an L1 option is written ALLOCATOR.KEY, as in replay --set"
               : "unknown serving option (known: " + String.join(", ", SERVING_SET_KEYS.stream().sorted().toList()) + ")");
         }
-        List<String> values = values(origin, "set." + key, e.getValue());
+        List<String> values = values(at, "set." + key, e.getValue());
         if (values.isEmpty()) {
-          throw origin.error("set." + key, "needs at least one value");
+          throw at.error("set." + key, "needs at least one value");
         }
         sets.put(key, values);
       }
@@ -125,81 +187,91 @@ public record GridSpec(
     JsonNode p = root.get("plan");
     if (p != null && !p.isNull()) {
       if (!systems.isEmpty()) {
-        throw origin.error("plan", "applies to L1 cells only (serving systems size their own memory)");
+        throw at.error("plan", "applies to L1 cells only (serving systems size their own memory)");
       }
       if (!p.isObject()) {
-        throw origin.error("plan", "must be a mapping {weights: SIZE, activations: SIZE}");
+        throw at.error("plan", "must be a mapping {weights: SIZE, activations: SIZE}");
       }
       for (Iterator<Map.Entry<String, JsonNode>> it = p.fields(); it.hasNext(); ) {
         Map.Entry<String, JsonNode> e = it.next();
         if (!e.getKey().equals("weights") && !e.getKey().equals("activations")) {
-          throw origin.error("plan." + e.getKey(), "unknown field (known: weights, activations)");
+          throw at.error("plan." + e.getKey(), "unknown field (known: weights, activations)");
         }
-        plan.put(e.getKey(), scalar(origin, "plan." + e.getKey(), e.getValue()));
+        plan.put(e.getKey(), scalar(at, "plan." + e.getKey(), -1, e.getValue()));
       }
     }
     return new GridSpec(
-        workloads, allocators, systems, seeds(origin, root.get("seeds")), strings(origin, root, "device"), strings(origin, root, "model"),
-        sets, plan, dir, origin);
+        workloads, allocators, systems, seeds(at, root.get("seeds")), strings(at, root, "device"), strings(at, root, "model"),
+        sets, plan, dir, origin, Map.copyOf(lines));
   }
 
   /** Returns a field that is one value or a list of values, as strings; empty when absent. */
-  private static List<String> strings(WorkloadSpec.Origin origin, JsonNode root, String field) {
+  private static List<String> strings(At at, JsonNode root, String field) {
     JsonNode n = root.get(field);
-    return n == null || n.isNull() ? List.of() : values(origin, field, n);
+    return n == null || n.isNull() ? List.of() : values(at, field, n);
   }
 
-  private static List<String> values(WorkloadSpec.Origin origin, String field, JsonNode n) {
+  /** A value given twice would make two cells of one key, which the sweep's folder stores as one. */
+  private static List<String> values(At at, String field, JsonNode n) {
     List<String> out = new ArrayList<>();
     if (n.isArray()) {
-      for (JsonNode e : n) {
-        out.add(scalar(origin, field, e));
+      for (int i = 0; i < n.size(); i++) {
+        String v = scalar(at, field, i, n.get(i));
+        if (out.contains(v)) {
+          throw at.error(field, i, "'" + v + "' given twice");
+        }
+        out.add(v);
       }
     } else {
-      out.add(scalar(origin, field, n));
+      out.add(scalar(at, field, -1, n));
     }
     return List.copyOf(out);
   }
 
-  private static String scalar(WorkloadSpec.Origin origin, String field, JsonNode n) {
+  private static String scalar(At at, String field, int index, JsonNode n) {
     if (!n.isValueNode() || n.isNull()) {
-      throw origin.error(field, "expected a value or a list of values, got " + n);
+      throw at.error(field, index, "expected a value or a list of values, got " + n);
     }
     return n.asText();
   }
 
   /** Seeds as {@code A..B}, one number, or a list of numbers. */
-  private static List<Long> seeds(WorkloadSpec.Origin origin, JsonNode n) {
+  private static List<Long> seeds(At at, JsonNode n) {
     if (n == null || n.isNull()) {
       return List.of();
     }
     List<Long> out = new ArrayList<>();
     if (n.isTextual() && n.asText().contains("..")) {
       String[] ab = n.asText().split("\\.\\.", -1);
-      long a = seed(origin, ab[0]);
-      long b = seed(origin, ab.length == 2 ? ab[1] : "");
+      long a = seed(at, ab[0]);
+      long b = seed(at, ab.length == 2 ? ab[1] : "");
       if (b < a) {
-        throw origin.error("seeds", "the range " + n.asText() + " is empty (write A..B with A <= B)");
+        throw at.error("seeds", "the range " + n.asText() + " is empty (write A..B with A <= B)");
       }
       if (b - a >= 10_000_000) {
-        throw origin.error("seeds", "the range " + n.asText() + " holds more than 10,000,000 seeds");
+        throw at.error("seeds", "the range " + n.asText() + " holds more than 10,000,000 seeds");
       }
       for (long s = a; s <= b; s++) {
         out.add(s);
       }
       return List.copyOf(out);
     }
-    for (String v : values(origin, "seeds", n)) {
-      out.add(seed(origin, v));
+    List<String> texts = values(at, "seeds", n);
+    for (int i = 0; i < texts.size(); i++) {
+      long seed = seed(at, texts.get(i));
+      if (out.contains(seed)) {
+        throw at.error("seeds", n.isArray() ? i : -1, "the seed " + seed + " given twice");
+      }
+      out.add(seed);
     }
     return List.copyOf(out);
   }
 
-  private static long seed(WorkloadSpec.Origin origin, String text) {
+  private static long seed(At at, String text) {
     try {
       return Long.parseLong(text.trim());
     } catch (NumberFormatException e) {
-      throw origin.error("seeds", "'" + text + "' is not a whole number (write seeds as A..B, a number or a list of numbers)");
+      throw at.error("seeds", "'" + text + "' is not a whole number (write seeds as A..B, a number or a list of numbers)");
     }
   }
 }

@@ -12,9 +12,11 @@ import kvsim.run.Parallel;
 import kvsim.run.RunRequest;
 import kvsim.run.RunResult;
 import kvsim.run.RunSpec;
+import kvsim.run.ServingGrid;
 import kvsim.run.Runner;
 import kvsim.run.ServingRunner;
 import kvsim.run.ServingSpec;
+import kvsim.serving.ServingSystems;
 
 /**
  * Runs a suite's scenarios with the run library: every (scenario, allocator) and (scenario, serving
@@ -110,15 +112,37 @@ final class SuiteRunner {
     RunSpec scenarioOnly = at(s, () -> RunSpec.resolve(request(s, List.of(allocator), mine), null));
     List<String> changes = settings.stream().filter(x -> x.startsWith(allocator + ".")).toList();
     mine.addAll(changes);
-    RunSpec spec = changes.isEmpty() ? scenarioOnly : RunSpec.resolve(request(s, List.of(allocator), mine), null);
+    RunSpec spec;
+    try {
+      spec = changes.isEmpty() ? scenarioOnly : RunSpec.resolve(request(s, List.of(allocator), mine), null);
+    } catch (OptionMap.OptionException e) {
+      String change = changes.stream().filter(x -> x.startsWith(allocator + "." + e.key() + "=")).findFirst().orElse(null);
+      throw change == null ? e : new InputException("--set " + change + ": " + e.getMessage());
+    }
     return i -> {
       RunResult r = new Runner(kvsimVersion, 1).run(spec, name -> null, null);
       return new RunSummary(allocator, ResultsWriter.allocatorSummary(r.results().get(0)), r.timings().get(0).wallNanos());
     };
   }
 
+  /** The scenario fields that are serving settings (ServingSystems' Note [Settings each system reads]). */
+  private static final List<String> SERVING_SETTINGS =
+      List.of("kv-memory", "gpu-memory-utilization", "max-model-len", "max-num-seqs", "max-num-batched-tokens", "block-size");
+
   private static Parallel.Work<RunSummary> servingCell(Suite.Scenario s, String system) {
-    ServingSpec spec = at(s, () -> ServingSpec.resolve(servingRequest(s, system)));
+    for (String field : SERVING_SETTINGS) {
+      YamlNode n = s.field(field);
+      String problem = n == null ? null : ServingSystems.notRead(system, field);
+      if (problem != null) {
+        throw n.error(problem + "; move it to a scenario of the systems that read it");
+      }
+    }
+    // Built once here, so that what only a build finds fails before any run.
+    ServingSpec spec = at(s, () -> {
+      ServingSpec resolved = ServingSpec.resolve(servingRequest(s, system));
+      ServingGrid.checkBuilds(resolved);
+      return resolved;
+    });
     return i -> {
       ServingRunner.SystemResult r = new ServingRunner(1).run(spec, null).get(0);
       return new RunSummary(system, r.summary(), r.wallNanos());
@@ -203,6 +227,10 @@ final class SuiteRunner {
         }
       }
       YamlNode w = s.field(s.kind() == Suite.Kind.SERVING ? "serving" : "workload");
+      YamlNode kv = s.field("kv-memory");
+      if (kv != null && message.contains("KV memory")) {
+        throw kv.error(message);
+      }
       throw (message.startsWith("KV memory") || message.startsWith("the weights") ? s.node() : w).error(message);
     }
   }

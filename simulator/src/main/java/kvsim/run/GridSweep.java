@@ -14,8 +14,14 @@ import java.util.Map;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import kvsim.config.GridSpec;
+import kvsim.core.Bytes;
 import kvsim.core.InputException;
+import kvsim.core.ModelPreset;
+import kvsim.core.OptionMap;
+import kvsim.devicemodel.DeviceSpec;
+import kvsim.registry.AllocatorRegistry;
 import kvsim.registry.WorkloadRegistry;
+import kvsim.serving.ServingSystems;
 
 /**
  * A sweep over a grid ({@link GridSpec}): the cells of the grid's cross product, each one an
@@ -164,6 +170,176 @@ public final class GridSweep {
     return cells;
   }
 
+  /**
+   * Checks every cell of {@code g} as its run will resolve it, before any runs, so that a sweep
+   * that cannot finish fails before it writes anything; any problem is an InputException at the
+   * grid's file, line and field ({@code grid.yaml:7: set.first-fit.alignment: …}).
+   *
+   * <p>Note [Validate first, then run]: a sweep used to find a bad allocator name, a missing trace
+   * or a bad option value only when a cell reached it, after its result folder was made and other
+   * cells had run. Now each value is checked on its own first (names, devices, models, workloads,
+   * serving values and whether every system reads each {@code set} key), so an error names the
+   * value's own line; then each distinct cell, seeds aside (a seed only picks a generator's
+   * stream), is resolved as {@link #run} resolves it: the L1 spec with its allocators built with
+   * their options and its trace header read, or the serving spec with its systems built. What
+   * only a combination rejects is reported at the line of the field it names, else of the cell's
+   * workload, with the cell.
+   */
+  public static void validate(GridSpec g, List<Cell> cells) {
+    List<String> runs = g.serving() ? g.systems() : g.allocators();
+    String runField = g.serving() ? "systems" : "allocators";
+    for (int i = 0; i < runs.size(); i++) {
+      try {
+        if (g.serving()) {
+          ServingSystems.get(runs.get(i));
+        } else {
+          AllocatorRegistry.get(runs.get(i));
+        }
+      } catch (InputException e) {
+        throw g.error(runField, i, e.getMessage());
+      }
+    }
+    for (int i = 0; i < g.devices().size(); i++) {
+      try {
+        DeviceSpec.parse(g.devices().get(i));
+      } catch (IllegalArgumentException e) {
+        throw g.error("device", i, e.getMessage());
+      }
+    }
+    for (int i = 0; i < g.models().size(); i++) {
+      try {
+        ModelPreset.parse(g.models().get(i));
+      } catch (IllegalArgumentException e) {
+        throw g.error("model", i, e.getMessage());
+      }
+    }
+    for (Map.Entry<String, List<String>> e : g.sets().entrySet()) {
+      checkSetting(g, e.getKey(), e.getValue());
+    }
+    String firstSeed = g.seeds().isEmpty() ? null : String.valueOf(g.seeds().get(0));
+    for (int i = 0; i < g.workloads().size(); i++) {
+      String w = workload(g, g.workloads().get(i), firstSeed);
+      try {
+        if (g.serving()) {
+          WorkloadRegistry.resolveRequests(w, Map.of());
+        } else {
+          WorkloadRegistry.resolve(w, Map.of());
+        }
+      } catch (InputException e) {
+        throw g.error("workloads", i, e.getMessage());
+      }
+    }
+    java.util.Set<String> resolved = new java.util.HashSet<>();
+    for (Cell c : cells) {
+      Map<String, String> p = new LinkedHashMap<>(c.params());
+      p.remove("seed");
+      if (resolved.add(p.toString())) {
+        try {
+          resolve(g, c, true);
+        } catch (OptionMap.OptionException e) {
+          String key = c.params().get("allocator") + "." + e.key();
+          throw g.sets().containsKey(key) ? g.error("set." + key, g.sets().get(key).indexOf(c.params().get(key)), e.getMessage())
+              : cellError(g, c, e.getMessage());
+        } catch (InputException e) {
+          throw cellError(g, c, e.getMessage());
+        }
+      }
+    }
+  }
+
+  /**
+   * Checks one {@code set} key and its values on their own: an L1 key names an allocator of the
+   * grid; a serving key is read by every system of the grid (ServingSystems' Note [Settings each
+   * system reads]) and its values have the key's type.
+   */
+  private static void checkSetting(GridSpec g, String key, List<String> values) {
+    String field = "set." + key;
+    if (!g.serving()) {
+      String allocator = key.substring(0, key.indexOf('.'));
+      if (!g.allocators().contains(allocator)) {
+        throw g.error(field, -1, "'" + allocator + "' is not among the grid's allocators " + g.allocators() + ", so no cell would read it");
+      }
+      return;
+    }
+    for (String system : g.systems()) {
+      String problem = ServingSystems.notRead(system, key);
+      if (problem != null) {
+        throw g.error(field, -1, problem + "; its cells would repeat one run, so sweep it over the systems that read it");
+      }
+    }
+    for (int i = 0; i < values.size(); i++) {
+      String v = values.get(i).trim();
+      String problem = switch (key) {
+        case "block-size", "max-num-seqs", "max-num-batched-tokens", "max-model-len" -> v.matches("-?\\d+") && fitsInt(v) ? null : "'" + v + "' is not a whole number";
+        case "gpu-memory-utilization", "watermark" -> isNumber(v) ? null : "'" + v + "' is not a number";
+        case "kv-memory", "swap-space" -> isSize(v);
+        case "plan" -> v.equals(ServingSystems.PLAN_TWO_POOL) || v.equals(ServingSystems.PLAN_NAIVE) ? null
+            : "'" + v + "' is not a plan (known: " + ServingSystems.PLAN_TWO_POOL + ", " + ServingSystems.PLAN_NAIVE + ")";
+        default -> null;
+      };
+      if (problem != null) {
+        throw g.error(field, i, problem);
+      }
+    }
+  }
+
+  private static boolean fitsInt(String v) {
+    try {
+      Integer.parseInt(v);
+      return true;
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
+  private static boolean isNumber(String v) {
+    try {
+      return Double.isFinite(Double.parseDouble(v));
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
+  private static String isSize(String v) {
+    try {
+      Bytes.parse(v);
+      return null;
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
+    }
+  }
+
+  /**
+   * An error of a whole cell: at the line of the field the run library's message names ({@code
+   * --kv-memory: …} is {@code set.kv-memory}), else at the cell's workload, naming the cell.
+   */
+  private static InputException cellError(GridSpec g, Cell c, String message) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("^--([a-z-]+)[^:]*: (.*)$", java.util.regex.Pattern.DOTALL).matcher(message);
+    if (m.matches()) {
+      String option = m.group(1);
+      if (g.sets().containsKey(option)) {
+        return g.error("set." + option, g.sets().get(option).indexOf(c.params().get(option)), m.group(2));
+      }
+      if ((option.equals("weights") || option.equals("activations")) && g.plan().containsKey(option)) {
+        return g.error("plan." + option, -1, m.group(2));
+      }
+      if ((option.equals("device") || option.equals("model")) && c.params().containsKey(option)) {
+        return g.error(option, (option.equals("device") ? g.devices() : g.models()).indexOf(c.params().get(option)), m.group(2));
+      }
+    }
+    // The KV memory's own checks name no option; the KV memory is the grid's where it varies.
+    for (String option : List.of("kv-memory", "gpu-memory-utilization")) {
+      if ((message.contains("KV memory") || message.startsWith("the weights of")) && g.sets().containsKey(option)) {
+        return g.error("set." + option, g.sets().get(option).indexOf(c.params().get(option)), message);
+      }
+    }
+    Map<String, String> p = new LinkedHashMap<>(c.params());
+    p.remove("seed");
+    StringBuilder cell = new StringBuilder();
+    p.forEach((k, v) -> cell.append(cell.length() == 0 ? "" : ", ").append(k).append('=').append(v));
+    return g.error("workloads", g.workloads().indexOf(c.params().get("workload")), message + " (in the cell " + cell + ")");
+  }
+
   private static List<Map<String, String>> cross(List<Map<String, String>> partial, String column, List<String> values) {
     if (values.isEmpty()) {
       return partial;
@@ -188,31 +364,44 @@ public final class GridSweep {
    */
   public static Map<String, Object> run(GridSpec g, Cell cell) throws IOException {
     Map<String, String> p = cell.params();
+    Object spec = resolve(g, cell, false);
+    Map<String, Object> summary = spec instanceof ServingSpec serving
+        ? new ServingRunner(1).run(serving, null).get(0).summary()
+        : new Runner("", 1).headline((RunSpec) spec, p.get("allocator")).summary();
+    Map<String, Object> row = new LinkedHashMap<>(p);
+    flatten("", summary, row, true);
+    return row;
+  }
+
+  /**
+   * Resolves a cell into the spec its run takes: a {@link ServingSpec} of its one system (with
+   * {@code check}, built once to see that it can be: {@link ServingGrid#checkBuilds}) or a {@link
+   * RunSpec} of its one allocator (built with its options).
+   */
+  private static Object resolve(GridSpec g, Cell cell, boolean check) {
+    Map<String, String> p = cell.params();
     String workload = workload(g, p.get("workload"), p.get("seed"));
-    Map<String, Object> summary;
     if (g.serving()) {
       ServingSpec spec = ServingSpec.resolve(new ServingSpec.Request(
           workload, List.of(p.get("system")), p.get("model"), p.get("device"), p.get("kv-memory"),
           doubleOrNull(p.get("gpu-memory-utilization")), intOrNull(p.get("max-model-len")), intOrNull(p.get("max-num-seqs")),
           intOrNull(p.get("max-num-batched-tokens")), intOrNull(p.get("block-size")), p.get("swap-space"), null, p.get("plan"), false,
           doubleOrNull(p.get("watermark")), Map.of()));
-      summary = new ServingRunner(1).run(spec, null).get(0).summary();
-    } else {
-      String allocator = p.get("allocator");
-      List<String> settings = new ArrayList<>();
-      for (String key : g.sets().keySet()) {
-        if (key.startsWith(allocator + ".")) {
-          settings.add(key + "=" + p.get(key));
-        }
+      if (check) {
+        ServingGrid.checkBuilds(spec);
       }
-      RunRequest request = new RunRequest(workload, null, null, List.of(allocator), p.get("device"), p.get("model"),
-          g.plan().get("weights"), g.plan().get("activations"), settings, null, null, false, 0);
-      RunSpec spec = RunSpec.resolve(request, new PrintWriter(PrintWriter.nullWriter()));
-      summary = new Runner("", 1).headline(spec, allocator).summary();
+      return spec;
     }
-    Map<String, Object> row = new LinkedHashMap<>(p);
-    flatten("", summary, row, true);
-    return row;
+    String allocator = p.get("allocator");
+    List<String> settings = new ArrayList<>();
+    for (String key : g.sets().keySet()) {
+      if (key.startsWith(allocator + ".")) {
+        settings.add(key + "=" + p.get(key));
+      }
+    }
+    RunRequest request = new RunRequest(workload, null, null, List.of(allocator), p.get("device"), p.get("model"),
+        g.plan().get("weights"), g.plan().get("activations"), settings, null, null, false, 0);
+    return RunSpec.resolve(request, new PrintWriter(PrintWriter.nullWriter()));
   }
 
   /** The cell's workload as a spec string: trace paths resolved against the grid's folder, the seed added. */

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import kvsim.core.InputException;
+import kvsim.serving.ServingSystems;
 
 /**
  * A what-if grid over one workload: {@code --set KEY=V1,V2,…} lists (repeatable) and the {@code
@@ -17,9 +18,10 @@ import kvsim.core.InputException;
  * {@code max-model-len}, {@code watermark}) or an allocator option {@code ALLOCATOR.KEY} of the
  * allocator under test of a contiguous system ({@code buddy.min-block=2MiB,4MiB}), checked as {@code
  * kvsim replay --set} checks it. A value set in the grid replaces the command line's for that key;
- * {@code kv-memory} and {@code gpu-memory-utilization} replace each other. A key that does not
- * apply to a system (the watermark of {@code vllm}, which has none; {@code buddy.…} for {@code
- * vllm}) leaves that system as it was, and its cells say so by repeating the same result.
+ * {@code kv-memory} and {@code gpu-memory-utilization} replace each other. A key that a system of
+ * the grid does not read (the watermark of {@code vllm}, which has none; {@code block-size} for
+ * the Orca systems; {@code buddy.…} for {@code vllm}) is an error naming that system, found before
+ * anything runs (ServingSystems' Note [Settings each system reads]).
  */
 public final class ServingGrid {
   /** The serving options a grid may vary. */
@@ -108,6 +110,7 @@ public final class ServingGrid {
       combinations = next;
     }
     List<String> systems = base.systems() == null || base.systems().isEmpty() ? List.of("vllm") : base.systems();
+    checkRead(axes, systems);
     // The workload is resolved (and a recorded one measured) once, shared by every cell.
     ServingSpec first = null;
     List<Cell> cells = new ArrayList<>();
@@ -118,7 +121,68 @@ public final class ServingGrid {
         cells.add(new Cell(java.util.Collections.unmodifiableMap(combination), system, spec.withSystems(List.of(system))));
       }
     }
+    // The cells share one workload: its prefix-hash block is read once.
+    int hashBlockTokens = hashBlockTokens(first);
+    for (Cell c : cells) {
+      try {
+        checkBuilds(c.spec(), hashBlockTokens);
+      } catch (InputException e) {
+        throw axes.isEmpty() ? e : new InputException("the cell " + c.label() + ": " + e.getMessage(), e);
+      }
+    }
     return cells;
+  }
+
+  /**
+   * Builds each system of {@code spec} once, as its run will, and drops it, so that what only a
+   * build finds (too few KV blocks, a contiguous system whose one sequence cannot reach
+   * max_model_len, a request trace's prefix hashes that do not split into the blocks) fails before
+   * any run: an InputException naming the system.
+   */
+  public static void checkBuilds(ServingSpec spec) {
+    checkBuilds(spec, hashBlockTokens(spec));
+  }
+
+  private static void checkBuilds(ServingSpec spec, int hashBlockTokens) {
+    for (String system : spec.systems()) {
+      try {
+        ServingSystems.build(system, spec.build(hashBlockTokens));
+      } catch (IllegalArgumentException e) {
+        throw new InputException(system + ": " + e.getMessage());
+      }
+    }
+  }
+
+  /** Returns the tokens per prefix hash of the spec's request source (0 for none), from opening it. */
+  private static int hashBlockTokens(ServingSpec spec) {
+    try (kvsim.trace.RequestSource source = spec.workload().open()) {
+      return source.hashBlockTokens();
+    } catch (java.io.IOException e) {
+      throw new InputException(spec.workload().spec() + ": cannot read: " + e.getMessage());
+    }
+  }
+
+  /**
+   * Every key must be read by every system of the grid (ServingSystems' Note [Settings each system
+   * reads]): a system that ignores a key would repeat one run under several labels. An allocator
+   * key that no system of the grid uses is left to the spec's own check, which names the
+   * allocators under test.
+   */
+  private static void checkRead(List<Axis> axes, List<String> systems) {
+    for (Axis a : axes) {
+      boolean allocatorKey = a.key().indexOf('.') > 0;
+      if (allocatorKey && systems.stream().noneMatch(s -> ServingSystems.reads(s, a.key()))) {
+        continue;
+      }
+      for (String system : systems) {
+        ServingSystems.get(system);
+        String problem = ServingSystems.notRead(system, a.key());
+        if (problem != null) {
+          throw new InputException("--set " + a.key() + "=" + String.join(",", a.values()) + ": " + problem
+              + "; its cells would repeat one run, so give it only to the systems that read it");
+        }
+      }
+    }
   }
 
   /**

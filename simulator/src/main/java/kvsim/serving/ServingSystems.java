@@ -183,6 +183,50 @@ public final class ServingSystems {
     };
   }
 
+  /**
+   * Returns whether system {@code name} reads the serving setting {@code key} (an option without
+   * its dashes, as {@code --set KEY=…}, a sweep grid's {@code set} and a suite's scenario fields
+   * name it: {@code block-size}, {@code max-num-seqs}, {@code max-num-batched-tokens}, {@code
+   * max-model-len}, {@code kv-memory}, {@code gpu-memory-utilization}, {@code watermark}, {@code
+   * swap-space}, {@code plan}) or the allocator option {@code ALLOCATOR.KEY}; false for a key it
+   * would ignore.
+   *
+   * <p>Note [Settings each system reads]: from the builds below. The KV memory ({@code kv-memory},
+   * {@code gpu-memory-utilization}), {@code max-model-len}, {@code max-num-batched-tokens} (a
+   * scheduler's token budget, and the activation peak of a derived KV memory) and {@code plan}
+   * reach every system. {@code block-size} is the block of the paged systems only ({@code vllm},
+   * {@code vllm-v0}); the contiguous and vAttention systems keep no blocks. {@code max-num-seqs} is
+   * read by every scheduler but {@code hf-naive}'s, which serves one request at a time whatever the
+   * limit. {@code watermark} and {@code swap-space} are vLLM v0's (v1 has neither). An allocator
+   * option reaches only the systems built on that allocator ({@link #allocatorOf}).
+   */
+  public static boolean reads(String name, String key) {
+    get(name);
+    int dot = key.indexOf('.');
+    if (dot > 0) {
+      return key.substring(0, dot).equals(allocatorOf(name));
+    }
+    return switch (key) {
+      case "kv-memory", "gpu-memory-utilization", "max-model-len", "max-num-batched-tokens", "plan" -> true;
+      case "block-size" -> name.equals("vllm") || name.equals("vllm-v0");
+      case "max-num-seqs" -> !name.equals("hf-naive");
+      case "watermark", "swap-space" -> name.equals("vllm-v0");
+      default -> false;
+    };
+  }
+
+  /**
+   * Returns why system {@code name} cannot take the setting {@code key}, "vllm does not read
+   * watermark (vllm-v0 does)" (Note [Settings each system reads]), or null when it reads it.
+   */
+  public static String notRead(String name, String key) {
+    if (reads(name, key)) {
+      return null;
+    }
+    List<String> readers = SYSTEMS.keySet().stream().filter(s -> reads(s, key)).toList();
+    return name + " does not read " + key + (readers.isEmpty() ? "" : " (" + String.join(", ", readers) + (readers.size() == 1 ? " does" : " do") + ")");
+  }
+
   /** Returns the number of KV blocks ({@code num_gpu_blocks}, the null block included) a region holds. */
   public static long numBlocks(long kvMemoryBytes, long kvBytesPerToken, int blockTokens) {
     return kvMemoryBytes / (kvBytesPerToken * blockTokens);

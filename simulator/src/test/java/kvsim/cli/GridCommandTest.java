@@ -19,7 +19,7 @@ class GridCommandTest {
 
   @Test
   void servingWritesOneEntryPerCellWithItsSettingsAndTheSameBytesTwice() throws IOException {
-    String[] args = {"serving", "requests:preset=sharegpt,rate=4,count=150", "--system", "vllm,orca-pow2", "--model", "opt-13b", "--device", "a100-40",
+    String[] args = {"serving", "requests:preset=sharegpt,rate=4,count=150", "--system", "vllm,vllm-v0", "--model", "opt-13b", "--device", "a100-40",
       "--kv-memory", "12GiB", "--set", "block-size=8,32", "-q", "-o"};
     CliRun run = CliRun.of(concat(args, dir.resolve("a").toString())).ok();
     CliRun.of(concat(args, dir.resolve("b").toString())).ok();
@@ -28,12 +28,12 @@ class GridCommandTest {
     String[] lines = run.out().split("\\R");
     assertTrue(lines[1].startsWith("block-size  system "), run.out());
     assertTrue(lines[3].startsWith("8           vllm "), run.out());
-    assertTrue(lines[6].startsWith("32          orca-pow2 "), run.out());
+    assertTrue(lines[6].startsWith("32          vllm-v0 "), run.out());
     JsonNode s = new ObjectMapper().readTree(dir.resolve("a/summary.json").toFile());
     assertEquals("[\"8\",\"32\"]", s.get("grid").get("block-size").toString());
     assertEquals(4, s.get("systems").size());
     JsonNode last = s.get("systems").get(3);
-    assertEquals("orca-pow2", last.get("system").asText());
+    assertEquals("vllm-v0", last.get("system").asText());
     assertEquals("32", last.get("cell").get("block-size").asText());
     assertEquals(32, s.get("systems").get(2).get("parts").get("block_tokens").asInt());
     assertEquals(8, s.get("systems").get(0).get("parts").get("block_tokens").asInt());

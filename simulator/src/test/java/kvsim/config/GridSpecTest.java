@@ -52,4 +52,26 @@ class GridSpecTest {
     assertTrue(error("workloads: [x]\nsystems: [vllm]\nplan: {weights: 1GiB}\n").contains("plan: applies to L1 cells only"));
     assertTrue(error("workloads: [x\n").startsWith("g.yaml:"), error("workloads: [x\n"));
   }
+
+  @Test
+  void errorsAfterParsingNameTheLineOfTheValueItself() {
+    GridSpec g = parse("workloads: [\"churn:ops=10\"]\nallocators: [first-fit, buddy]\nset:\n  first-fit.alignment:\n    - 512\n    - banana\n"
+        + "  buddy.min-block: [4KiB, 8KiB]\nplan: {weights: 1GiB}\n");
+    assertEquals("g.yaml:6: set.first-fit.alignment: bad", g.error("set.first-fit.alignment", 1, "bad").getMessage());
+    assertEquals("g.yaml:4: set.first-fit.alignment: bad", g.error("set.first-fit.alignment", -1, "bad").getMessage());
+    assertEquals("g.yaml:7: set.buddy.min-block: bad", g.error("set.buddy.min-block", 1, "bad").getMessage());
+    assertEquals("g.yaml:2: allocators: bad", g.error("allocators", 1, "bad").getMessage());
+    assertEquals("g.yaml:8: plan.weights: bad", g.error("plan.weights", -1, "bad").getMessage());
+    assertEquals("g.yaml:1: workloads: bad", g.error("workloads", 0, "bad").getMessage());
+  }
+
+  @Test
+  void aValueGivenTwiceIsAMistakeAtItsSecondLine() {
+    assertEquals("g.yaml:4: allocators: 'first-fit' given twice", error("workloads: [churn]\nallocators:\n  - first-fit\n  - first-fit\n"));
+    assertEquals("g.yaml:6: set.first-fit.alignment: '512' given twice",
+        error("workloads: [churn]\nallocators: [first-fit]\nset:\n  first-fit.alignment:\n    - 512\n    - 512\n"));
+    assertEquals("g.yaml:3: seeds: '1' given twice", error("workloads: [churn]\nallocators: [a]\nseeds: [1, 2, 1]\n"));
+    assertEquals("g.yaml:3: seeds: the seed 1 given twice", error("workloads: [churn]\nallocators: [a]\nseeds: [1, 2, '01']\n"));
+    assertTrue(error("workloads: [churn, churn]\nallocators: [a]\n").startsWith("g.yaml:1: workloads: 'churn' given twice"));
+  }
 }

@@ -23,13 +23,13 @@ class ServingGridTest {
 
   @Test
   void cellsAreTheCrossProductFirstSetSlowestSystemFastest() {
-    List<ServingGrid.Cell> cells = cells(request("vllm", "orca-oracle"), "block-size=8,16", "max-num-seqs=32,64,128");
+    List<ServingGrid.Cell> cells = cells(request("vllm", "orca-oracle"), "max-num-batched-tokens=2048,4096", "max-num-seqs=32,64,128");
     assertEquals(12, cells.size());
-    assertEquals("vllm block-size=8 max-num-seqs=32", cells.get(0).label());
-    assertEquals("orca-oracle block-size=8 max-num-seqs=32", cells.get(1).label());
-    assertEquals("vllm block-size=8 max-num-seqs=64", cells.get(2).label());
-    assertEquals("orca-oracle block-size=16 max-num-seqs=128", cells.get(11).label());
-    assertEquals(16, cells.get(11).spec().blockTokens());
+    assertEquals("vllm max-num-batched-tokens=2048 max-num-seqs=32", cells.get(0).label());
+    assertEquals("orca-oracle max-num-batched-tokens=2048 max-num-seqs=32", cells.get(1).label());
+    assertEquals("vllm max-num-batched-tokens=2048 max-num-seqs=64", cells.get(2).label());
+    assertEquals("orca-oracle max-num-batched-tokens=4096 max-num-seqs=128", cells.get(11).label());
+    assertEquals(4096, cells.get(11).spec().scheduler().maxNumBatchedTokens());
     assertEquals(128, cells.get(11).spec().scheduler().maxNumSeqs());
     assertEquals(List.of("orca-oracle"), cells.get(11).spec().systems());
     List<ServingGrid.Cell> plain = cells(request("vllm", "orca-max"));
@@ -80,5 +80,30 @@ class ServingGridTest {
     assertTrue(unknown.getMessage().startsWith("--set buddy.block: "), unknown.getMessage());
     assertTrue(unknown.getMessage().contains("unknown option 'block'"), unknown.getMessage());
     assertTrue(assertThrows(InputException.class, () -> cells(request("vllm-v0"), "watermark=1")).getMessage().contains("--watermark: must be in [0, 1)"));
+  }
+
+  @Test
+  void aKeyThatASystemOfTheGridDoesNotReadIsAnErrorNamingThatSystem() {
+    String alone = assertThrows(InputException.class, () -> cells(request("vllm"), "watermark=0.05")).getMessage();
+    assertTrue(alone.startsWith("--set watermark=0.05: vllm does not read watermark (vllm-v0 does)"), alone);
+    String mixed = assertThrows(InputException.class, () -> cells(request("vllm-v0", "vllm"), "watermark=0.01,0.05")).getMessage();
+    assertTrue(mixed.startsWith("--set watermark=0.01,0.05: vllm does not read watermark"), mixed);
+    String blocks = assertThrows(InputException.class, () -> cells(request("vllm", "orca-max"), "block-size=8,16")).getMessage();
+    assertTrue(blocks.contains(": orca-max does not read block-size (vllm, vllm-v0 do)"), blocks);
+    String seqs = assertThrows(InputException.class, () -> cells(request("hf-naive"), "max-num-seqs=1,2")).getMessage();
+    assertTrue(seqs.contains("hf-naive does not read max-num-seqs"), seqs);
+    String paged = assertThrows(InputException.class, () -> cells(request("vattention"), "block-size=8")).getMessage();
+    assertTrue(paged.contains("vattention does not read block-size"), paged);
+    String buddy = assertThrows(InputException.class, () -> cells(request("orca-max", "vllm"), "buddy.min-block=2MiB")).getMessage();
+    assertTrue(buddy.startsWith("--set buddy.min-block=2MiB: vllm does not read buddy.min-block (orca-max, orca-pow2, orca-oracle do)"), buddy);
+    assertEquals(4, cells(request("vllm-v0", "vllm"), "kv-memory=6GiB,12GiB").size(), "a key every system reads still makes cells");
+  }
+
+  @Test
+  void whatOnlyABuildFindsFailsWhenTheCellsAreMadeNamingTheCell() {
+    // 1700 MiB holds max_model_len's blocks for vLLM, but the buddy's largest block is 1 GiB: 1,310 OPT-13B tokens.
+    String tooSmall = assertThrows(InputException.class, () -> cells(request("vllm", "orca-max"), "kv-memory=12GiB,1700MiB")).getMessage();
+    assertTrue(tooSmall.startsWith("the cell orca-max kv-memory=1700MiB: orca-max: buddy over KV memory of 1.66 GiB gives one sequence at most 1310 tokens"),
+        tooSmall);
   }
 }

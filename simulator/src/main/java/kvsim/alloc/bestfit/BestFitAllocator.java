@@ -28,7 +28,7 @@ import kvsim.devicemodel.Region;
  *
  * <ul>
  *   <li>The whole region is one free extent at the start and the region is reserved throughout.
- *   <li>A request is rounded up to the alignment (option {@code alignment}, default 512 B); the
+ *   <li>A request is rounded up to the alignment (option {@code alignment}, a power of two, default 512 B); the
  *       rounded size is what the allocation holds ({@code allocatedBytes} includes the rounding).
  *   <li>It takes the smallest free extent that can hold the rounded size, the lowest-address one
  *       among extents of that size, and splits off the low part: the allocation is [start, start +
@@ -77,7 +77,18 @@ public final class BestFitAllocator implements Allocator {
 
   /** Builds the model from its registry context (option {@code alignment}). */
   public BestFitAllocator(AllocatorContext context) {
-    this(context.region(), context.bytes("alignment", DEFAULT_ALIGNMENT_BYTES), context.latency(DEFAULT_LATENCY));
+    this(context.region(), alignmentOf(context), context.latency(DEFAULT_LATENCY));
+  }
+
+  /** Reads option {@code alignment}: a power of two (RegionAlignment's Note [Power-of-two alignments]). */
+  private static long alignmentOf(AllocatorContext context) {
+    String given = context.optional("alignment");
+    long alignmentBytes = context.bytes("alignment", DEFAULT_ALIGNMENT_BYTES);
+    String problem = RegionAlignment.optionProblem(alignmentBytes);
+    if (problem != null) {
+      throw context.bad("alignment", given, problem);
+    }
+    return alignmentBytes;
   }
 
   /** Builds best fit over {@code region} with requests rounded up to {@code alignmentBytes}. */

@@ -107,10 +107,15 @@ public final class BuddyAllocator implements Allocator {
   }
 
   private static long minBlockOf(AllocatorContext context) {
+    String given = context.optional("min-block");
     long minBlock = context.bytes("min-block", DEFAULT_MIN_BLOCK_BYTES);
     String problem = problemWith(context.region(), minBlock);
+    if (problem == null && given != null && context.region().sizeBytes() > 0 && context.region().sizeBytes() < minBlock) {
+      // A model over such a region refuses every request; as an option it is a mistake.
+      problem = "is larger than the region under test (" + Bytes.format(context.region().sizeBytes()) + "), which then holds no block";
+    }
     if (problem != null) {
-      throw context.bad("min-block", Long.toString(minBlock), problem);
+      throw context.bad("min-block", given == null ? Long.toString(minBlock) : given, problem);
     }
     return minBlock;
   }

@@ -277,7 +277,10 @@ public final class TorchAllocConf {
       if (mb < 20) {
         throw error("CachingAllocator option " + key + " too small, must be >= 20 (got " + v + ")");
       }
-      return Math.min(mb, Long.MAX_VALUE / MiB) * MiB;
+      if (mb > Long.MAX_VALUE / MiB) {
+        throw error("CachingAllocator option " + key + " too large, must be <= " + Long.MAX_VALUE / MiB + " (got " + v + ")");
+      }
+      return mb * MiB;
     }
 
     private static boolean isPunct(String t) {

@@ -171,13 +171,29 @@ public final class MultiSlabAllocator implements Allocator {
     return context.optional("split") != null && context.bool("split", DEFAULT_SPLIT);
   }
 
+  /**
+   * Reads option {@code classes}. Given classes must each get at least one block of their share of
+   * the region under test, and no more than a pool counts; the default classes leave a class
+   * empty on a small region rather than refuse it, as before.
+   */
   private static List<SizeClass> classesOption(AllocatorContext context) {
+    boolean given = context.optional("classes") != null;
     String text = context.string("classes", DEFAULT_CLASSES);
+    List<SizeClass> classes;
     try {
-      return parseClasses(text);
+      classes = parseClasses(text);
     } catch (IllegalArgumentException e) {
       throw context.bad("classes", text, e.getMessage());
     }
+    long regionBytes = context.region().sizeBytes();
+    for (SizeClass c : classes) {
+      long shareBytes = percentOf(regionBytes, c.percent());
+      String problem = FixedBlockPool.problemWith(shareBytes, c.blockBytes(), "its " + c.percent() + " % of the region under test", "block size");
+      if (problem != null && (given || shareBytes / c.blockBytes() > 0)) {
+        throw context.bad("classes", text, "class " + label(c.blockBytes()) + ":" + c.percent() + ": block size " + problem);
+      }
+    }
+    return classes;
   }
 
   /**

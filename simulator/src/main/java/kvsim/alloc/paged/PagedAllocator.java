@@ -88,6 +88,14 @@ public final class PagedAllocator implements Allocator {
       }
       throw new InputException("paged: " + problem);
     }
+    if (pages > Integer.MAX_VALUE - 8) {
+      String problem = "the region under test (" + Bytes.format(context.region().sizeBytes()) + ") holds " + pages + " pages of " + Bytes.format(page)
+          + ", more than " + (Integer.MAX_VALUE - 8) + "; use more block-tokens";
+      if (tokensGiven) {
+        throw context.bad("block-tokens", Long.toString(tokens), problem);
+      }
+      throw new InputException("paged: " + problem);
+    }
     return page;
   }
 

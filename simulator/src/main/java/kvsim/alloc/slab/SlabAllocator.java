@@ -14,6 +14,7 @@ import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
 import kvsim.alloc.support.FixedBlockPool;
 import kvsim.core.Bytes;
+import kvsim.core.InputException;
 import kvsim.devicemodel.Region;
 
 /**
@@ -52,7 +53,21 @@ public final class SlabAllocator implements Allocator {
 
   /** Builds the model from its registry context (option {@code block-size}). */
   public SlabAllocator(AllocatorContext context) {
-    this(context.region(), context.bytes("block-size", DEFAULT_BLOCK_BYTES), context.latency(DEFAULT_LATENCY));
+    this(context.region(), blockBytesOf(context), context.latency(DEFAULT_LATENCY));
+  }
+
+  /** Reads option {@code block-size}: the region under test must hold at least one block and not more than a pool can count. */
+  private static long blockBytesOf(AllocatorContext context) {
+    String given = context.optional("block-size");
+    long blockBytes = context.bytes("block-size", DEFAULT_BLOCK_BYTES);
+    String problem = FixedBlockPool.problemWith(context.region().sizeBytes(), blockBytes, "the region under test", "block-size");
+    if (problem == null) {
+      return blockBytes;
+    }
+    if (given != null) {
+      throw context.bad("block-size", given, problem);
+    }
+    throw new InputException("slab: " + problem);
   }
 
   /** Builds a slab over {@code region} with blocks of {@code blockBytes}. */

@@ -4,6 +4,7 @@ import java.util.List;
 import kvsim.alloc.Extents;
 import kvsim.alloc.InvariantViolation;
 import kvsim.alloc.SegmentLayout;
+import kvsim.core.Bytes;
 
 /**
  * Equal blocks laid end to end from a base address, with a LIFO stack of free block indices: the
@@ -42,6 +43,26 @@ public final class FixedBlockPool {
   private long allocatedBlocks;
   private long requestedBytes;
   private long liveAllocations;
+
+  /**
+   * Returns why {@code lengthBytes} ({@code what}, e.g. "the region under test") cannot be cut into
+   * blocks of {@code blockBytes} as an option ({@code option}) asks: no block at all, or more than
+   * a pool counts; null when it can.
+   */
+  public static String problemWith(long lengthBytes, long blockBytes, String what, String option) {
+    if (blockBytes <= 0) {
+      return "must be positive";
+    }
+    long count = lengthBytes / blockBytes;
+    if (count == 0) {
+      return "is larger than " + what + " (" + Bytes.format(lengthBytes) + "), which then holds no block";
+    }
+    if (count > Integer.MAX_VALUE - 8) {
+      return "makes " + count + " blocks of " + what + " (" + Bytes.format(lengthBytes) + "), more than " + (Integer.MAX_VALUE - 8)
+          + "; use a larger " + option;
+    }
+    return null;
+  }
 
   /** Returns how many blocks of {@code blockBytes} fit in {@code lengthBytes}; rejects too many. */
   public static int blockCountFor(long lengthBytes, long blockBytes) {

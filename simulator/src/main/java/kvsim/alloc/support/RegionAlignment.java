@@ -31,6 +31,18 @@ public final class RegionAlignment {
     this.alignmentBytes = alignmentBytes;
   }
 
+  /**
+   * Returns why {@code alignmentBytes} cannot be a model's {@code alignment} option, or null.
+   *
+   * <p>Note [Power-of-two alignments]: the arithmetic here rounds to any positive alignment, but the
+   * allocators the models stand for align to powers of two only (CUDA's 256 B, PyTorch's 512 B, 2 MiB
+   * large pages), so an option of 3 B or 1000 B describes no real allocator and is refused rather
+   * than run; the constructors still take any positive alignment for tests of the arithmetic.
+   */
+  public static String optionProblem(long alignmentBytes) {
+    return alignmentBytes > 0 && Long.bitCount(alignmentBytes) == 1 ? null : "must be a power of two";
+  }
+
   /** Returns the alignment. */
   public long bytes() {
     return alignmentBytes;
