@@ -2,8 +2,10 @@ package kvsim.cli;
 
 import java.util.ArrayList;
 import java.util.List;
+import kvsim.core.InputException;
 import kvsim.run.ServingGrid;
 import kvsim.run.ServingSpec;
+import kvsim.serving.ServingSystems;
 import picocli.CommandLine.Option;
 
 /** The options of commands that run serving systems ({@code serving}, {@code capacity}): systems, model, device, KV memory, scheduler limits. */
@@ -72,10 +74,32 @@ final class ServingOptions {
    * --seed} as its generator's seed ({@link ServingSpec#seededWorkload}).
    */
   ServingSpec.Request request(String workload) {
+    List<String> names = systems.isEmpty() ? List.of("vllm") : systems;
+    refuseUnread(names, "block-size", blockSize);
+    refuseUnread(names, "max-num-seqs", maxNumSeqs);
+    refuseUnread(names, "watermark", watermark);
+    refuseUnread(names, "swap-space", swapSpace);
     String w = seed == null ? workload : ServingSpec.seededWorkload(workload, seed);
     return new ServingSpec.Request(
         w, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, swapSpace, beamSeed, plan,
         check, watermark, java.util.Map.of());
+  }
+
+  /**
+   * Refuses an option given for a system that would ignore it, as {@code --set} does (Note
+   * [Settings each system reads] on {@code serving.ServingSystems}): a silent no-op reads as a
+   * result.
+   */
+  private static void refuseUnread(List<String> systems, String key, Object value) {
+    if (value == null) {
+      return;
+    }
+    for (String s : systems) {
+      String why = ServingSystems.notRead(s, key); // an unknown system is refused here too
+      if (why != null) {
+        throw new InputException("--" + key + " " + value + ": " + why + "; leave it out for " + s + ", or run only systems that read it");
+      }
+    }
   }
 
   /** Returns the grid's axes, parsed from {@code --set}. */

@@ -141,4 +141,24 @@ class ValidateFirstTest {
       assertTrue(folders.get(0).getFileName().toString().endsWith("-sweep-grid"), folders.toString());
     }
   }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "serving|--watermark|0.05|vllm|--watermark 0.05: vllm does not read watermark (vllm-v0 does)",
+      "serving|--swap-space|8GiB|vllm,vllm-v0|--swap-space 8GiB: vllm does not read swap-space (vllm-v0 does)",
+      "capacity|--block-size|8|orca-max|--block-size 8: orca-max does not read block-size (vllm, vllm-v0 do)",
+      "serving|--max-num-seqs|4|hf-naive|--max-num-seqs 4: hf-naive does not read max-num-seqs"})
+  void aPlainServingOptionASystemWouldIgnoreIsRefused(String command, String option, String value, String systems, String message) {
+    Path out = tmp.resolve("out-" + option.substring(2));
+    List<String> args = new ArrayList<>(List.of(command, "requests:count=5", option, value, "--system", systems, "-o", out.toString()));
+    if (command.equals("capacity")) {
+      args.addAll(List.of("--slo", "ttft.p50<=1s"));
+    } else {
+      args.add("-q");
+    }
+    CliRun r = CliRun.of(args.toArray(String[]::new));
+    assertEquals(2, r.exitCode(), r.err());
+    assertTrue(r.err().startsWith("kvsim: error: " + message), r.err());
+    assertFalse(Files.exists(out));
+  }
 }
