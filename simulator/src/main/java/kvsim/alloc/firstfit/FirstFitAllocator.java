@@ -65,18 +65,7 @@ public final class FirstFitAllocator implements Allocator {
 
   /** Builds the model from its registry context (option {@code alignment}). */
   public FirstFitAllocator(AllocatorContext context) {
-    this(context.region(), alignmentOf(context), context.latency(DEFAULT_LATENCY));
-  }
-
-  /** Reads option {@code alignment}: a power of two (RegionAlignment's Note [Power-of-two alignments]). */
-  private static long alignmentOf(AllocatorContext context) {
-    String given = context.optional("alignment");
-    long alignmentBytes = context.bytes("alignment", DEFAULT_ALIGNMENT_BYTES);
-    String problem = RegionAlignment.optionProblem(alignmentBytes);
-    if (problem != null) {
-      throw context.bad("alignment", given, problem);
-    }
-    return alignmentBytes;
+    this(context.region(), RegionAlignment.option(context, DEFAULT_ALIGNMENT_BYTES), context.latency(DEFAULT_LATENCY));
   }
 
   /** Builds first fit over {@code region} with requests rounded up to {@code alignmentBytes}. */

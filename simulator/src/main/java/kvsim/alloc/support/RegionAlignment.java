@@ -1,5 +1,6 @@
 package kvsim.alloc.support;
 
+import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.InvariantViolation;
 import kvsim.core.Bytes;
 import kvsim.devicemodel.Region;
@@ -41,6 +42,20 @@ public final class RegionAlignment {
    */
   public static String optionProblem(long alignmentBytes) {
     return alignmentBytes > 0 && Long.bitCount(alignmentBytes) == 1 ? null : "must be a power of two";
+  }
+
+  /**
+   * Reads a model's option {@code alignment} (default {@code defaultBytes}), refusing one that is not
+   * a power of two (Note [Power-of-two alignments]) with the value as the user wrote it.
+   */
+  public static long option(AllocatorContext context, long defaultBytes) {
+    String given = context.optional("alignment");
+    long alignmentBytes = context.bytes("alignment", defaultBytes);
+    String problem = optionProblem(alignmentBytes);
+    if (problem != null) {
+      throw context.bad("alignment", given, problem);
+    }
+    return alignmentBytes;
   }
 
   /** Returns the alignment. */
