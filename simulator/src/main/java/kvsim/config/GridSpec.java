@@ -181,11 +181,12 @@ public record GridSpec(
       if (b < a) {
         throw origin.error("seeds", "the range " + n.asText() + " is empty (write A..B with A <= B)");
       }
-      if (b - a >= 10_000_000) {
+      // b - a overflows for a range wider than 2^63; the loop counts, since s++ would wrap past Long.MAX_VALUE.
+      if (b - a >= 10_000_000 || b - a < 0) {
         throw origin.error("seeds", "the range " + n.asText() + " holds more than 10,000,000 seeds");
       }
-      for (long s = a; s <= b; s++) {
-        out.add(s);
+      for (long i = 0; i <= b - a; i++) {
+        out.add(a + i);
       }
       return List.copyOf(out);
     }
