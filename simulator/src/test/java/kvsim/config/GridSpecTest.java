@@ -52,4 +52,14 @@ class GridSpecTest {
     assertTrue(error("workloads: [x]\nsystems: [vllm]\nplan: {weights: 1GiB}\n").contains("plan: applies to L1 cells only"));
     assertTrue(error("workloads: [x\n").startsWith("g.yaml:"), error("workloads: [x\n"));
   }
+
+  // Found by ReaderFuzzTest: the widest range passed the size check by overflow and filled the heap;
+  // a range ending at 2^63-1 looped for ever.
+  @Test
+  void seedRangesAtTheEndsOfTheLongsAreBoundedAndEnd() {
+    assertEquals("g.yaml:2: seeds: the range -9223372036854775808..9223372036854775807 holds more than 10,000,000 seeds",
+        error("workloads: churn\nseeds: -9223372036854775808..9223372036854775807\nallocators: buddy\n"));
+    GridSpec g = parse("workloads: churn\nallocators: buddy\nseeds: 9223372036854775806..9223372036854775807\n");
+    assertEquals(List.of(Long.MAX_VALUE - 1, Long.MAX_VALUE), g.seeds());
+  }
 }

@@ -53,6 +53,9 @@ final class Mutator {
     {(byte) 0xef, (byte) 0xbb, (byte) 0xbf}, {0}, {(byte) 0xfe, (byte) 0xff, 0}
   };
 
+  /** The largest input made: stacked repetitions stop here. */
+  private static final int MAX_BYTES = 1 << 20;
+
   private final List<byte[]> corpus;
   private final String[] dictionary;
 
@@ -70,7 +73,10 @@ final class Mutator {
     byte[] data = corpus.get(rng.nextInt(corpus.size()));
     int n = 1 + Integer.numberOfTrailingZeros(rng.nextInt() | 0x80); // 1 to 8, mostly 1 or 2
     for (int i = 0; i < n; i++) {
-      data = mutate(rng, data);
+      byte[] next = mutate(rng, data);
+      if (next.length <= MAX_BYTES) { // stacked repetitions would otherwise grow without bound
+        data = next;
+      }
     }
     return data;
   }

@@ -76,4 +76,12 @@ class CalibrationTest {
     e = assertThrows(InputException.class, () -> CalibrationFile.read(i));
     assertTrue(e.getMessage().contains("format: expected \"kvsim-calibration\""), e.getMessage());
   }
+
+  // Found by ReaderFuzzTest: an unknown field whose name holds an escaped line break made a two-line message.
+  @Test
+  void aLineBreakInAnUnknownFieldStaysOnTheMessagesOneLine() throws IOException {
+    Path f = file("{\"format\":\"kvsim-calibration\",\"version\":1,\"\\n\":\"\"}");
+    InputException e = assertThrows(InputException.class, () -> CalibrationFile.read(f));
+    assertEquals(f + ": \\n: unknown field (known: [date, device, driver, format, fragmentation, latency, version])", e.getMessage());
+  }
 }

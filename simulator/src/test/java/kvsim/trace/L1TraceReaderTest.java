@@ -155,4 +155,11 @@ class L1TraceReaderTest {
   void anEmptyTraceHasNoEvents() throws IOException {
     assertNull(L1TraceReader.open("t.jsonl", new ByteArrayInputStream(HEADER.getBytes(StandardCharsets.UTF_8))).next());
   }
+
+  // Found by ReaderFuzzTest: a field name holding an escaped line break made a two-line message.
+  @Test
+  void aLineBreakInAFieldNameStaysOnTheMessagesOneLine() {
+    InputException e = assertThrows(InputException.class, () -> readAll(HEADER + "{\"op\":\"free\",\"a\\nb\":6}\n"));
+    assertEquals("t.jsonl:2: a\\nb: unknown field (known: t, op, id, size, tag, splittable, stream, addr, action)", e.getMessage());
+  }
 }

@@ -219,4 +219,11 @@ class RequestImportersTest {
   private static Request strip(Request r) {
     return Request.of(r.id(), r.arrivalNanos(), r.promptTokens(), r.outputTokens());
   }
+
+  // Found by ReaderFuzzTest: a value holding an escaped line break made a two-line message.
+  @Test
+  void aLineBreakInAMooncakeValueStaysOnTheMessagesOneLine() throws IOException {
+    InputException e = mooncakeFails("{\"timestamp\":6,\"input_length\":\"\\n\"}\n");
+    assertEquals(dir.resolve("mc.jsonl") + ":1: input_length: must be an integer, got \\n", e.getMessage());
+  }
 }
