@@ -94,6 +94,9 @@ public record GridSpec(
     if (workloads.isEmpty()) {
       throw origin.error("workloads", "a grid needs at least one workload");
     }
+    if (workloads.stream().anyMatch(w -> w.indexOf('\0') >= 0)) {
+      throw origin.error("workloads", "a NUL character cannot be in a workload or a file name");
+    }
     List<String> allocators = strings(origin, root, "allocators");
     List<String> systems = strings(origin, root, "systems");
     if (allocators.isEmpty() == systems.isEmpty()) {

@@ -111,6 +111,12 @@ public record WorkloadSpec(
       if (f == null) {
         throw InputException.at(source, 1, null, "empty workload spec");
       }
+      // Both may name files, and a file name cannot hold a NUL (Path.of would throw).
+      for (String[] field : new String[][] {{"workload", f.workload()}, {"calibration", f.calibration()}}) {
+        if (field[1] != null && field[1].indexOf('\0') >= 0) {
+          throw new Origin(source, text).error(field[0], "a NUL character cannot be in a workload or a file name");
+        }
+      }
       return new WorkloadSpec(
           f.workload(), f.params(), f.seed(), f.device(), f.model(), f.plan(), f.allocators(), f.options(), f.torchAllocConf(), f.calibration(),
           new Origin(source, text));

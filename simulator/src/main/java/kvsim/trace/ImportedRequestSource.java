@@ -154,7 +154,13 @@ public abstract class ImportedRequestSource implements RequestSource {
         }
         zeroOutputRows++;
       }
-      long rel = r.rawNanos() - firstRaw;
+      long rel;
+      try {
+        rel = Math.subtractExact(r.rawNanos(), firstRaw);
+      } catch (ArithmeticException e) {
+        // Rows 1677 and 2262 apart: the difference passes 2^63 ns and would wrap to a negative time.
+        throw InputException.at(source, r.line(), timeField, "more than 2^63 ns (292 years) after the first row");
+      }
       if (rel < fromNanos) {
         continue;
       }
@@ -191,6 +197,9 @@ public abstract class ImportedRequestSource implements RequestSource {
         same.add(next);
       }
       int k = same.size();
+      if (first.rawNanos() > Long.MAX_VALUE - spreadNanos) {
+        throw InputException.at(source, first.line(), timeField, "spread=" + spreadNanos / 1e9 + " s spreads this row past 2^63 ns");
+      }
       long lastSpread = first.rawNanos() + share(k - 1, k);
       if (next != null) {
         if (next.rawNanos() < first.rawNanos()) {

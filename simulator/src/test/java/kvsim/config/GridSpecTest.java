@@ -62,4 +62,11 @@ class GridSpecTest {
     GridSpec g = parse("workloads: churn\nallocators: buddy\nseeds: 9223372036854775806..9223372036854775807\n");
     assertEquals(List.of(Long.MAX_VALUE - 1, Long.MAX_VALUE), g.seeds());
   }
+
+  // Found by ReaderFuzzTest: a workload holding a NUL was read, and failed as an InvalidPathException when run.
+  @Test
+  void aNulInAWorkloadIsRefusedAtItsLine() {
+    assertEquals("g.yaml:1: workloads: a NUL character cannot be in a workload or a file name",
+        error("workloads: [churn, \"t\\0.jsonl\"]\nallocators: buddy\n"));
+  }
 }

@@ -197,7 +197,7 @@ final class Mutator {
         }
       }
       case 4 -> {
-        int copies = rng.nextBoolean() ? 2 + rng.nextInt(10) : 1000 + rng.nextInt(4000);
+        int copies = Math.min(rng.nextBoolean() ? 2 + rng.nextInt(10) : 1000 + rng.nextInt(4000), MAX_BYTES / (ls.get(i).length + 1));
         for (int k = 0; k < copies; k++) {
           ls.add(i, ls.get(i));
         }

@@ -84,4 +84,19 @@ class CalibrationTest {
     InputException e = assertThrows(InputException.class, () -> CalibrationFile.read(f));
     assertEquals(f + ": \\n: unknown field (known: [date, device, driver, format, fragmentation, latency, version])", e.getMessage());
   }
+
+  // Found by ReaderFuzzTest: an allocator's latencies given as a number, not an object, were
+  // silently ignored; so was a second JSON value after the object.
+  @Test
+  void whatIsNotReadIsRefusedNotIgnored() throws IOException {
+    Path f = file("{\"format\":\"kvsim-calibration\",\"version\":1,\n \"latency\":{\"slab\":5}}");
+    InputException e = assertThrows(InputException.class, () -> CalibrationFile.read(f));
+    assertEquals(f + ":2: latency.slab: expected an object of latency fields, got 5", e.getMessage());
+    Path g = file("{\"format\":\"kvsim-calibration\",\"version\":1}\n{\"latency\":{}}\n");
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(g));
+    assertEquals(g + ":2: more than one JSON value: the file is one object", e.getMessage());
+    Path h = Files.write(tmp.resolve("h100.json"), new byte[] {'{', (byte) 0xff, '}'});
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(h));
+    assertEquals(h + ": not UTF-8 text", e.getMessage());
+  }
 }
