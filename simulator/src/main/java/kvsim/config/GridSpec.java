@@ -94,8 +94,8 @@ public record GridSpec(
     if (workloads.isEmpty()) {
       throw origin.error("workloads", "a grid needs at least one workload");
     }
-    if (workloads.stream().anyMatch(w -> w.indexOf('\0') >= 0)) {
-      throw origin.error("workloads", "a NUL character cannot be in a workload or a file name");
+    if (workloads.stream().anyMatch(w -> w.indexOf('\0') >= 0 || !java.nio.charset.StandardCharsets.UTF_8.newEncoder().canEncode(w))) {
+      throw origin.error("workloads", "cannot be a file name: it holds a NUL or a lone UTF-16 surrogate");
     }
     List<String> allocators = strings(origin, root, "allocators");
     List<String> systems = strings(origin, root, "systems");

@@ -111,11 +111,14 @@ public record WorkloadSpec(
       if (f == null) {
         throw InputException.at(source, 1, null, "empty workload spec");
       }
-      // Both may name files, and a file name cannot hold a NUL (Path.of would throw).
+      // Both may name files, and a file name cannot hold a NUL or a lone surrogate (Path.of would throw).
       for (String[] field : new String[][] {{"workload", f.workload()}, {"calibration", f.calibration()}}) {
-        if (field[1] != null && field[1].indexOf('\0') >= 0) {
-          throw new Origin(source, text).error(field[0], "a NUL character cannot be in a workload or a file name");
+        if (field[1] != null && (field[1].indexOf('\0') >= 0 || !java.nio.charset.StandardCharsets.UTF_8.newEncoder().canEncode(field[1]))) {
+          throw new Origin(source, text).error(field[0], "cannot be a file name: it holds a NUL or a lone UTF-16 surrogate");
         }
+      }
+      if (f.allocators() != null && f.allocators().contains(null)) {
+        throw new Origin(source, text).error("allocators", "an allocator name is missing (null or an empty entry)");
       }
       return new WorkloadSpec(
           f.workload(), f.params(), f.seed(), f.device(), f.model(), f.plan(), f.allocators(), f.options(), f.torchAllocConf(), f.calibration(),

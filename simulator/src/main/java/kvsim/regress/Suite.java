@@ -210,8 +210,8 @@ public final class Suite {
       throw s.require("name").error("a scenario's name names its baseline file; use letters, digits, '.', '_' and '-' only, found '" + name + "'");
     }
     YamlNode workloadNode = s.require(kind == Kind.SERVING ? "serving" : "workload");
-    if (workloadNode.text().indexOf('\0') >= 0) {
-      throw workloadNode.error("a NUL character cannot be in a workload or a file name");
+    if (workloadNode.text().indexOf('\0') >= 0 || !StandardCharsets.UTF_8.newEncoder().canEncode(workloadNode.text())) {
+      throw workloadNode.error("cannot be a file name: it holds a NUL or a lone UTF-16 surrogate");
     }
     String workload = resolvePath(workloadNode.text(), kind, dir);
     YamlNode runsNode = s.require(kind == Kind.SERVING ? "systems" : "allocators");

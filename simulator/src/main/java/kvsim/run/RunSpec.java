@@ -136,7 +136,9 @@ public final class RunSpec {
     try {
       plan = new MemoryPlan(device, weights, activations);
     } catch (IllegalArgumentException e) {
-      throw new InputException("memory plan: " + e.getMessage());
+      // A plan the spec file gave is reported at its plan: line.
+      boolean fromYaml = (o.weights() == null && yamlPlan.containsKey("weights")) || (o.activations() == null && yamlPlan.containsKey("activations"));
+      throw fromYaml ? yaml.origin().error("plan", e.getMessage()) : new InputException("memory plan: " + e.getMessage());
     }
 
     List<String> allocators = new ArrayList<>(o.allocators());

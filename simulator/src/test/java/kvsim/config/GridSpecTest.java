@@ -66,7 +66,7 @@ class GridSpecTest {
   // Found by ReaderFuzzTest: a workload holding a NUL was read, and failed as an InvalidPathException when run.
   @Test
   void aNulInAWorkloadIsRefusedAtItsLine() {
-    assertEquals("g.yaml:1: workloads: a NUL character cannot be in a workload or a file name",
+    assertEquals("g.yaml:1: workloads: cannot be a file name: it holds a NUL or a lone UTF-16 surrogate",
         error("workloads: [churn, \"t\\0.jsonl\"]\nallocators: buddy\n"));
   }
 }

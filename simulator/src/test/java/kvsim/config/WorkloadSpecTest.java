@@ -2,11 +2,21 @@ package kvsim.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import kvsim.core.InputException;
+import kvsim.run.RunRequest;
+import kvsim.run.RunSpec;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Bad workload specs that fuzzing found (ReaderFuzzTest): each is refused with one line naming file, line and field. */
 class WorkloadSpecTest {
@@ -18,8 +28,25 @@ class WorkloadSpecTest {
   // A NUL in a field that names a file escaped, when the run resolved it, as an InvalidPathException.
   @Test
   void aNulInAFileNameIsRefusedAtItsLine() {
-    assertEquals("w.yaml:1: workload: a NUL character cannot be in a workload or a file name", error("workload: \"t\\0.jsonl\"\n"));
-    assertEquals("w.yaml:2: calibration: a NUL character cannot be in a workload or a file name",
+    assertEquals("w.yaml:1: workload: cannot be a file name: it holds a NUL or a lone UTF-16 surrogate", error("workload: \"t\\0.jsonl\"\n"));
+    assertEquals("w.yaml:2: calibration: cannot be a file name: it holds a NUL or a lone UTF-16 surrogate",
         error("workload: churn\ncalibration: \"h100\\0.json\"\n"));
+    assertEquals("w.yaml:1: workload: cannot be a file name: it holds a NUL or a lone UTF-16 surrogate", error("workload: \"\\ud800\"\n"));
+  }
+
+  // An empty entry in the allocator list was read as null and failed as a NullPointerException when the run resolved it.
+  @Test
+  void anEmptyAllocatorEntryIsRefusedAtItsLine() {
+    assertEquals("w.yaml:2: allocators: an allocator name is missing (null or an empty entry)", error("workload: churn\nallocators: [slab, null]\n"));
+  }
+
+  // A plan that leaves nothing of the device was reported as "memory plan: ..." without the spec's file and line.
+  @Test
+  void aPlanFromTheSpecIsReportedAtItsLine(@TempDir Path dir) throws IOException {
+    Path f = Files.writeString(dir.resolve("w.yaml"), "workload: churn\nplan: {weights: 308GB}\n");
+    WorkloadSpec spec = WorkloadSpec.read(f);
+    RunRequest request = new RunRequest(null, spec, dir, List.of(), null, null, null, null, List.of(), null, null, false, 0);
+    InputException e = assertThrows(InputException.class, () -> RunSpec.resolve(request, new PrintWriter(OutputStream.nullOutputStream())));
+    assertTrue(e.getMessage().startsWith(f + ":2: plan: weights (308000000000 B) and activations (0 B) leave nothing"), e.getMessage());
   }
 }

@@ -24,7 +24,7 @@ class SuiteReadTest {
   void aNulInAWorkloadIsRefusedAtItsLine() throws IOException {
     String suite = "version: 1\nscenarios:\n  - name: a\n    workload: \"churn\\0x\"\n    allocators: [buddy]\n"
         + "    watch: [{metric: oom_count, better: lower}]\n";
-    assertEquals(dir.resolve("suite.yaml") + ":4: scenarios[0].workload: a NUL character cannot be in a workload or a file name",
+    assertEquals(dir.resolve("suite.yaml") + ":4: scenarios[0].workload: cannot be a file name: it holds a NUL or a lone UTF-16 surrogate",
         error(suite.getBytes()));
   }
 
