@@ -35,13 +35,15 @@ import kvsim.core.InputException;
  * execution that takes longer than the per-input limit.
  *
  * <p>Note [Fuzz counts]: the number of tries per target is fixed for the build ({@code tries} of
- * the target, scaled so that the whole fuzz suite stays under a minute of CPU) and the seed is
- * fixed, so a build is reproducible. System properties run longer or other campaigns: {@code
- * kvsim.fuzz.tries} (tries per target), {@code kvsim.fuzz.seed}, {@code kvsim.fuzz.timeout-ms}
- * (the per-input limit, default 5000). Each target prints its executions and how many inputs were
- * accepted and rejected. On findings, each distinct one (exception class and the first kvsim
- * frame) is reduced to a small input by removing chunks while it still fails the same way, written
- * to {@code target/fuzz-findings/}, and reported.
+ * the target, chosen so that the whole fuzz suite stays near a minute on a 2-core machine) and the
+ * seed is fixed, so a build is reproducible. System properties run longer or other campaigns:
+ * {@code kvsim.fuzz.tries} (tries per target), {@code kvsim.fuzz.seed}, {@code
+ * kvsim.fuzz.timeout-ms} (the per-input limit, default 10000: generous, since a shared build
+ * machine may be loaded, and the slowest inputs read take about a second). Each target prints its
+ * executions and how many inputs were accepted and rejected. Each distinct finding (exception
+ * class and first kvsim frame) is reduced to a small input by removing chunks while it still fails
+ * the same way, written to {@code target/fuzz-findings/}, and reported; a run stops at the first
+ * hang, whose thread cannot be stopped.
  */
 final class Fuzzer {
   /** Findings reported per target before the run stops. */
@@ -91,7 +93,7 @@ final class Fuzzer {
 
   private static long timeoutMillis() {
     String p = System.getProperty("kvsim.fuzz.timeout-ms");
-    return p == null || p.isBlank() ? 5000 : Long.parseLong(p.trim());
+    return p == null || p.isBlank() ? 10_000 : Long.parseLong(p.trim());
   }
 
   /** Runs the corpus, then {@code tries} mutated inputs; returns the counts, or throws listing the findings. */

@@ -62,7 +62,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code mvn -o test -Dtest=ReaderFuzzTest -Dkvsim.fuzz.tries=100000} runs longer (README,
  * "Fuzzing the readers"). Findings so far are regression tests beside each reader's tests.
  */
-class ReaderFuzzTest {
+final class ReaderFuzzTest {
   /** The repository root, seen from the module (tests run in simulator/). */
   private static final Path ROOT = Path.of("..");
 
@@ -71,7 +71,7 @@ class ReaderFuzzTest {
   // ---- L1 traces --------------------------------------------------------------------------
 
   @Test
-  void l1Traces() throws Exception {
+  void mutatedL1TracesAreReadOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = new ArrayList<>();
     corpus.add(readme("{\"format\":\"kvsim-l1\""));
     corpus.add(head(ROOT.resolve("workloads/regress/torch-snapshot-churn.jsonl"), 40));
@@ -86,26 +86,26 @@ class ReaderFuzzTest {
         """));
     fuzz("l1-trace", "trace.jsonl", f -> drain(L1TraceReader.open(f)), true, null, corpus,
         words("format", "kvsim-l1", "version", "t", "op", "id", "size", "tag", "splittable", "stream", "addr", "action", "alloc", "free",
-            "annotate", "kv", "weights", "activation", "temp", "segment_alloc"), 3000);
+            "annotate", "kv", "weights", "activation", "temp", "segment_alloc"), 2000);
   }
 
   // ---- request traces ---------------------------------------------------------------------
 
   @Test
-  void requestTraces() throws Exception {
+  void mutatedRequestTracesAreReadOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = new ArrayList<>();
     corpus.add(readme("{\"format\":\"kvsim-requests\""));
     corpus.add(requestsWritten(true));
     corpus.add(requestsWritten(false));
     fuzz("request-trace", "requests.jsonl", f -> drain(RequestTraceReader.open(f)), true, null, corpus,
         words("format", "kvsim-requests", "version", "hash_block_tokens", "id", "t", "prompt_tokens", "output_tokens", "hash_ids", "n",
-            "beam_width"), 3000);
+            "beam_width"), 2000);
   }
 
   // ---- request-log importers --------------------------------------------------------------
 
   @Test
-  void azureCsv() throws Exception {
+  void mutatedAzureLogsAreImportedOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = new ArrayList<>();
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     AzureCsvWriter azure = new AzureCsvWriter(out, AzureCsvWriter.DEFAULT_START);
@@ -121,11 +121,12 @@ class ReaderFuzzTest {
         2023-11-16 19:15:52.123456789-00:30,1,1
         """));
     fuzz("azure-csv", "azure.csv", f -> importAll(f, (file, o) -> new AzureTraceReader(file, o)), true, null, corpus,
-        words("TIMESTAMP", "ContextTokens", "GeneratedTokens", "2023-11-16 18:15:46", "Z", "+23:59", "-00:00", ".1234567891"), 3000);
+        words("TIMESTAMP", "ContextTokens", "GeneratedTokens", "2023-11-16 18:15:46", "Z", "+23:59", "-00:00", ".1234567891",
+            "1677-09-21 00:12:44", "2262-04-11 23:47:16.854775807", "0000-01-01 00:00:00", "9999-12-31 23:59:59", "2024-02-30 24:60:60"), 2000);
   }
 
   @Test
-  void burstGptCsv() throws Exception {
+  void mutatedBurstGptLogsAreImportedOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = List.of(Files.readAllBytes(ROOT.resolve("workloads/burstgpt-sample.csv")), utf8("""
         Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
         0,GPT-4,1,1,2,API log
@@ -136,11 +137,11 @@ class ReaderFuzzTest {
       importAll(f, (file, o) -> new BurstGptTraceReader(file, o));
       importAll(f, (file, o) -> new BurstGptTraceReader(file, o), "model", "GPT-4", "log-type", "API log");
     }, true, null, corpus, words("Timestamp", "Model", "Request tokens", "Response tokens", "Total tokens", "Log Type", "ChatGPT", "GPT-4",
-        "API log", "Conversation log"), 3000);
+        "API log", "Conversation log"), 1500);
   }
 
   @Test
-  void lengthTables() throws Exception {
+  void mutatedLengthTablesAreImportedOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = List.of(utf8("""
         id,num_prefill_tokens,num_decode_tokens,other
         0,153,12,x
@@ -150,11 +151,11 @@ class ReaderFuzzTest {
     fuzz("lengths-csv", "lengths.csv", f -> {
       importAll(f, (file, o) -> new LengthTableReader(file, o), "rate", "2");
       importAll(f, (file, o) -> new LengthTableReader(file, o), "rate", "1e-9", "seed", "-1");
-    }, true, null, corpus, words("num_prefill_tokens", "num_decode_tokens"), 3000);
+    }, true, null, corpus, words("num_prefill_tokens", "num_decode_tokens"), 2000);
   }
 
   @Test
-  void mooncakeJsonl() throws Exception {
+  void mutatedMooncakeTracesAreImportedOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = List.of(utf8("""
         {"timestamp": 0, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59]}
         {"timestamp": 3000, "input_length": 513, "output_length": 7, "hash_ids": [0, 1]}
@@ -162,13 +163,13 @@ class ReaderFuzzTest {
         {"timestamp": 6001, "input_length": 1, "output_length": 1, "hash_ids": [9]}
         """));
     fuzz("mooncake-jsonl", "mooncake.jsonl", f -> importAll(f, (file, o) -> new MooncakeTraceReader(file, o)), true, null, corpus,
-        words("timestamp", "input_length", "output_length", "hash_ids"), 3000);
+        words("timestamp", "input_length", "output_length", "hash_ids"), 1500);
   }
 
   // ---- PyTorch snapshots ------------------------------------------------------------------
 
   @Test
-  void pickleScanner() throws Exception {
+  void mutatedPicklesAreScannedOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = List.of(snapshotPickle(true), snapshotPickle(false));
     fuzz("pickle-scanner", "scan.pickle", f -> {
       try {
@@ -176,11 +177,11 @@ class ReaderFuzzTest {
       } catch (PickleScanner.Refused e) {
         throw new InputException(f + ": " + e.getMessage());
       }
-    }, false, null, corpus, List.of("segments", "device_traces", "c", "R", "os\nsystem\n"), 3000);
+    }, false, null, corpus, List.of("segments", "device_traces", "c", "R", "os\nsystem\n", "L" + "9".repeat(99) + "L\n", "I-1\n"), 3000);
   }
 
   @Test
-  void torchSnapshots() throws Exception {
+  void mutatedSnapshotsAreReadInspectedAndImportedOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = List.of(snapshotPickle(true), snapshotPickle(false));
     fuzz("torch-snapshot", "snapshot.pickle", f -> {
       TorchSnapshot s = SnapshotReader.read(f);
@@ -204,13 +205,13 @@ class ReaderFuzzTest {
       }
     }, false, null, corpus, words("segments", "device_traces", "allocator_settings", "address", "total_size", "blocks", "size", "state",
         "requested_size", "segment_type", "device", "stream", "action", "addr", "time_us", "alloc", "free_requested", "free_completed",
-        "segment_alloc", "segment_free", "active_allocated", "inactive", "large", "small", "oom"), 3000);
+        "segment_alloc", "segment_free", "active_allocated", "inactive", "large", "small", "oom"), 2000);
   }
 
   // ---- YAML and JSON files ----------------------------------------------------------------
 
   @Test
-  void workloadSpecs() throws Exception {
+  void mutatedWorkloadSpecsResolveOrAreRefusedInOneLine() throws Exception {
     List<byte[]> corpus = List.of(
         Files.readAllBytes(ROOT.resolve("workloads/churn-5000.yaml")),
         Files.readAllBytes(ROOT.resolve("workloads/kv-azure-conv.yaml")),
@@ -230,11 +231,11 @@ class ReaderFuzzTest {
       RunSpec.resolve(new RunRequest(null, spec, f.getParent(), List.of(), null, null, null, null, List.of(), null, null, false, 0), quiet);
     }, false, null, corpus, words("workload", "params", "seed", "device", "model", "plan", "allocators", "options", "torch-alloc-conf",
         "calibration", "churn", "kv", "ops", "free-probability", "weights", "activations", "slab", "paged", "first-fit", "h100-80",
-        "llama-2-7b", "preset", "requests", "rate", "block-size"), 1500);
+        "llama-2-7b", "preset", "requests", "rate", "block-size"), 500);
   }
 
   @Test
-  void sweepGrids() throws Exception {
+  void mutatedSweepGridsAreReadOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = List.of(Files.readAllBytes(ROOT.resolve("workloads/sweeps/churn-seeds.yaml")), utf8("""
         workloads: ["requests:count=20", trace.jsonl]
         systems: [vllm, orca-oracle]
@@ -265,11 +266,11 @@ class ReaderFuzzTest {
         GridSweep.cells(g);
       }
     }, false, null, corpus, words("workloads", "allocators", "systems", "seeds", "device", "model", "set", "plan", "weights",
-        "activations", "block-size", "kv-memory", "first-fit.alignment", "vllm", "1..200", "churn:ops=1000"), 3000);
+        "activations", "block-size", "kv-memory", "first-fit.alignment", "vllm", "1..200", "churn:ops=1000"), 1000);
   }
 
   @Test
-  void regressionSuites() throws Exception {
+  void mutatedSuitesAreReadOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = List.of(Files.readAllBytes(ROOT.resolve("workloads/regress/default.yaml")), utf8("""
         version: 1
         scenarios:
@@ -288,11 +289,11 @@ class ReaderFuzzTest {
     fuzz("regress-suite", "suite.yaml", f -> Suite.read(f), false, null, corpus,
         words("version", "watch", "allocators", "serving", "scenarios", "name", "workload", "systems", "metric", "better", "tolerance",
             "lower", "higher", "torch-alloc-conf", "device", "model", "plan", "options", "activations", "first-fit", "vllm", "5%", "1e-9"),
-        3000);
+        300);
   }
 
   @Test
-  void blockScripts() throws Exception {
+  void mutatedBlockScriptsRunOrAreRefusedInOneLine() throws Exception {
     List<byte[]> corpus = new ArrayList<>();
     try (var files = Files.list(ROOT.resolve("workloads/blocks"))) {
       for (Path p : files.sorted().toList()) {
@@ -311,11 +312,11 @@ class ReaderFuzzTest {
     }, true, Pattern.compile("^: the script has no operations"), corpus,
         words("op", "config", "num_blocks", "block_size", "enable_caching", "add", "lookup", "allocate", "admit", "append", "decode", "free",
             "preempt", "fork", "swap_out", "swap_in", "reset_prefix_cache", "state", "submit", "step", "req", "prompt", "prompt_range",
-            "token", "max_tokens", "output", "mode", "v0", "v1", "max_num_batched_tokens", "max_num_seqs", "salt"), 2000);
+            "token", "max_tokens", "output", "mode", "v0", "v1", "max_num_batched_tokens", "max_num_seqs", "salt"), 1000);
   }
 
   @Test
-  void calibrationFiles() throws Exception {
+  void mutatedCalibrationFilesAreReadOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = List.of(utf8("""
         {"format": "kvsim-calibration", "version": 1,
          "device": "NVIDIA H100 80GB HBM3", "driver": "580.65.06", "date": "2026-11-23",
@@ -325,7 +326,7 @@ class ReaderFuzzTest {
         """));
     fuzz("calibration", "h100.json", CalibrationFile::read, false, null, corpus,
         words("format", "kvsim-calibration", "version", "device", "driver", "date", "latency", "fragmentation", "pytorch-caching", "slab",
-            "device_alloc_ns", "device_free_ns", "alloc_base_ns", "alloc_per_step_ns", "free_base_ns", "free_per_step_ns"), 3000);
+            "device_alloc_ns", "device_free_ns", "alloc_base_ns", "alloc_per_step_ns", "free_base_ns", "free_per_step_ns"), 2000);
   }
 
   // ---- the driver -------------------------------------------------------------------------
