@@ -53,6 +53,7 @@ public abstract class ImportedRequestSource implements RequestSource {
   private final String format;
   private final long fromNanos;
   private final long toNanos;
+  private final boolean toGiven;
   private final double speedup;
   private final String zeroOutput;
   private final Map<String, Object> description = new LinkedHashMap<>();
@@ -88,7 +89,8 @@ public abstract class ImportedRequestSource implements RequestSource {
       }
     }
     this.fromNanos = Math.round(from * 1e9);
-    this.toNanos = Double.isInfinite(to) ? Long.MAX_VALUE : Math.round(to * 1e9);
+    this.toGiven = !Double.isInfinite(to);
+    this.toNanos = toGiven ? Math.round(to * 1e9) : Long.MAX_VALUE;
     this.speedup = options.number("speedup", 1, 1e-6, 1e6);
     this.spreadNanos = Math.round(options.number("spread", 0, 0, 86_400) * 1e9);
     this.zeroOutput = options.string("zero-output", "error");
@@ -164,7 +166,7 @@ public abstract class ImportedRequestSource implements RequestSource {
       if (rel < fromNanos) {
         continue;
       }
-      if (rel >= toNanos) {
+      if (toGiven && rel >= toNanos) { // without a to, a row at 2^63-1 ns is still in the window
         done = true;
         return null;
       }

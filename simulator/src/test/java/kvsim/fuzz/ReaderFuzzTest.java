@@ -122,7 +122,8 @@ final class ReaderFuzzTest {
         """));
     fuzz("azure-csv", "azure.csv", f -> importAll(f, (file, o) -> new AzureTraceReader(file, o)), true, null, corpus,
         words("TIMESTAMP", "ContextTokens", "GeneratedTokens", "2023-11-16 18:15:46", "Z", "+23:59", "-00:00", ".1234567891",
-            "1677-09-21 00:12:44", "2262-04-11 23:47:16.854775807", "0000-01-01 00:00:00", "9999-12-31 23:59:59", "2024-02-30 24:60:60"), 2000);
+            "1677-09-21 00:12:44", "2262-04-11 23:47:16.854775807", "0000-01-01 00:00:00", "9999-12-31 23:59:59", "2024-02-30 24:60:60",
+            "+24:00", "-99:99"), 2000);
   }
 
   @Test
@@ -137,7 +138,7 @@ final class ReaderFuzzTest {
       importAll(f, (file, o) -> new BurstGptTraceReader(file, o));
       importAll(f, (file, o) -> new BurstGptTraceReader(file, o), "model", "GPT-4", "log-type", "API log");
     }, true, null, corpus, words("Timestamp", "Model", "Request tokens", "Response tokens", "Total tokens", "Log Type", "ChatGPT", "GPT-4",
-        "API log", "Conversation log"), 1500);
+        "API log", "Conversation log", "1E+2147483647", "1E-2147483647", "9.223372036854775807E9", "1e-9"), 1500);
   }
 
   @Test

@@ -234,4 +234,12 @@ class RequestImportersTest {
     InputException e = azureFails("1677-09-22 00:00:00,1,1\n2262-04-11 00:00:00,1,1\n");
     assertEquals(dir.resolve("azure.csv") + ":3: TIMESTAMP: more than 2^63 ns (292 years) after the first row", e.getMessage());
   }
+
+  // Found while fuzzing: offsets past 18 hours and minutes past 59 were taken as they came.
+  @Test
+  void offsetsOutsideTheClockAreRefused() throws IOException {
+    assertTrue(azureFails("2023-01-01 00:00:00+24:00,1,1\n").getMessage()
+        .endsWith(":2: TIMESTAMP: not a valid time: '2023-01-01 00:00:00+24:00' (offset +24:00 is outside -18:00 to +18:00)"));
+    assertTrue(azureFails("2023-01-01 00:00:00-05:60,1,1\n").getMessage().contains("(offset -05:60 is outside"));
+  }
 }
