@@ -64,7 +64,10 @@ public record GridSpec(
 
   private static final List<String> FIELDS =
       List.of("workloads", "allocators", "systems", "seeds", "device", "model", "set", "plan");
-  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+  /** A key given twice and a second YAML document are errors, not silently the last or ignored. */
+  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory())
+      .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+      .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   /** Returns whether the cells are serving runs (else L1 allocator runs). */
   public boolean serving() {
@@ -79,7 +82,10 @@ public record GridSpec(
       root = YAML.readTree(text);
     } catch (JsonProcessingException e) {
       long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
-      throw InputException.at(source, line, null, "bad YAML: " + e.getOriginalMessage().lines().findFirst().orElse(""));
+      String problem = e.getOriginalMessage().startsWith("Trailing token")
+          ? "a second YAML document; a grid file is one document"
+          : "bad YAML: " + e.getOriginalMessage().lines().findFirst().orElse("");
+      throw InputException.at(source, line, null, problem);
     }
     if (root == null || root.isMissingNode() || !root.isObject()) {
       throw InputException.at(source, 1, null, "a grid file is a YAML mapping with the fields " + String.join(", ", FIELDS));

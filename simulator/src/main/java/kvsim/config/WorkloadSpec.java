@@ -59,7 +59,11 @@ public record WorkloadSpec(
     Origin origin) {
 
   private static final ObjectMapper YAML =
-      new ObjectMapper(new YAMLFactory()).enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+      new ObjectMapper(new YAMLFactory())
+          .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          // a key given twice and a second YAML document are errors, not silently the last or ignored
+          .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   /** The fields as they stand in the file. */
   private record Fields(
@@ -142,7 +146,9 @@ public record WorkloadSpec(
         field = sb.toString();
       }
       String msg = plainMessage(e.getOriginalMessage());
-      if (msg.startsWith("Unrecognized field")) {
+      if (msg.startsWith("Trailing token")) {
+        msg = "a second YAML document; a workload spec is one document";
+      } else if (msg.startsWith("Unrecognized field")) {
         msg = "unknown field (known: workload, params, seed, device, model, plan, allocators, options, torch-alloc-conf, calibration)";
       }
       throw InputException.at(source, line, field, "bad YAML: " + msg);

@@ -69,4 +69,12 @@ class GridSpecTest {
     assertEquals("g.yaml:1: workloads: cannot be a file name: it holds a NUL or a lone UTF-16 surrogate",
         error("workloads: [churn, \"t\\0.jsonl\"]\nallocators: buddy\n"));
   }
+
+  // Found probing beside the fuzzer: a key given twice silently kept the last value, and a second
+  // YAML document was silently ignored.
+  @Test
+  void aKeyGivenTwiceAndASecondDocumentAreRefused() {
+    assertEquals("g.yaml:2: bad YAML: Duplicate field 'workloads'", error("workloads: churn\nworkloads: buddy\nallocators: buddy\n"));
+    assertEquals("g.yaml:4: a second YAML document; a grid file is one document", error("workloads: churn\nallocators: buddy\n---\nseeds: 5\n"));
+  }
 }

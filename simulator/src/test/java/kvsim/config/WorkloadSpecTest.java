@@ -49,4 +49,13 @@ class WorkloadSpecTest {
     InputException e = assertThrows(InputException.class, () -> RunSpec.resolve(request, new PrintWriter(OutputStream.nullOutputStream())));
     assertTrue(e.getMessage().startsWith(f + ":2: plan: weights (308000000000 B) and activations (0 B) leave nothing"), e.getMessage());
   }
+
+  // Found probing beside the fuzzer: a key given twice silently kept the last value, and a second
+  // YAML document was silently ignored.
+  @Test
+  void aKeyGivenTwiceAndASecondDocumentAreRefused() {
+    assertEquals("w.yaml:2: bad YAML: Duplicate field 'workload'", error("workload: churn\nworkload: kv\n"));
+    assertEquals("w.yaml:1: params: bad YAML: Duplicate field 'ops'", error("params: {ops: 1, ops: 2}\nworkload: churn\n"));
+    assertEquals("w.yaml:3: bad YAML: a second YAML document; a workload spec is one document", error("workload: churn\n---\nworkload: kv\n"));
+  }
 }
