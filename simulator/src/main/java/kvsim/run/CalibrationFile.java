@@ -39,7 +39,10 @@ public final class CalibrationFile {
   public static final int VERSION = 1;
 
   private static final Set<String> TOP_FIELDS = Set.of("format", "version", "device", "driver", "date", "latency", "fragmentation");
-  private static final ObjectMapper JSON = new ObjectMapper().enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+  /** A second JSON value and a key given twice are errors, not silently ignored or the last value. */
+  private static final ObjectMapper JSON = new ObjectMapper()
+      .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
   private CalibrationFile() {}
 

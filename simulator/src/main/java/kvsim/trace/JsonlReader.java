@@ -207,6 +207,17 @@ abstract class JsonlReader implements AutoCloseable {
     }
   }
 
+  /**
+   * Marks field {@code bit} of a record as read: a field given twice is an error, not silently its
+   * last value. Returns the fields read so far.
+   */
+  protected final int once(int seen, int bit, long line, String field) {
+    if ((seen & bit) != 0) {
+      throw InputException.at(source, line, field, "given twice in one " + recordWord());
+    }
+    return seen | bit;
+  }
+
   /** Reads the current value as a long integer. */
   protected final long integer(JsonToken v, long line, String field) throws IOException {
     if (v != JsonToken.VALUE_NUMBER_INT) {

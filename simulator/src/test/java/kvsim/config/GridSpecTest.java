@@ -63,14 +63,14 @@ class GridSpecTest {
     assertEquals(List.of(Long.MAX_VALUE - 1, Long.MAX_VALUE), g.seeds());
   }
 
-  // Found by ReaderFuzzTest: a workload holding a NUL was read, and failed as an InvalidPathException when run.
+  // Found probing the readers beside ReaderFuzzTest: a workload holding a NUL was read, and failed as an InvalidPathException when run.
   @Test
   void aNulInAWorkloadIsRefusedAtItsLine() {
     assertEquals("g.yaml:1: workloads: cannot be a file name: it holds a NUL or a lone UTF-16 surrogate",
         error("workloads: [churn, \"t\\0.jsonl\"]\nallocators: buddy\n"));
   }
 
-  // Found probing beside the fuzzer: a key given twice silently kept the last value, and a second
+  // Found probing the readers beside ReaderFuzzTest: a key given twice silently kept the last value, and a second
   // YAML document was silently ignored.
   @Test
   void aKeyGivenTwiceAndASecondDocumentAreRefused() {

@@ -50,7 +50,7 @@ class WorkloadSpecTest {
     assertTrue(e.getMessage().startsWith(f + ":2: plan: weights (308000000000 B) and activations (0 B) leave nothing"), e.getMessage());
   }
 
-  // Found probing beside the fuzzer: a key given twice silently kept the last value, and a second
+  // Found probing the readers beside ReaderFuzzTest: a key given twice silently kept the last value, and a second
   // YAML document was silently ignored.
   @Test
   void aKeyGivenTwiceAndASecondDocumentAreRefused() {

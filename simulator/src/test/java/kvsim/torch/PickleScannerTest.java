@@ -132,7 +132,7 @@ class PickleScannerTest {
     assertTrue(Arrays.asList("MARK", "STOP").contains(PickleScanner.opcodeName('(')));
   }
 
-  // Found while fuzzing: the unpickler parses a text integer in quadratic time (a million digits:
+  // Found probing the readers beside ReaderFuzzTest: the unpickler parses a text integer in quadratic time (a million digits:
   // 40 s), and a message quoting a LONG4 of half a megabyte took seconds to print.
   @Test
   void integersLongerThanASnapshotHoldsAreRefused() {

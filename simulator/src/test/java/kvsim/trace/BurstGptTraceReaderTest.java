@@ -129,7 +129,7 @@ class BurstGptTraceReaderTest {
     assertTrue(rs.stream().allMatch(r -> r.arrivalNanos() < 20_000_000_000L));
   }
 
-  // Found while fuzzing: an exponent near 2^31 overflowed BigDecimal's scale (an ArithmeticException
+  // Found probing the readers beside ReaderFuzzTest: an exponent near 2^31 overflowed BigDecimal's scale (an ArithmeticException
   // escaped), and a row at 2^63-1 ns was silently taken for the end of a window that was not given.
   @Test
   void timestampsAtTheEndsOfTheLongsAreReadOrRefused() throws IOException {

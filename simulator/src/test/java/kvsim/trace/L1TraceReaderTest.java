@@ -162,4 +162,11 @@ class L1TraceReaderTest {
     InputException e = assertThrows(InputException.class, () -> readAll(HEADER + "{\"op\":\"free\",\"a\\nb\":6}\n"));
     assertEquals("t.jsonl:2: a\\nb: unknown field (known: t, op, id, size, tag, splittable, stream, addr, action)", e.getMessage());
   }
+
+  // Found by ReaderFuzzTest (an accepted mutant): a field given twice silently kept its last value.
+  @Test
+  void aFieldGivenTwiceIsRefused() {
+    InputException e = assertThrows(InputException.class, () -> readAll(HEADER + "{\"t\":0,\"op\":\"alloc\",\"id\":3,\"size\":2,\"id\":4}\n"));
+    assertEquals("t.jsonl:2: id: given twice in one event", e.getMessage());
+  }
 }

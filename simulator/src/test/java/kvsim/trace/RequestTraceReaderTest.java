@@ -144,4 +144,11 @@ class RequestTraceReaderTest {
     assertTrue(error("9".repeat(1001)).startsWith("r.jsonl:1: malformed JSON: number value length (1001) exceeds"), error("9".repeat(1001)));
     assertTrue(error(HEADER + "{\"id\":" + "9".repeat(1001) + "}\n").startsWith("r.jsonl:2: malformed JSON: number value length"));
   }
+
+  // Found by ReaderFuzzTest (an accepted mutant): a field given twice silently kept its last value.
+  @Test
+  void aFieldGivenTwiceIsRefused() {
+    assertEquals("r.jsonl:2: prompt_tokens: given twice in one request",
+        error(HEADER + "{\"id\":0,\"t\":0,\"prompt_tokens\":5,\"output_tokens\":1,\"prompt_tokens\":6}\n"));
+  }
 }
