@@ -184,10 +184,12 @@ public final class RunSpec {
       m.put(setting.substring(dot + 1, eq), setting.substring(eq + 1));
     }
     String conf = o.torchAllocConf() != null ? o.torchAllocConf() : yaml == null ? null : yaml.torchAllocConf();
+    boolean confFromYaml = o.torchAllocConf() == null && conf != null;
     if (conf != null) {
       Map<String, String> m = options.get("pytorch-caching");
       if (m == null) {
-        throw new InputException("--torch-alloc-conf applies to pytorch-caching, which is not among the allocators run " + options.keySet());
+        String problem = "applies to pytorch-caching, which is not among the allocators run " + options.keySet();
+        throw confFromYaml ? yaml.origin().error("torch-alloc-conf", problem) : new InputException("--torch-alloc-conf " + problem);
       }
       m.put("torch-alloc-conf", conf);
     }
@@ -213,6 +215,9 @@ public final class RunSpec {
         setup.newAllocator(name); // fail on bad options before anything runs
       } catch (OptionMap.OptionException e) {
         boolean fromYaml = yaml != null && yaml.optionStrings(name).containsKey(e.key()) && !o.sets(name, e.key());
+        if (confFromYaml && name.equals("pytorch-caching") && e.key().equals("torch-alloc-conf")) {
+          throw yaml.origin().error("torch-alloc-conf", e.getMessage());
+        }
         throw fromYaml ? yaml.origin().error("options." + name + "." + e.key(), e.getMessage()) : e;
       }
     }

@@ -40,14 +40,28 @@ class WorkloadSpecTest {
     assertEquals("w.yaml:2: allocators: an allocator name is missing (null or an empty entry)", error("workload: churn\nallocators: [slab, null]\n"));
   }
 
+  /** The error of resolving the spec {@code text} as {@code kvsim replay w.yaml} does. */
+  private static String resolveError(Path dir, String text) throws IOException {
+    Path f = Files.writeString(dir.resolve("w.yaml"), text);
+    WorkloadSpec spec = WorkloadSpec.read(f);
+    RunRequest request = new RunRequest(null, spec, dir, List.of(), null, null, null, null, List.of(), null, null, false, 0);
+    return assertThrows(InputException.class, () -> RunSpec.resolve(request, new PrintWriter(OutputStream.nullOutputStream()))).getMessage();
+  }
+
   // A plan that leaves nothing of the device was reported as "memory plan: ..." without the spec's file and line.
   @Test
   void aPlanFromTheSpecIsReportedAtItsLine(@TempDir Path dir) throws IOException {
-    Path f = Files.writeString(dir.resolve("w.yaml"), "workload: churn\nplan: {weights: 308GB}\n");
-    WorkloadSpec spec = WorkloadSpec.read(f);
-    RunRequest request = new RunRequest(null, spec, dir, List.of(), null, null, null, null, List.of(), null, null, false, 0);
-    InputException e = assertThrows(InputException.class, () -> RunSpec.resolve(request, new PrintWriter(OutputStream.nullOutputStream())));
-    assertTrue(e.getMessage().startsWith(f + ":2: plan: weights (308000000000 B) and activations (0 B) leave nothing"), e.getMessage());
+    String e = resolveError(dir, "workload: churn\nplan: {weights: 308GB}\n");
+    assertTrue(e.startsWith(dir.resolve("w.yaml") + ":2: plan: weights (308000000000 B) and activations (0 B) leave nothing"), e);
+  }
+
+  // Found by ReaderFuzzTest: the spec's torch-alloc-conf was reported as the option --torch-alloc-conf.
+  @Test
+  void aTorchAllocConfFromTheSpecIsReportedAtItsLine(@TempDir Path dir) throws IOException {
+    assertEquals(dir.resolve("w.yaml") + ":3: torch-alloc-conf: applies to pytorch-caching, which is not among the allocators run [slab]",
+        resolveError(dir, "workload: churn\nallocators: [slab]\ntorch-alloc-conf: \"expandable_segments:True\"\n"));
+    assertTrue(resolveError(dir, "workload: churn\nallocators: [pytorch-caching]\ntorch-alloc-conf: \"garbage:1\"\n")
+        .startsWith(dir.resolve("w.yaml") + ":3: torch-alloc-conf: allocator pytorch-caching: option torch-alloc-conf='garbage:1'"));
   }
 
   // Found probing the readers beside ReaderFuzzTest: a key given twice silently kept the last value, and a second
