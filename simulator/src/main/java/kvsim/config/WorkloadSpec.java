@@ -109,7 +109,13 @@ public record WorkloadSpec(
 
   /** Reads a spec from a stream; {@code source} names it in messages. */
   public static WorkloadSpec read(String source, InputStream in) throws IOException {
-    String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    String text;
+    try {
+      // Strict: bytes that are not UTF-8 would otherwise become U+FFFD in names and values.
+      text = java.nio.charset.StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(in.readAllBytes())).toString();
+    } catch (java.nio.charset.CharacterCodingException e) {
+      throw new InputException(source + ": not UTF-8 text");
+    }
     try {
       Fields f = YAML.readValue(text, Fields.class);
       if (f == null) {

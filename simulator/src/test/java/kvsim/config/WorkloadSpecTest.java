@@ -72,4 +72,13 @@ class WorkloadSpecTest {
     assertEquals("w.yaml:1: params: bad YAML: Duplicate field 'ops'", error("params: {ops: 1, ops: 2}\nworkload: churn\n"));
     assertEquals("w.yaml:3: bad YAML: a second YAML document; a workload spec is one document", error("workload: churn\n---\nworkload: kv\n"));
   }
+
+  // Found probing the readers beside ReaderFuzzTest: bytes that are not UTF-8 were read as U+FFFD
+  // ("unknown device '\uFFFD\uFFFD'") rather than refused.
+  @Test
+  void aSpecThatIsNotUtf8SaysSo() {
+    byte[] bytes = {'d', 'e', 'v', 'i', 'c', 'e', ':', ' ', (byte) 0xff, '\n'};
+    InputException e = assertThrows(InputException.class, () -> WorkloadSpec.read("w.yaml", new ByteArrayInputStream(bytes)));
+    assertEquals("w.yaml: not UTF-8 text", e.getMessage());
+  }
 }
