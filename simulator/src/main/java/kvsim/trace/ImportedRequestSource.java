@@ -199,10 +199,11 @@ public abstract class ImportedRequestSource implements RequestSource {
         same.add(next);
       }
       int k = same.size();
-      if (first.rawNanos() > Long.MAX_VALUE - spreadNanos) {
-        throw InputException.at(source, first.line(), timeField, "spread=" + spreadNanos / 1e9 + " s spreads this row past 2^63 ns");
+      long lastShare = share(k - 1, k);
+      if (first.rawNanos() > Long.MAX_VALUE - lastShare) {
+        throw InputException.at(source, same.get(k - 1).line(), timeField, "spread=" + spreadNanos / 1e9 + " s spreads this row past 2^63 ns");
       }
-      long lastSpread = first.rawNanos() + share(k - 1, k);
+      long lastSpread = first.rawNanos() + lastShare;
       if (next != null) {
         if (next.rawNanos() < first.rawNanos()) {
           throw InputException.at(source, next.line(), timeField, "time goes backwards: " + (next.rawNanos() - first.rawNanos())

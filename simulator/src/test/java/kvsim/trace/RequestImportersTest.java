@@ -233,6 +233,9 @@ class RequestImportersTest {
   void rowsMoreThan292YearsAfterTheFirstAreRefused() throws IOException {
     InputException e = azureFails("1677-09-22 00:00:00,1,1\n2262-04-11 00:00:00,1,1\n");
     assertEquals(dir.resolve("azure.csv") + ":3: TIMESTAMP: more than 2^63 ns (292 years) after the first row", e.getMessage());
+    // Spread rows at the last representable time would pass 2^63 ns.
+    e = azureFails("2262-04-11 23:47:16.854775807,1,1\n2262-04-11 23:47:16.854775807,1,1\n", "spread", "1");
+    assertEquals(dir.resolve("azure.csv") + ":3: TIMESTAMP: spread=1.0 s spreads this row past 2^63 ns", e.getMessage());
   }
 
   // Found probing the readers beside ReaderFuzzTest: offsets past 18 hours and minutes past 59 were taken as they came.
