@@ -205,7 +205,8 @@ public final class RunSpec {
       try {
         calibration = CalibrationFile.read(file);
       } catch (InputException e) {
-        throw Files.exists(file) ? e : yaml.origin().error("calibration", e.getMessage());
+        // A problem inside a calibration file names that file; a missing one, or a folder, is the spec's line.
+        throw Files.isRegularFile(file) ? e : yaml.origin().error("calibration", e.getMessage());
       }
     }
     RunSpec setup =

@@ -55,6 +55,14 @@ class WorkloadSpecTest {
     assertTrue(e.startsWith(dir.resolve("w.yaml") + ":2: plan: weights (308000000000 B) and activations (0 B) leave nothing"), e);
   }
 
+  // Found by ReaderFuzzTest: a calibration path naming a folder ('' is the spec's own folder) was
+  // reported without the spec's file and line.
+  @Test
+  void aCalibrationThatIsAFolderIsReportedAtTheSpecsLine(@TempDir Path dir) throws IOException {
+    assertEquals(dir.resolve("w.yaml") + ":2: calibration: " + dir + ": is a folder, not a calibration file",
+        resolveError(dir, "workload: churn\ncalibration: ''\n"));
+  }
+
   // Found by ReaderFuzzTest: the spec's torch-alloc-conf was reported as the option --torch-alloc-conf.
   @Test
   void aTorchAllocConfFromTheSpecIsReportedAtItsLine(@TempDir Path dir) throws IOException {
