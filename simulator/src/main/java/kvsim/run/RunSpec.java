@@ -220,6 +220,11 @@ public final class RunSpec {
           throw yaml.origin().error("torch-alloc-conf", e.getMessage());
         }
         throw fromYaml ? yaml.origin().error("options." + name + "." + e.key(), e.getMessage()) : e;
+      } catch (InputException e) {
+        // A model that cannot be built over the region under test: a device from the spec file is
+        // reported at its device: line.
+        boolean deviceFromYaml = o.device() == null && yaml != null && yaml.device() != null;
+        throw deviceFromYaml ? yaml.origin().error("device", e.getMessage()) : e;
       }
     }
     return setup;

@@ -63,6 +63,13 @@ class WorkloadSpecTest {
         resolveError(dir, "workload: churn\ncalibration: ''\n"));
   }
 
+  // Found by ReaderFuzzTest: a device from the spec too small for a model was reported without the spec's file and line.
+  @Test
+  void aDeviceTooSmallForAModelIsReportedAtTheSpecsLine(@TempDir Path dir) throws IOException {
+    assertTrue(resolveError(dir, "workload: churn\ndevice: 8\nallocators: [paged]\n")
+        .startsWith(dir.resolve("w.yaml") + ":2: device: paged: the region under test (8 B) holds fewer than 2 pages"));
+  }
+
   // Found by ReaderFuzzTest: the spec's torch-alloc-conf was reported as the option --torch-alloc-conf.
   @Test
   void aTorchAllocConfFromTheSpecIsReportedAtItsLine(@TempDir Path dir) throws IOException {
