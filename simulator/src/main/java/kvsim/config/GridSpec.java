@@ -70,7 +70,10 @@ public record GridSpec(
 
   private static final List<String> FIELDS =
       List.of("workloads", "allocators", "systems", "seeds", "device", "model", "set", "plan");
-  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+  /** A key given twice and a second YAML document are errors, not silently the last or ignored. */
+  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory())
+      .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+      .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   /**
    * Returns an error at a value of the file: {@code grid.yaml:7: set.first-fit.alignment: problem},
@@ -138,7 +141,10 @@ public record GridSpec(
       }
     } catch (JsonProcessingException e) {
       long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
-      throw InputException.at(source, line, null, "bad YAML: " + e.getOriginalMessage().lines().findFirst().orElse(""));
+      String problem = e.getOriginalMessage().startsWith("Trailing token")
+          ? "a second YAML document; a grid file is one document"
+          : "bad YAML: " + e.getOriginalMessage().lines().findFirst().orElse("");
+      throw InputException.at(source, line, null, problem);
     } catch (IOException e) {
       throw new InputException(source + ": cannot read: " + e.getMessage());
     }
@@ -155,6 +161,9 @@ public record GridSpec(
     List<String> workloads = strings(at, root, "workloads");
     if (workloads.isEmpty()) {
       throw at.error("workloads", "a grid needs at least one workload");
+    }
+    if (workloads.stream().anyMatch(w -> w.indexOf('\0') >= 0 || !java.nio.charset.StandardCharsets.UTF_8.newEncoder().canEncode(w))) {
+      throw at.error("workloads", "cannot be a file name: it holds a NUL or a lone UTF-16 surrogate");
     }
     List<String> allocators = strings(at, root, "allocators");
     List<String> systems = strings(at, root, "systems");
@@ -248,11 +257,12 @@ public record GridSpec(
       if (b < a) {
         throw at.error("seeds", "the range " + n.asText() + " is empty (write A..B with A <= B)");
       }
-      if (b - a >= 10_000_000) {
+      // b - a overflows for a range wider than 2^63; the loop counts, since s++ would wrap past Long.MAX_VALUE.
+      if (b - a >= 10_000_000 || b - a < 0) {
         throw at.error("seeds", "the range " + n.asText() + " holds more than 10,000,000 seeds");
       }
-      for (long s = a; s <= b; s++) {
-        out.add(s);
+      for (long i = 0; i <= b - a; i++) {
+        out.add(a + i);
       }
       return List.copyOf(out);
     }

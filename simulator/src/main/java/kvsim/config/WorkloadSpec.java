@@ -59,7 +59,11 @@ public record WorkloadSpec(
     Origin origin) {
 
   private static final ObjectMapper YAML =
-      new ObjectMapper(new YAMLFactory()).enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+      new ObjectMapper(new YAMLFactory())
+          .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          // a key given twice and a second YAML document are errors, not silently the last or ignored
+          .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   /** The fields as they stand in the file. */
   private record Fields(
@@ -105,11 +109,26 @@ public record WorkloadSpec(
 
   /** Reads a spec from a stream; {@code source} names it in messages. */
   public static WorkloadSpec read(String source, InputStream in) throws IOException {
-    String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    String text;
+    try {
+      // Strict: bytes that are not UTF-8 would otherwise become U+FFFD in names and values.
+      text = java.nio.charset.StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(in.readAllBytes())).toString();
+    } catch (java.nio.charset.CharacterCodingException e) {
+      throw new InputException(source + ": not UTF-8 text");
+    }
     try {
       Fields f = YAML.readValue(text, Fields.class);
       if (f == null) {
         throw InputException.at(source, 1, null, "empty workload spec");
+      }
+      // Both may name files, and a file name cannot hold a NUL or a lone surrogate (Path.of would throw).
+      for (String[] field : new String[][] {{"workload", f.workload()}, {"calibration", f.calibration()}}) {
+        if (field[1] != null && (field[1].indexOf('\0') >= 0 || !java.nio.charset.StandardCharsets.UTF_8.newEncoder().canEncode(field[1]))) {
+          throw new Origin(source, text).error(field[0], "cannot be a file name: it holds a NUL or a lone UTF-16 surrogate");
+        }
+      }
+      if (f.allocators() != null && f.allocators().contains(null)) {
+        throw new Origin(source, text).error("allocators", "an allocator name is missing (null or an empty entry)");
       }
       return new WorkloadSpec(
           f.workload(), f.params(), f.seed(), f.device(), f.model(), f.plan(), f.allocators(), f.options(), f.torchAllocConf(), f.calibration(),
@@ -133,7 +152,9 @@ public record WorkloadSpec(
         field = sb.toString();
       }
       String msg = plainMessage(e.getOriginalMessage());
-      if (msg.startsWith("Unrecognized field")) {
+      if (msg.startsWith("Trailing token")) {
+        msg = "a second YAML document; a workload spec is one document";
+      } else if (msg.startsWith("Unrecognized field")) {
         msg = "unknown field (known: workload, params, seed, device, model, plan, allocators, options, torch-alloc-conf, calibration)";
       }
       throw InputException.at(source, line, field, "bad YAML: " + msg);

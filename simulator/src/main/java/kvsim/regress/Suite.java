@@ -159,6 +159,8 @@ public final class Suite {
       text = Files.readString(file, StandardCharsets.UTF_8);
     } catch (NoSuchFileException e) {
       throw new InputException(file + ": no such file");
+    } catch (java.nio.charset.CharacterCodingException e) {
+      throw new InputException(file + ": not UTF-8 text");
     } catch (IOException e) {
       throw new InputException(file + ": cannot read: " + e.getMessage());
     }
@@ -208,6 +210,9 @@ public final class Suite {
       throw s.require("name").error("a scenario's name names its baseline file; use letters, digits, '.', '_' and '-' only, found '" + name + "'");
     }
     YamlNode workloadNode = s.require(kind == Kind.SERVING ? "serving" : "workload");
+    if (workloadNode.text().indexOf('\0') >= 0 || !StandardCharsets.UTF_8.newEncoder().canEncode(workloadNode.text())) {
+      throw workloadNode.error("cannot be a file name: it holds a NUL or a lone UTF-16 surrogate");
+    }
     String workload = resolvePath(workloadNode.text(), kind, dir);
     YamlNode runsNode = s.require(kind == Kind.SERVING ? "systems" : "allocators");
     List<String> runs = new ArrayList<>();

@@ -39,7 +39,10 @@ public final class CalibrationFile {
   public static final int VERSION = 1;
 
   private static final Set<String> TOP_FIELDS = Set.of("format", "version", "device", "driver", "date", "latency", "fragmentation");
-  private static final ObjectMapper JSON = new ObjectMapper();
+  /** A second JSON value and a key given twice are errors, not silently ignored or the last value. */
+  private static final ObjectMapper JSON = new ObjectMapper()
+      .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
   private CalibrationFile() {}
 
@@ -54,6 +57,8 @@ public final class CalibrationFile {
       text = Files.readString(file, StandardCharsets.UTF_8);
     } catch (NoSuchFileException e) {
       throw new InputException(source + ": no such calibration file");
+    } catch (java.nio.charset.CharacterCodingException e) {
+      throw new InputException(source + ": not UTF-8 text");
     } catch (IOException e) {
       throw new InputException(source + ": cannot read: " + e.getMessage());
     }
@@ -62,7 +67,10 @@ public final class CalibrationFile {
       root = JSON.readTree(text);
     } catch (JsonProcessingException e) {
       long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
-      throw InputException.at(source, line, null, "malformed JSON: " + e.getOriginalMessage().split("\n")[0]);
+      String problem = e.getOriginalMessage().startsWith("Trailing token")
+          ? "more than one JSON value: the file is one object"
+          : "malformed JSON: " + e.getOriginalMessage().split("\n")[0];
+      throw InputException.at(source, line, null, problem);
     }
     if (root == null || !root.isObject()) {
       throw InputException.at(source, 1, null, "expected a JSON object");
@@ -90,6 +98,9 @@ public final class CalibrationFile {
         AllocatorRegistry.get(e.getKey());
       } catch (InputException unknown) {
         throw error(source, text, "latency." + e.getKey(), unknown.getMessage());
+      }
+      if (!e.getValue().isObject()) {
+        throw error(source, text, "latency." + e.getKey(), "expected an object of latency fields, got " + e.getValue());
       }
       Map<String, Long> fields = new LinkedHashMap<>();
       for (Iterator<Map.Entry<String, JsonNode>> f = e.getValue().fields(); f.hasNext(); ) {

@@ -136,7 +136,9 @@ public final class RunSpec {
     try {
       plan = new MemoryPlan(device, weights, activations);
     } catch (IllegalArgumentException e) {
-      throw new InputException("memory plan: " + e.getMessage());
+      // A plan the spec file gave is reported at its plan: line.
+      boolean fromYaml = (o.weights() == null && yamlPlan.containsKey("weights")) || (o.activations() == null && yamlPlan.containsKey("activations"));
+      throw fromYaml ? yaml.origin().error("plan", e.getMessage()) : new InputException("memory plan: " + e.getMessage());
     }
 
     List<String> allocators = new ArrayList<>(o.allocators());
@@ -182,10 +184,12 @@ public final class RunSpec {
       m.put(setting.substring(dot + 1, eq), setting.substring(eq + 1));
     }
     String conf = o.torchAllocConf() != null ? o.torchAllocConf() : yaml == null ? null : yaml.torchAllocConf();
+    boolean confFromYaml = o.torchAllocConf() == null && conf != null;
     if (conf != null) {
       Map<String, String> m = options.get("pytorch-caching");
       if (m == null) {
-        throw new InputException("--torch-alloc-conf applies to pytorch-caching, which is not among the allocators run " + options.keySet());
+        String problem = "applies to pytorch-caching, which is not among the allocators run " + options.keySet();
+        throw confFromYaml ? yaml.origin().error("torch-alloc-conf", problem) : new InputException("--torch-alloc-conf " + problem);
       }
       m.put("torch-alloc-conf", conf);
     }
@@ -201,7 +205,8 @@ public final class RunSpec {
       try {
         calibration = CalibrationFile.read(file);
       } catch (InputException e) {
-        throw Files.exists(file) ? e : yaml.origin().error("calibration", e.getMessage());
+        // A problem inside a calibration file names that file; a missing one, or a folder, is the spec's line.
+        throw Files.isRegularFile(file) ? e : yaml.origin().error("calibration", e.getMessage());
       }
     }
     RunSpec setup =
@@ -211,7 +216,15 @@ public final class RunSpec {
         setup.newAllocator(name); // fail on bad options before anything runs
       } catch (OptionMap.OptionException e) {
         boolean fromYaml = yaml != null && yaml.optionStrings(name).containsKey(e.key()) && !o.sets(name, e.key());
+        if (confFromYaml && name.equals("pytorch-caching") && e.key().equals("torch-alloc-conf")) {
+          throw yaml.origin().error("torch-alloc-conf", e.getMessage());
+        }
         throw fromYaml ? yaml.origin().error("options." + name + "." + e.key(), e.getMessage()) : e;
+      } catch (InputException e) {
+        // A model that cannot be built over the region under test: a device from the spec file is
+        // reported at its device: line.
+        boolean deviceFromYaml = o.device() == null && yaml != null && yaml.device() != null;
+        throw deviceFromYaml ? yaml.origin().error("device", e.getMessage()) : e;
       }
     }
     return setup;

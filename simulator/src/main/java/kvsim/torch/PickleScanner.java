@@ -16,7 +16,14 @@ package kvsim.torch;
  *       prefixed strings (1, 4 or 8 byte lengths) and newline-terminated text arguments.
  *   <li>The stream must end with {@code STOP}; an unknown opcode or a truncated argument is an
  *       error naming the byte offset.
+ *   <li>Integers longer than a snapshot ever holds are refused (Note [Integer lengths]).
  * </ul>
+ *
+ * <p>Note [Integer lengths]: a snapshot's integers are addresses, sizes, times and stream handles,
+ * all within 64 bits. The unpickler parses a text integer ({@code INT}, {@code LONG}) in time
+ * quadratic in its digits (a million digits: 40 s) and a message quoting a {@code LONG4} of half a
+ * megabyte spends seconds printing it, so a text integer of more than {@value #MAX_INTEGER_DIGITS}
+ * characters and a {@code LONG4} of more than {@value #MAX_LONG4_BYTES} bytes are refused here.
  */
 public final class PickleScanner {
   /** A pickle that may not be loaded, or is not a pickle at all. */
@@ -29,6 +36,11 @@ public final class PickleScanner {
   }
 
   private PickleScanner() {}
+
+  /** The longest text integer accepted (Note [Integer lengths]); 2^64 has 20 digits. */
+  static final int MAX_INTEGER_DIGITS = 100;
+  /** The longest LONG4 accepted, in bytes (Note [Integer lengths]); LONG1 holds up to 255. */
+  static final int MAX_LONG4_BYTES = 255;
 
   // Argument kinds.
   private static final int NONE = 0;
@@ -167,6 +179,9 @@ public final class PickleScanner {
           if (code == 'X' || code == 'B') {
             len &= 0xffffffffL; // BINUNICODE and BINBYTES lengths are unsigned
           }
+          if (code == 0x8b && len > MAX_LONG4_BYTES) {
+            throw new Refused("refused: LONG4 at byte " + at + " holds an integer of " + len + " bytes; snapshot files hold 64-bit integers");
+          }
           pos = need(data, pos, len, at, code);
         }
         case LEN8 -> {
@@ -177,7 +192,14 @@ public final class PickleScanner {
           }
           pos = need(data, pos, len, at, code);
         }
-        case LINE -> pos = line(data, pos, at, code);
+        case LINE -> {
+          int end = line(data, pos, at, code);
+          if ((code == 'I' || code == 'L') && end - 1 - pos > MAX_INTEGER_DIGITS) {
+            throw new Refused("refused: " + NAME[code] + " at byte " + at + " holds an integer of " + (end - 1 - pos)
+                + " characters; snapshot files hold 64-bit integers");
+          }
+          pos = end;
+        }
         default -> throw new IllegalStateException("opcode table broken at " + code);
       }
     }

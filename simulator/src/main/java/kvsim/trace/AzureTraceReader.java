@@ -76,6 +76,9 @@ public final class AzureTraceReader extends ImportedRequestSource {
       if (z != null && !z.equals("Z")) {
         int oh = Integer.parseInt(z.substring(1, 3));
         int om = Integer.parseInt(z.substring(4, 6));
+        if (oh > 18 || om > 59 || (oh == 18 && om > 0)) {
+          throw new java.time.DateTimeException("offset " + z + " is outside -18:00 to +18:00");
+        }
         int offset = (oh * 3600 + om * 60) * (z.charAt(0) == '-' ? -1 : 1);
         seconds -= offset;
       }

@@ -147,8 +147,13 @@ public final class BurstGptTraceReader extends ImportedRequestSource {
     if (seconds.signum() < 0) {
       throw InputException.at(source, line, "Timestamp", "must not be negative, got " + s);
     }
-    BigDecimal nanos = seconds.multiply(NANOS_PER_SECOND);
-    if (nanos.stripTrailingZeros().scale() > 0) {
+    BigDecimal nanos;
+    try {
+      nanos = seconds.multiply(NANOS_PER_SECOND).stripTrailingZeros(); // an exponent near 2^31 overflows the scale here
+    } catch (ArithmeticException e) {
+      throw InputException.at(source, line, "Timestamp", "too large: " + s + " s");
+    }
+    if (nanos.scale() > 0) {
       throw InputException.at(source, line, "Timestamp", "finer than a nanosecond: " + s);
     }
     try {

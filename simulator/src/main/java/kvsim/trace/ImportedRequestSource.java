@@ -57,6 +57,7 @@ public abstract class ImportedRequestSource implements RequestSource {
   private final String format;
   private final long fromNanos;
   private final long toNanos;
+  private final boolean toGiven;
   private final double speedup;
   private final String zeroOutput;
   private final Map<String, Object> description = new LinkedHashMap<>();
@@ -94,7 +95,8 @@ public abstract class ImportedRequestSource implements RequestSource {
       }
     }
     this.fromNanos = Math.round(from * 1e9);
-    this.toNanos = Double.isInfinite(to) ? Long.MAX_VALUE : Math.round(to * 1e9);
+    this.toGiven = !Double.isInfinite(to);
+    this.toNanos = toGiven ? Math.round(to * 1e9) : Long.MAX_VALUE;
     this.speedup = options.number("speedup", 1, 1e-6, 1e6);
     this.spreadNanos = Math.round(options.number("spread", 0, 0, 86_400) * 1e9);
     this.zeroOutput = options.string("zero-output", "error");
@@ -160,12 +162,18 @@ public abstract class ImportedRequestSource implements RequestSource {
         }
         zeroOutputRows++;
       }
-      long rel = r.rawNanos() - firstRaw;
+      long rel;
+      try {
+        rel = Math.subtractExact(r.rawNanos(), firstRaw);
+      } catch (ArithmeticException e) {
+        // Rows 1677 and 2262 apart: the difference passes 2^63 ns and would wrap to a negative time.
+        throw InputException.at(source, r.line(), timeField, "more than 2^63 ns (292 years) after the first row");
+      }
       if (rel < fromNanos) {
         beforeWindow++;
         continue;
       }
-      if (rel >= toNanos) {
+      if (toGiven && rel >= toNanos) { // without a to, a row at 2^63-1 ns is still in the window
         done = true;
         return ended();
       }
@@ -237,7 +245,11 @@ public abstract class ImportedRequestSource implements RequestSource {
         same.add(next);
       }
       int k = same.size();
-      long lastSpread = first.rawNanos() + share(k - 1, k);
+      long lastShare = share(k - 1, k);
+      if (first.rawNanos() > Long.MAX_VALUE - lastShare) {
+        throw InputException.at(source, same.get(k - 1).line(), timeField, "spread=" + spreadNanos / 1e9 + " s spreads this row past 2^63 ns");
+      }
+      long lastSpread = first.rawNanos() + lastShare;
       if (next != null) {
         if (next.rawNanos() < first.rawNanos()) {
           throw InputException.at(source, next.line(), timeField, "time goes backwards: " + (next.rawNanos() - first.rawNanos())

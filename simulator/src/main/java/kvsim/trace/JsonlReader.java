@@ -165,7 +165,9 @@ abstract class JsonlReader implements AutoCloseable {
 
   /** Turns a Jackson parse error into a one-line message at the line of the object being read. */
   protected final InputException malformed(JsonProcessingException e) {
-    long line = objectStartLine > 0 ? objectStartLine : e.getLocation() == null ? 0 : e.getLocation().getLineNr();
+    // A limit of the parser (a number of more than 1000 digits) comes without a location: the
+    // parser's own position names the line then.
+    long line = objectStartLine > 0 ? objectStartLine : e.getLocation() != null ? e.getLocation().getLineNr() : parser.currentLocation().getLineNr();
     String msg = e.getOriginalMessage();
     int nl = msg.indexOf('\n');
     if (nl >= 0) {
@@ -203,6 +205,17 @@ abstract class JsonlReader implements AutoCloseable {
     if (!ok) {
       throw InputException.at(source, line, field, problem);
     }
+  }
+
+  /**
+   * Marks field {@code bit} of a record as read: a field given twice is an error, not silently its
+   * last value. Returns the fields read so far.
+   */
+  protected final int once(int seen, int bit, long line, String field) {
+    if ((seen & bit) != 0) {
+      throw InputException.at(source, line, field, "given twice in one " + recordWord());
+    }
+    return seen | bit;
   }
 
   /** Reads the current value as a long integer. */

@@ -13,7 +13,7 @@ import kvsim.core.Tag;
  * Streams a kvsim L1 trace (JSONL, see {@link L1Format}) one event at a time with a single Jackson
  * token parser over the whole file ({@link JsonlReader}), so memory stays flat whatever the trace
  * length. Every problem is reported as {@code file:line: field: problem} and nothing is skipped:
- * malformed JSON, a missing or unknown field, a value of the wrong type, a non-positive size, time going backwards,
+ * malformed JSON, a missing, unknown or repeated field, a value of the wrong type, a non-positive size, time going backwards,
  * an allocation of an id that is live, a free of an id that is not.
  *
  * <p>The reader keeps the set of live ids (a primitive map from id to the line that allocated it),
@@ -66,26 +66,50 @@ public final class L1TraceReader extends JsonlReader implements EventSource {
     String action = null;
     try {
       String field;
+      int seen = 0;
       while ((field = nextFieldName()) != null) {
         JsonToken v = parser.nextToken();
         switch (field) {
-          case "t" -> t = nonNegative(v, line, field);
-          case "op" -> op = string(v, line, field);
-          case "id" -> id = nonNegative(v, line, field);
+          case "t" -> {
+            seen = once(seen, 1, line, field);
+            t = nonNegative(v, line, field);
+          }
+          case "op" -> {
+            seen = once(seen, 2, line, field);
+            op = string(v, line, field);
+          }
+          case "id" -> {
+            seen = once(seen, 4, line, field);
+            id = nonNegative(v, line, field);
+          }
           case "size" -> {
+            seen = once(seen, 8, line, field);
             size = integer(v, line, field);
             sizeGiven = true;
           }
-          case "tag" -> tag = string(v, line, field);
+          case "tag" -> {
+            seen = once(seen, 16, line, field);
+            tag = string(v, line, field);
+          }
           case "splittable" -> {
+            seen = once(seen, 32, line, field);
             if (v != JsonToken.VALUE_TRUE && v != JsonToken.VALUE_FALSE) {
               throw InputException.at(source, line, field, "must be true or false");
             }
             splittable = v == JsonToken.VALUE_TRUE;
           }
-          case "stream" -> stream = integer(v, line, field);
-          case "addr" -> addr = nonNegative(v, line, field);
-          case "action" -> action = string(v, line, field);
+          case "stream" -> {
+            seen = once(seen, 64, line, field);
+            stream = integer(v, line, field);
+          }
+          case "addr" -> {
+            seen = once(seen, 128, line, field);
+            addr = nonNegative(v, line, field);
+          }
+          case "action" -> {
+            seen = once(seen, 256, line, field);
+            action = string(v, line, field);
+          }
           default -> throw InputException.at(source, line, field, "unknown field (known: t, op, id, size, tag, splittable, stream, addr, action)");
         }
       }

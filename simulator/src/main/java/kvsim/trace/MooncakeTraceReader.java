@@ -27,7 +27,7 @@ import kvsim.core.OptionMap;
  *   <li>{@code hash_ids}: the prompt's prefix hashes, one per 512 tokens, the last one partial, so
  *       exactly {@code ceil(input_length / 512)} of them (every line of the released files obeys
  *       this); they become the request's {@code hash_ids} with {@code hash_block_tokens} 512.
- *   <li>Any other field is an error, as is a missing one.
+ *   <li>Any other field is an error, as is a missing one or one given twice.
  * </ul>
  */
 public final class MooncakeTraceReader extends ImportedRequestSource {
@@ -35,6 +35,8 @@ public final class MooncakeTraceReader extends ImportedRequestSource {
   public static final int HASH_BLOCK_TOKENS = 512;
 
   private static final JsonFactory JSON = new JsonFactory();
+  /** The fields a line has. */
+  private static final java.util.List<String> FIELDS = java.util.List.of("timestamp", "input_length", "output_length", "hash_ids");
   private final BufferedReader in;
   private long line;
   private long[] hashBuffer = new long[64];
@@ -69,8 +71,14 @@ public final class MooncakeTraceReader extends ImportedRequestSource {
         throw InputException.at(source, line, null, "expected a JSON object");
       }
       String field;
+      int seen = 0;
       while ((field = p.nextFieldName()) != null) {
         JsonToken v = p.nextToken();
+        int bit = 1 << FIELDS.indexOf(field); // an unknown field (index -1) is the switch's to report
+        if (FIELDS.contains(field) && (seen & bit) != 0) {
+          throw InputException.at(source, line, field, "given twice in one line; a field is given once");
+        }
+        seen |= bit;
         switch (field) {
           case "timestamp" -> {
             t = integer(p, v, field);

@@ -11,7 +11,7 @@ import kvsim.core.InputException;
 /**
  * Streams a kvsim request trace ({@link RequestFormat}) one request at a time, with the rules of
  * the L1 reader ({@link JsonlReader}): every problem is {@code file:line: field: problem} and
- * nothing is skipped or clamped — a missing or unknown field, a value of the wrong type, a length
+ * nothing is skipped or clamped — a missing, unknown or repeated field, a value of the wrong type, a length
  * that is not positive or does not fit an int, time going backwards, an id that does not increase,
  * {@code hash_ids} without the header's {@code hash_block_tokens} or not one per block of the
  * prompt, {@code n} and {@code beam_width} both above 1.
@@ -82,16 +82,38 @@ public final class RequestTraceReader extends JsonlReader implements RequestSour
     long beamWidth = 1;
     try {
       String field;
+      int seen = 0;
       while ((field = nextFieldName()) != null) {
         JsonToken v = parser.nextToken();
         switch (field) {
-          case "id" -> id = nonNegative(v, line, field);
-          case "t" -> t = nonNegative(v, line, field);
-          case "prompt_tokens" -> prompt = positiveInt(v, line, field);
-          case "output_tokens" -> output = positiveInt(v, line, field);
-          case "hash_ids" -> hashIds = hashIds(v, line, field);
-          case "n" -> samples = positiveInt(v, line, field);
-          case "beam_width" -> beamWidth = positiveInt(v, line, field);
+          case "id" -> {
+            seen = once(seen, 1, line, field);
+            id = nonNegative(v, line, field);
+          }
+          case "t" -> {
+            seen = once(seen, 2, line, field);
+            t = nonNegative(v, line, field);
+          }
+          case "prompt_tokens" -> {
+            seen = once(seen, 4, line, field);
+            prompt = positiveInt(v, line, field);
+          }
+          case "output_tokens" -> {
+            seen = once(seen, 8, line, field);
+            output = positiveInt(v, line, field);
+          }
+          case "hash_ids" -> {
+            seen = once(seen, 16, line, field);
+            hashIds = hashIds(v, line, field);
+          }
+          case "n" -> {
+            seen = once(seen, 32, line, field);
+            samples = positiveInt(v, line, field);
+          }
+          case "beam_width" -> {
+            seen = once(seen, 64, line, field);
+            beamWidth = positiveInt(v, line, field);
+          }
           default -> throw InputException.at(source, line, field, "unknown field (known: id, t, prompt_tokens, output_tokens, hash_ids, n, beam_width)");
         }
       }

@@ -74,4 +74,29 @@ class GridSpecTest {
     assertEquals("g.yaml:3: seeds: the seed 1 given twice", error("workloads: [churn]\nallocators: [a]\nseeds: [1, 2, '01']\n"));
     assertTrue(error("workloads: [churn, churn]\nallocators: [a]\n").startsWith("g.yaml:1: workloads: 'churn' given twice"));
   }
+
+  // Found by ReaderFuzzTest: the widest range passed the size check by overflow and filled the heap;
+  // a range ending at 2^63-1 looped for ever.
+  @Test
+  void seedRangesAtTheEndsOfTheLongsAreBoundedAndEnd() {
+    assertEquals("g.yaml:2: seeds: the range -9223372036854775808..9223372036854775807 holds more than 10,000,000 seeds",
+        error("workloads: churn\nseeds: -9223372036854775808..9223372036854775807\nallocators: buddy\n"));
+    GridSpec g = parse("workloads: churn\nallocators: buddy\nseeds: 9223372036854775806..9223372036854775807\n");
+    assertEquals(List.of(Long.MAX_VALUE - 1, Long.MAX_VALUE), g.seeds());
+  }
+
+  // Found probing the readers beside ReaderFuzzTest: a workload holding a NUL was read, and failed as an InvalidPathException when run.
+  @Test
+  void aNulInAWorkloadIsRefusedAtItsLine() {
+    assertEquals("g.yaml:1: workloads: cannot be a file name: it holds a NUL or a lone UTF-16 surrogate",
+        error("workloads: [churn, \"t\\0.jsonl\"]\nallocators: buddy\n"));
+  }
+
+  // Found probing the readers beside ReaderFuzzTest: a key given twice silently kept the last value, and a second
+  // YAML document was silently ignored.
+  @Test
+  void aKeyGivenTwiceAndASecondDocumentAreRefused() {
+    assertEquals("g.yaml:2: bad YAML: Duplicate field 'workloads'", error("workloads: churn\nworkloads: buddy\nallocators: buddy\n"));
+    assertEquals("g.yaml:4: a second YAML document; a grid file is one document", error("workloads: churn\nallocators: buddy\n---\nseeds: 5\n"));
+  }
 }

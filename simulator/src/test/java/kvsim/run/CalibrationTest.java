@@ -76,4 +76,30 @@ class CalibrationTest {
     e = assertThrows(InputException.class, () -> CalibrationFile.read(i));
     assertTrue(e.getMessage().contains("format: expected \"kvsim-calibration\""), e.getMessage());
   }
+
+  // Found by ReaderFuzzTest: an unknown field whose name holds an escaped line break made a two-line message.
+  @Test
+  void aLineBreakInAnUnknownFieldStaysOnTheMessagesOneLine() throws IOException {
+    Path f = file("{\"format\":\"kvsim-calibration\",\"version\":1,\"\\n\":\"\"}");
+    InputException e = assertThrows(InputException.class, () -> CalibrationFile.read(f));
+    assertEquals(f + ": \\n: unknown field (known: [date, device, driver, format, fragmentation, latency, version])", e.getMessage());
+  }
+
+  // Found probing the readers beside ReaderFuzzTest: an allocator's latencies given as a number, not an object, were
+  // silently ignored; so were a second JSON value after the object and a key given twice but once.
+  @Test
+  void whatIsNotReadIsRefusedNotIgnored() throws IOException {
+    Path f = file("{\"format\":\"kvsim-calibration\",\"version\":1,\n \"latency\":{\"slab\":5}}");
+    InputException e = assertThrows(InputException.class, () -> CalibrationFile.read(f));
+    assertEquals(f + ":2: latency.slab: expected an object of latency fields, got 5", e.getMessage());
+    Path g = file("{\"format\":\"kvsim-calibration\",\"version\":1}\n{\"latency\":{}}\n");
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(g));
+    assertEquals(g + ":2: more than one JSON value: the file is one object", e.getMessage());
+    Path d = file("{\"format\":\"kvsim-calibration\",\"version\":1,\n\"latency\":{\"slab\":{\"alloc_base_ns\":1,\"alloc_base_ns\":2}}}");
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(d));
+    assertEquals(d + ":2: malformed JSON: Duplicate field 'alloc_base_ns'", e.getMessage());
+    Path h = Files.write(tmp.resolve("h100.json"), new byte[] {'{', (byte) 0xff, '}'});
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(h));
+    assertEquals(h + ": not UTF-8 text", e.getMessage());
+  }
 }

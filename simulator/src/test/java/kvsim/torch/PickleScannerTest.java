@@ -1,6 +1,7 @@
 package kvsim.torch;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -129,5 +130,20 @@ class PickleScannerTest {
     assertEquals("BINUNICODE", PickleScanner.opcodeName('X'));
     assertEquals(null, PickleScanner.opcodeName(0xff));
     assertTrue(Arrays.asList("MARK", "STOP").contains(PickleScanner.opcodeName('(')));
+  }
+
+  // Found probing the readers beside ReaderFuzzTest: the unpickler parses a text integer in quadratic time (a million digits:
+  // 40 s), and a message quoting a LONG4 of half a megabyte took seconds to print.
+  @Test
+  void integersLongerThanASnapshotHoldsAreRefused() {
+    byte[] longText = concat("L".getBytes(), "9".repeat(101).getBytes(), bytes('L', '\n', '.'));
+    assertTrue(assertThrows(PickleScanner.Refused.class, () -> PickleScanner.scan(longText)).getMessage()
+        .startsWith("refused: LONG at byte 0 holds an integer of 102 characters"));
+    byte[] intText = concat("I".getBytes(), "9".repeat(101).getBytes(), bytes('\n', '.'));
+    assertTrue(assertThrows(PickleScanner.Refused.class, () -> PickleScanner.scan(intText)).getMessage().startsWith("refused: INT at byte 0"));
+    byte[] long4 = concat(bytes(0x80, 2, 0x8b, 0, 1, 0, 0), new byte[256], bytes('.'));
+    assertTrue(assertThrows(PickleScanner.Refused.class, () -> PickleScanner.scan(long4)).getMessage()
+        .startsWith("refused: LONG4 at byte 2 holds an integer of 256 bytes"));
+    assertEquals(2, assertDoesNotThrow(() -> PickleScanner.scan(concat("I".getBytes(), "9".repeat(100).getBytes(), bytes('\n', '.')))));
   }
 }

@@ -128,4 +128,16 @@ class BurstGptTraceReaderTest {
     assertEquals(250_000_000L, rs.get(0).arrivalNanos(), "60.5 s is 0.5 s after from=60, halved");
     assertTrue(rs.stream().allMatch(r -> r.arrivalNanos() < 20_000_000_000L));
   }
+
+  // Found probing the readers beside ReaderFuzzTest: an exponent near 2^31 overflowed BigDecimal's scale (an ArithmeticException
+  // escaped), and a row at 2^63-1 ns was silently taken for the end of a window that was not given.
+  @Test
+  void timestampsAtTheEndsOfTheLongsAreReadOrRefused() throws IOException {
+    Path p = csv("1E+2147483647,GPT-4,1,1,2,API log\n");
+    InputException e = assertThrows(InputException.class, () -> all(p));
+    assertEquals(p + ":2: Timestamp: too large: 1E+2147483647 s", e.getMessage());
+    List<Request> last = all(csv("9.223372036854775807E9,GPT-4,1,1,2,API log\n"));
+    assertEquals(1, last.size());
+    assertEquals(Long.MAX_VALUE, last.get(0).arrivalNanos());
+  }
 }

@@ -155,4 +155,18 @@ class L1TraceReaderTest {
   void anEmptyTraceHasNoEvents() throws IOException {
     assertNull(L1TraceReader.open("t.jsonl", new ByteArrayInputStream(HEADER.getBytes(StandardCharsets.UTF_8))).next());
   }
+
+  // Found by ReaderFuzzTest: a field name holding an escaped line break made a two-line message.
+  @Test
+  void aLineBreakInAFieldNameStaysOnTheMessagesOneLine() {
+    InputException e = assertThrows(InputException.class, () -> readAll(HEADER + "{\"op\":\"free\",\"a\\nb\":6}\n"));
+    assertEquals("t.jsonl:2: a\\nb: unknown field (known: t, op, id, size, tag, splittable, stream, addr, action)", e.getMessage());
+  }
+
+  // Found by ReaderFuzzTest (an accepted mutant): a field given twice silently kept its last value.
+  @Test
+  void aFieldGivenTwiceIsRefused() {
+    InputException e = assertThrows(InputException.class, () -> readAll(HEADER + "{\"t\":0,\"op\":\"alloc\",\"id\":3,\"size\":2,\"id\":4}\n"));
+    assertEquals("t.jsonl:2: id: given twice in one event", e.getMessage());
+  }
 }

@@ -219,4 +219,37 @@ class RequestImportersTest {
   private static Request strip(Request r) {
     return Request.of(r.id(), r.arrivalNanos(), r.promptTokens(), r.outputTokens());
   }
+
+  // Found by ReaderFuzzTest: a value holding an escaped line break made a two-line message.
+  @Test
+  void aLineBreakInAMooncakeValueStaysOnTheMessagesOneLine() throws IOException {
+    InputException e = mooncakeFails("{\"timestamp\":6,\"input_length\":\"\\n\"}\n");
+    assertEquals(dir.resolve("mc.jsonl") + ":1: input_length: must be an integer, got \\n", e.getMessage());
+  }
+
+  // Found probing the readers beside ReaderFuzzTest: rows 1677 and 2262 apart are more than 2^63 ns apart; the difference
+  // wrapped to a negative time and the row was silently left out as before the window.
+  @Test
+  void rowsMoreThan292YearsAfterTheFirstAreRefused() throws IOException {
+    InputException e = azureFails("1677-09-22 00:00:00,1,1\n2262-04-11 00:00:00,1,1\n");
+    assertEquals(dir.resolve("azure.csv") + ":3: TIMESTAMP: more than 2^63 ns (292 years) after the first row", e.getMessage());
+    // Spread rows at the last representable time would pass 2^63 ns.
+    e = azureFails("2262-04-11 23:47:16.854775807,1,1\n2262-04-11 23:47:16.854775807,1,1\n", "spread", "1");
+    assertEquals(dir.resolve("azure.csv") + ":3: TIMESTAMP: spread=1.0 s spreads this row past 2^63 ns", e.getMessage());
+  }
+
+  // Found probing the readers beside ReaderFuzzTest: offsets past 18 hours and minutes past 59 were taken as they came.
+  @Test
+  void offsetsOutsideTheClockAreRefused() throws IOException {
+    assertTrue(azureFails("2023-01-01 00:00:00+24:00,1,1\n").getMessage()
+        .endsWith(":2: TIMESTAMP: not a valid time: '2023-01-01 00:00:00+24:00' (offset +24:00 is outside -18:00 to +18:00)"));
+    assertTrue(azureFails("2023-01-01 00:00:00-05:60,1,1\n").getMessage().contains("(offset -05:60 is outside"));
+  }
+
+  // Found by ReaderFuzzTest (an accepted mutant): a field given twice silently kept its last value.
+  @Test
+  void aMooncakeFieldGivenTwiceIsRefused() throws IOException {
+    InputException e = mooncakeFails("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 7, \"hash_ids\": [0], \"timestamp\": 9}\n");
+    assertEquals(dir.resolve("mc.jsonl") + ":1: timestamp: given twice in one line; a field is given once", e.getMessage());
+  }
 }

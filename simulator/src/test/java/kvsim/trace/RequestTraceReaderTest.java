@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -128,5 +129,26 @@ class RequestTraceReaderTest {
     }
     List<Request> r = readAll(HEADER + "{\"id\":0,\"t\":0,\"prompt_tokens\":" + (blocks * 512) + ",\"output_tokens\":1,\"hash_ids\":[" + ids + "]}\n");
     assertArrayEquals(expected, r.get(0).hashIds());
+  }
+
+  // Found by ReaderFuzzTest: a value holding an escaped carriage return made a two-line message.
+  @Test
+  void aLineBreakInAValueStaysOnTheMessagesOneLine() {
+    assertEquals("r.jsonl:2: id: must be an integer, got \"\\r\"", error(HEADER + "{\"id\":\"\\r\"}\n"));
+  }
+
+  // Found by ReaderFuzzTest: Jackson's limit on a number's length comes without a location, and the
+  // message named no line.
+  @Test
+  void aNumberTooLongForTheParserIsReportedAtItsLine() {
+    assertTrue(error("9".repeat(1001)).startsWith("r.jsonl:1: malformed JSON: number value length (1001) exceeds"), error("9".repeat(1001)));
+    assertTrue(error(HEADER + "{\"id\":" + "9".repeat(1001) + "}\n").startsWith("r.jsonl:2: malformed JSON: number value length"));
+  }
+
+  // Found by ReaderFuzzTest (an accepted mutant): a field given twice silently kept its last value.
+  @Test
+  void aFieldGivenTwiceIsRefused() {
+    assertEquals("r.jsonl:2: prompt_tokens: given twice in one request",
+        error(HEADER + "{\"id\":0,\"t\":0,\"prompt_tokens\":5,\"output_tokens\":1,\"prompt_tokens\":6}\n"));
   }
 }
