@@ -356,6 +356,11 @@ public final class ResultFolder {
       if (!name.equals(MARKER) && !marker.files().contains(name)) {
         return State.RESULT_WITH_OTHER_FILES;
       }
+      // A run's result folder inside (a reproduction's runs): files added there are the user's too.
+      Path inner = dir.resolve(name);
+      if (Files.isDirectory(inner, LinkOption.NOFOLLOW_LINKS) && isResultFolder(inner) && stateOf(inner) != State.RESULT) {
+        return State.RESULT_WITH_OTHER_FILES;
+      }
     }
     return State.RESULT;
   }

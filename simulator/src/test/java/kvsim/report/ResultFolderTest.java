@@ -229,6 +229,22 @@ class ResultFolderTest {
     assertEquals(Set.of("gallery"), names(tmp), "no temporary left");
   }
 
+  @Test
+  void aFileOfTheUsersInsideARunOfAReproductionNeedsForce() throws IOException {
+    Path d = tmp.resolve("repro");
+    ResultFolder.Target target = ResultFolder.Target.at(d, ResultFolder.Kind.REPRODUCTION, false).asCommitted();
+    ResultFolder.write(target, dir -> {
+      one(dir, "table");
+      ResultFolder.write(ResultFolder.Target.at(dir.resolve("run"), ResultFolder.Kind.SERVING, false), p -> one(p, "run"));
+    });
+    Files.writeString(d.resolve("run").resolve("notes.txt"), "mine");
+    InputException e = assertThrows(InputException.class, () -> ResultFolder.write(target, dir -> one(dir, "table 2")));
+    assertTrue(e.getMessage().contains("also holds files kvsim did not write"), e.getMessage());
+    assertEquals("mine", Files.readString(d.resolve("run").resolve("notes.txt")));
+    ResultFolder.write(ResultFolder.Target.at(d, ResultFolder.Kind.REPRODUCTION, true), dir -> one(dir, "table 2"));
+    assertEquals(Set.of(ResultFolder.MARKER, "summary.json"), names(d), "--force replaces it, those files included");
+  }
+
   /** A folder writer that may be called twice. */
   @FunctionalInterface
   private interface AtomicFilesWriter {
