@@ -29,7 +29,7 @@ class SparkSweepTest {
   @Test
   void servingCellsToo() throws IOException {
     Path grid = dir.resolve("serving.yaml");
-    Files.writeString(grid, "workloads: [\"requests:count=40,rate=4\"]\nsystems: [vllm, orca-oracle]\nset: {block-size: [16, 32]}\nseeds: [1, 2]\n");
+    Files.writeString(grid, "workloads: [\"requests:count=40,rate=4\"]\nsystems: [vllm, vllm-v0]\nset: {block-size: [16, 32]}\nseeds: [1, 2]\n");
     assertSameTables(grid, 8);
   }
 
