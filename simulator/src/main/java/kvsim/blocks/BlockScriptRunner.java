@@ -223,14 +223,14 @@ public final class BlockScriptRunner {
     boolean v0 = mode == BlockManagerConfig.Mode.V0;
     for (String v0Only : new String[] {"watermark", "free_order", "num_host_blocks"}) {
       if (!v0 && line.has(v0Only)) {
-        throw line.error(v0Only, "applies to mode v0 only (spec Part 2)");
+        throw line.error(v0Only, "applies to mode v0 only (a setting of vLLM v0's block manager)");
       }
     }
     boolean schedulerGiven = false;
     for (String v1Only : SCHEDULER_FIELDS) {
       if (line.has(v1Only)) {
         if (v0) {
-          throw line.error(v1Only, "applies to mode v1 only (submit and step run vLLM v1's scheduler, spec §1.9)");
+          throw line.error(v1Only, "applies to mode v1 only (submit and step run vLLM v1's scheduler)");
         }
         schedulerGiven = true;
       }

@@ -20,8 +20,8 @@ import kvsim.metrics.SeedSweep;
  *       {@code bench/churn_reference.py}: 80 GiB as 81,920 MiB, sizes 1–256 MiB, free probability
  *       0.4, seeds 0–199) at 100, 500, 1,000 and 5,000 operations, as a seed sweep of {@code
  *       first-fit} on {@code churn}.
- *   <li>{@code vllm-fig2}: the vLLM paper's Fig. 2 (Kwon et al., SOSP 2023; specs/vllm-block-manager.md
- *       Part 3): the KV memory breakdown of Orca(Max), Orca(Pow2), Orca(Oracle) and vLLM serving
+ *   <li>{@code vllm-fig2}: the vLLM paper's Fig. 2 (Kwon et al., "Efficient Memory Management for
+ *       Large Language Model Serving with PagedAttention", SOSP 2023, arXiv 2309.06180): the KV memory breakdown of Orca(Max), Orca(Pow2), Orca(Oracle) and vLLM serving
  *       OPT-13B on an A100-40GB with 12 GiB of KV memory, ShareGPT lengths at 2 requests/s.
  *   <li>{@code vllm-fig13}: the paper's Fig. 13, the mean batch size of the same systems on ShareGPT at
  *       2 requests/s and Alpaca at 30 requests/s.
@@ -165,9 +165,9 @@ public final class Reproductions {
         ShareGPT-like requests on an A100-40GB with 12 GiB of KV memory (Table 1), Poisson arrivals at
         2 requests/s, %,d requests (seed 1). Shares are kvsim's time-weighted means over the run
         (`kv_breakdown` in summary.json), with the paper's four uses: token states, reserved for future
-        tokens, internal fragmentation, external fragmentation (and others). The paper's figure values
-        are not given as numbers in the spec this repository cites (specs/vllm-block-manager.md
-        Part 3), only its summary, quoted in the last column.""".formatted(REQUESTS);
+        tokens, internal fragmentation, external fragmentation (and others). The figure's values are not
+        transcribed in this repository; the last column quotes the paper's own summary of it (its
+        introduction).""".formatted(REQUESTS);
     return new Reproduction("vllm-fig2", "The vLLM paper's KV memory breakdown (Fig. 2)", notes,
         List.of("system", "token states", "reserved", "internal fragmentation", "external fragmentation", "published (paper's text)"),
         rows, numbers, List.of(), List.of(s));
@@ -198,8 +198,8 @@ public final class Reproductions {
         %,d requests each (seed 1). kvsim's number is `batch_size_mean` (sequences scheduled per
         iteration, averaged over iterations). The Alpaca lengths are the `alpaca` preset: the paper's
         means (19.31 prompt, 58.45 output tokens) with an assumed log-normal shape (Note [Alpaca
-        preset] in LengthPreset). The figure's values are not given as numbers in the spec this
-        repository cites (specs/vllm-block-manager.md Part 3), so that column says "not given".""".formatted(REQUESTS);
+        preset] in LengthPreset). The figure's values are not transcribed in this repository,
+        so that column says "not given".""".formatted(REQUESTS);
     return new Reproduction("vllm-fig13", "The vLLM paper's mean batch size (Fig. 13)", notes,
         List.of("workload", "system", "kvsim mean batch size", "published"), rows, numbers, List.of(), servings);
   }

@@ -41,7 +41,8 @@ public interface KvManager {
 
   /**
    * Gives {@code target}, a sequence of the same group, a copy of {@code source}'s KV (a fork for
-   * parallel sampling or beam search, spec §2.3): paged managers share the blocks by reference
+   * parallel sampling or beam search, as vLLM v0's block managers' {@code fork} at commit
+   * 1fb9c1b): paged managers share the blocks by reference
    * (copy-on-write), contiguous ones copy into the target's own buffer. Whatever the target held
    * before is given up. The caller copies the token counts ({@link Sequence#copyProgress}).
    */

@@ -15,7 +15,10 @@ import kvsim.alloc.paged.PrefixCacheStats;
 
 /**
  * KV memory as vLLM keeps it: a {@link KvBlockManager} (v1: free queue, null block, prefix caching
- * by chained block hashes) whose blocks of {@code B} tokens each sequence takes as it grows.
+ * by chained block hashes) whose blocks of {@code B} tokens each sequence takes as it grows. The
+ * block rules are vLLM's as {@link KvBlockManager} cites them: v1 at commit ec5ef0a, v0 at commit
+ * 1fb9c1b ({@code vllm/core/block_manager_v2.py} {@code BlockSpaceManagerV2} and {@code
+ * vllm/core/scheduler.py} {@code Scheduler}).
  *
  * <ul>
  *   <li>Prompts: a request's prompt tokens are unique to it (its id in the first two tokens), so
@@ -30,7 +33,8 @@ import kvsim.alloc.paged.PrefixCacheStats;
  *       block's slots hold computed tokens, except the unfilled tail of each running sequence's
  *       table, which is reserved up to the sequence's final length and internal waste beyond it (a
  *       last block that forked sequences still share is counted once).
- *   <li>Sequence groups (spec §2.3, §2.4, vLLM v0 only): {@link #fork} gives a sequence a copy of
+ *   <li>Sequence groups (vLLM v0 only: {@code fork}, copy-on-write, the scheduler's swap-out and
+ *       swap-in): {@link #fork} gives a sequence a copy of
  *       another's block table, every block one more reference; the first write into a shared
  *       partial block copies it (copy-on-write, in the block manager), each copy one block read and
  *       written over HBM at the copy bandwidth, on the iteration's critical path. A group is
@@ -168,7 +172,8 @@ public final class PagedKvManager implements KvManager {
   }
 
   /**
-   * vLLM v0's admission of a waiting sequence (spec §2.1, §1.9 waiting path): the watermark test
+   * vLLM v0's admission of a waiting sequence ({@code BlockSpaceManagerV2.can_allocate}, then v1's
+   * waiting path of {@code Scheduler.schedule}): the watermark test
    * on the blocks of all its tokens, hits ignored; when it says OK, lookup and slots for every
    * token not hit. Returns the watermark's verdict; on OK the sequence holds its blocks and its
    * computed tokens are its tokens. v0 managers only.
@@ -243,7 +248,7 @@ public final class PagedKvManager implements KvManager {
   }
 
   /**
-   * A fork (spec §2.3): {@code target}, which holds nothing or is dropped (its blocks freed as a
+   * A fork (v0's {@code fork}): {@code target}, which holds nothing or is dropped (its blocks freed as a
    * finish frees them), gets a copy of {@code source}'s block table, one more reference on each
    * block, under a block-manager request of its own. v0 managers only.
    */
@@ -257,7 +262,7 @@ public final class PagedKvManager implements KvManager {
   }
 
   /**
-   * Swaps a running group's sequences out to the host pool (spec §2.4), their distinct blocks once;
+   * Swaps a running group's sequences out to the host pool (v0's swap-out, {@code can_swap_out}), their distinct blocks once;
    * returns false, changing nothing, when the host pool lacks blocks.
    */
   public boolean swapOut(List<Sequence> sequences) {
@@ -275,7 +280,7 @@ public final class PagedKvManager implements KvManager {
     return true;
   }
 
-  /** Swaps a swapped group's sequences back in (spec §2.4); returns the watermark's verdict (OK: done). */
+  /** Swaps a swapped group's sequences back in (v0's swap-in, {@code can_swap_in}); returns the watermark's verdict (OK: done). */
   public OpLog.Admission swapIn(List<Sequence> sequences) {
     if (!blocks.swapIn(requestsOf(sequences))) {
       return blocks.log().admission();
@@ -302,7 +307,7 @@ public final class PagedKvManager implements KvManager {
   /**
    * Returns whether the free blocks suffice for one decode step of each of {@code sequences} that
    * has a token to compute, counted worst case as vLLM V2's {@code can_append_slots} does (new
-   * blocks plus a copy for each shared block written, spec §2.1).
+   * blocks plus a copy for each shared block written).
    */
   public boolean canAppend(List<Sequence> sequences) {
     long need = 0;

@@ -22,7 +22,10 @@ public final class Sequence {
     WAITING,
     /** In the running list: holds KV memory. */
     RUNNING,
-    /** Swapped out to the host with its group (vLLM v0, spec §2.4): holds host blocks, no device memory. */
+    /**
+     * Swapped out to the host with its group (vLLM v0's {@code Scheduler} swap-out, {@code
+     * vllm/core/scheduler.py} @1fb9c1b): holds host blocks, no device memory.
+     */
     SWAPPED,
     /** Done: every output token sampled, its memory freed. */
     FINISHED

@@ -8,7 +8,8 @@ import kvsim.metrics.SampledSeries;
 import kvsim.metrics.Samples;
 
 /**
- * The serving metrics of one run, with DESIGN §6's names.
+ * The serving metrics of one run, under the names {@code results/SCHEMA.md} gives them ("A serving
+ * run's folder").
  *
  * <ul>
  *   <li>Per finished request: {@code ttft} (first token − arrival), {@code tpot} ((finish − first

@@ -132,7 +132,7 @@ public final class ServingSystems {
 
   /** The allocator of the Orca baselines, as the vLLM paper says. */
   public static final String ORCA_ALLOCATOR = "buddy";
-  /** vLLM's {@code swap_space} default: 4 GiB of host memory per GPU for v0's swapped blocks (spec §2.4). */
+  /** vLLM's {@code swap_space} default: 4 GiB of host memory per GPU for v0's swapped blocks (vLLM @1fb9c1b). */
   public static final long SWAP_SPACE_BYTES = 4 * Bytes.GiB;
   /** The allocator of {@code hf-naive}. */
   public static final String NAIVE_ALLOCATOR = "pytorch-caching";

@@ -49,8 +49,8 @@ public record LengthPreset(String name, Mixture input, Mixture output, double me
     add(new LengthPreset("sharegpt",
         new Mixture(0.283, 4.999, 1.533, 7.799, 0.735, 8141),
         new Mixture(0.283, 4.682, 1.187, 6.199, 0.436, 1024), 5.530));
-    // Note [Alpaca preset]: the vLLM paper (Kwon et al., SOSP 2023, Fig. 11; specs/vllm-block-manager.md
-    // Part 3) gives only the Alpaca means, 19.31 prompt and 58.45 output tokens, and no arrival times
+    // Note [Alpaca preset]: the vLLM paper (Kwon et al., SOSP 2023, arXiv 2309.06180, Fig. 11)
+    // gives only the Alpaca means, 19.31 prompt and 58.45 output tokens, and no arrival times
     // (its Poisson rates are set per experiment; Fig. 13 uses 30 requests/s, the default here). The
     // shape is an assumption, not a fit: one log-normal per length with sigma 0.7 in log space and
     // mu = ln(mean) - sigma^2 / 2, so the means match the paper's; caps at 2,048 tokens (OPT's context).

@@ -11,7 +11,7 @@ import java.util.List;
 import kvsim.core.InputException;
 import org.junit.jupiter.api.Test;
 
-/** {@code submit} and {@code step}: vLLM v1's scheduler (spec §1.9) seen through a script, one rule per test. */
+/** {@code submit} and {@code step}: vLLM v1's scheduler ({@code Scheduler.schedule}, {@code vllm/v1/core/sched/scheduler.py} @ec5ef0a) seen through a script, one rule per test. */
 class BlockScriptStepTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -3,7 +3,8 @@ package kvsim.alloc.paged;
 import java.util.Arrays;
 
 /**
- * vLLM v1's {@code BlockHashToBlockMap} (spec §1.5): block hash → the cached blocks that hold it.
+ * vLLM v1's {@code BlockHashToBlockMap} ({@code vllm/v1/core/block_pool.py} at commit ec5ef0a):
+ * block hash → the cached blocks that hold it.
  *
  * <ul>
  *   <li>Keys are 128-bit block hashes (two longs); see {@link BlockHasher}.

@@ -9,7 +9,9 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 
 /**
- * Chained block hashes (spec §1.4): the hash of block i covers the hash of block i−1, the token
+ * Chained block hashes, as vLLM v1's {@code hash_block_tokens} ({@code
+ * vllm/v1/core/kv_cache_utils.py} at commit ec5ef0a) computes them:
+ * the hash of block i covers the hash of block i−1, the token
  * ids of block i and the extra keys, so equal hashes mean equal prefixes.
  *
  * <ul>

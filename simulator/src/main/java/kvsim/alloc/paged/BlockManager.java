@@ -10,59 +10,78 @@ import kvsim.alloc.InvariantViolation;
 
 /**
  * vLLM's KV-cache block manager, request by request and block id for block id: v1's {@code
- * KVCacheManager} over one full-attention group (spec Part 1), with v0's watermark, free lists,
- * LRU evictor, fork, copy-on-write and swapping as a per-run mode (spec Part 2).
+ * KVCacheManager} over one full-attention group, with v0's watermark, free lists, LRU evictor,
+ * fork, copy-on-write and swapping as a per-run mode.
+ *
+ * <p>Sources. v1: vLLM at commit ec5ef0a, {@code vllm/v1/core/kv_cache_manager.py} ({@code
+ * KVCacheManager}), {@code vllm/v1/core/block_pool.py} ({@code BlockPool}), {@code
+ * vllm/v1/core/kv_cache_utils.py} ({@code FreeKVCacheBlockQueue}, block hashes) and {@code
+ * vllm/v1/core/sched/scheduler.py} ({@code Scheduler}). v0: vLLM at commit 1fb9c1b (between
+ * v0.6.2 and v0.6.3), {@code vllm/core/block_manager_v2.py} ({@code BlockSpaceManagerV2}), {@code
+ * vllm/core/block/prefix_caching_block.py}, {@code vllm/core/evictor_v2.py} and {@code
+ * vllm/core/scheduler.py}. The rules below name the functions of those files they follow.
  *
  * <p>Rules (v1, the default):
  *
  * <ul>
- *   <li>Block 0 is the null block; the free queue starts as {@code [1 … N−1]} (spec §1.1).
+ *   <li>Block 0 is the null block; the free queue starts as {@code [1 … N−1]} ({@code BlockPool}'s
+ *       constructor).
  *   <li>Allocation pops from the head of the free queue and evicts a popped cached block then and
- *       only then (spec §1.3); {@link #free} appends a table's blocks that reach zero references at
- *       the tail, last block first (spec §1.2).
+ *       only then ({@code BlockPool.get_new_blocks}); {@link #free} appends a table's blocks that
+ *       reach zero references at the tail, last block first ({@code KVCacheManager.free}, {@code
+ *       BlockPool.free_blocks}).
  *   <li>Block hashes are chained over (parent hash, token ids, extra keys: LoRA name, cache salt on
- *       block 0), computed for every full block when tokens are added (spec §1.4, {@link
- *       BlockHasher}); caller-supplied hash ids replace them where given.
+ *       block 0), computed for every full block when tokens are added (the hash chain of {@code
+ *       kv_cache_utils.py}, {@link BlockHasher}); caller-supplied hash ids replace them where given.
  *   <li>{@link #lookup} walks the hashes from block 0, stops at the first miss and never hits the
  *       last token: at most {@code floor((num_tokens − 1) / B)} blocks; it counts prefix-cache
- *       statistics on every call, preempted requests apart (spec §1.6). It is allowed only for a
+ *       statistics on every call, preempted requests apart ({@code
+ *       KVCacheManager.get_computed_blocks}). It is allowed only for a
  *       request with nothing computed, as in vLLM's scheduler.
- *   <li>{@link #allocateSlots} counts blocks as spec §1.7 says: a running request needs {@code
+ *   <li>{@link #allocateSlots} counts blocks as {@code KVCacheManager.allocate_slots} does: a running request needs {@code
  *       ceil(slots/B) − len(table)}; a new or resumed one needs {@code ceil(slots/B) − hits −
  *       len(table)} plus its hit blocks that sit in the free queue. If that exceeds the free
  *       blocks it returns false and changes nothing. Otherwise it touches the hits, appends them,
  *       pops the new blocks and caches the blocks that are now full up to {@code min(computed,
- *       num_tokens)} (spec §1.5): at scheduling time, never lookahead slots.
- *   <li>Blocks with equal hashes are all kept; a lookup returns the first inserted (spec §1.5).
+ *       num_tokens)} ({@code allocate_slots}, through {@code BlockPool.cache_full_blocks}): at
+ *       scheduling time, never lookahead slots.
+ *   <li>Blocks with equal hashes are all kept; a lookup returns the first inserted ({@code BlockPool}
+ *       does not deduplicate, so block tables stay append-only).
  *   <li>{@link #preempt} frees like {@link #free}, sets the computed tokens to zero and counts a
- *       preemption (spec §1.9); the request then hits whichever of its blocks survived.
- *   <li>{@link #resetPrefixCache} succeeds only when every usable block is free (spec §1.8).
+ *       preemption ({@code Scheduler._preempt_request}); the request then hits whichever of its blocks survived.
+ *   <li>{@link #resetPrefixCache} succeeds only when every usable block is free ({@code
+ *       reset_prefix_cache}).
  * </ul>
  *
  * <p>Rules (v0, {@link BlockManagerConfig.Mode#V0}), after {@code BlockSpaceManagerV2}:
  *
  * <ul>
  *   <li>No null block; hashless free blocks in a deque (LIFO by default, or FIFO), cached free
- *       blocks in the LRU evictor, fresh blocks used before any eviction (spec §2.2).
+ *       blocks in the LRU evictor, fresh blocks used before any eviction ({@code prefix_caching_block.py}'s allocator,
+ *       {@code evictor_v2.LRUEvictor}).
  *   <li>{@link #admit} and {@link #swapIn} first apply the watermark: NEVER if {@code N − required
  *       < watermark_blocks}, OK if {@code free − required ≥ watermark_blocks}, LATER otherwise, with
- *       {@code required} the prompt's blocks ignoring hits (spec §2.1). Decode growth has no
+ *       {@code required} the prompt's blocks ignoring hits ({@code BlockSpaceManagerV2.can_allocate},
+ *       {@code can_swap_in}). Decode growth has no
  *       watermark: it needs new blocks plus copies ≤ free.
  *   <li>A block that becomes full while another block already holds its hash is replaced by that
- *       block in the table and freed (deduplication, spec §2.2).
+ *       block in the table and freed (deduplication when {@code prefix_caching_block.py} promotes a
+ *       full block).
  *   <li>{@link #free} releases the table head first; a released cached block enters the evictor
  *       stamped with the current operation's clock.
  *   <li>{@link #fork} copies the parent's table and adds a reference to every block; writing a
  *       token into a block that another table also holds first copies it to a new block and drops
- *       one reference of the old one (copy-on-write, spec §2.3). Only a partly filled block is ever
+ *       one reference of the old one (copy-on-write: {@code fork} and {@code
+ *       cow_block_if_not_appendable}). Only a partly filled block is ever
  *       written, so only such blocks are copied.
  *   <li>{@link #swapOut} moves a running request's blocks to the host pool, one host block per
  *       block, and frees them; {@link #swapIn} brings them back, re-using cached blocks by hash
- *       and copying the rest (spec §2.4).
+ *       and copying the rest ({@code Scheduler._schedule_default}'s swap-out and swap-in, with the
+ *       manager's {@code can_swap_out} and {@code can_swap_in}).
  * </ul>
  *
- * <p>Simplifications, as the spec's Part 2 allows: one hash function and one caching moment (at
- * scheduling, §1.5) for both modes; the v1 lookup rule (last token never hits) also in v0; fork
+ * <p>Simplifications against v0: one hash function and one caching moment (at scheduling, as in
+ * v1's {@code allocate_slots}) for both modes; the v1 lookup rule (last token never hits) also in v0; fork
  * and copy-on-write act on single requests, swapping on a request or a sequence group (the
  * group's distinct blocks, shared ones mapped once).
  *
@@ -240,7 +259,7 @@ public final class BlockManager implements KvBlockManager {
 
   private void requireV0(String op) {
     if (!v0) {
-      throw new BlockOpException("op", op + " needs mode v0 (spec Part 2); v1 has no " + op);
+      throw new BlockOpException("op", op + " needs mode v0 (vLLM v0's block manager); v1 has no " + op);
     }
   }
 
@@ -335,7 +354,7 @@ public final class BlockManager implements KvBlockManager {
   // Lookup and allocation
 
   /**
-   * Looks up the longest cached prefix of a waiting request (spec §1.6), remembers the hit blocks
+   * Looks up the longest cached prefix of a waiting request ({@code get_computed_blocks}), remembers the hit blocks
    * for the next {@link #allocateSlots}, counts statistics and returns the number of hit blocks.
    */
   @Override
@@ -372,7 +391,7 @@ public final class BlockManager implements KvBlockManager {
   }
 
   /**
-   * vLLM's {@code allocate_slots} (spec §1.7) with the hits of the request's last {@link #lookup}:
+   * vLLM's {@code KVCacheManager.allocate_slots} with the hits of the request's last {@link #lookup}:
    * returns false and changes nothing when the free blocks do not suffice; otherwise advances the
    * computed tokens by hits plus {@code numNewTokens}.
    */
@@ -533,7 +552,8 @@ public final class BlockManager implements KvBlockManager {
   }
 
   /**
-   * The scheduler's waiting path (spec §1.9): in v0 the watermark test first (spec §2.1); then
+   * The scheduler's waiting path ({@code Scheduler.schedule}): in v0 the watermark test first
+   * ({@code can_allocate}); then
    * lookup and {@code allocate_slots} for every token not hit. Returns whether it was admitted.
    */
   @Override
@@ -621,7 +641,7 @@ public final class BlockManager implements KvBlockManager {
   }
 
   /**
-   * Preempts a running request by recompute (spec §1.9): frees its blocks as {@link #free} does,
+   * Preempts a running request by recompute ({@code Scheduler._preempt_request}): frees its blocks as {@link #free} does,
    * sets its computed tokens to zero and counts the preemption; it waits to be admitted again.
    */
   @Override
@@ -641,7 +661,7 @@ public final class BlockManager implements KvBlockManager {
     epoch++;
   }
 
-  /** Clears the prefix cache if no usable block is referenced (spec §1.8); returns whether it did. */
+  /** Clears the prefix cache if no usable block is referenced ({@code reset_prefix_cache}); returns whether it did. */
   @Override
   public boolean resetPrefixCache() {
     beginOp();
@@ -656,7 +676,7 @@ public final class BlockManager implements KvBlockManager {
   // v0: fork and swap
 
   /**
-   * Forks a running request (spec §2.3): the child gets the parent's tokens, computed tokens and a
+   * Forks a running request (v0's {@code fork}): the child gets the parent's tokens, computed tokens and a
    * copy of its block table, and every block gains a reference. Nothing is allocated. v0 only.
    */
   @Override
@@ -688,7 +708,7 @@ public final class BlockManager implements KvBlockManager {
   }
 
   /**
-   * Swaps a running request out (spec §2.4): {@link #swapOut(List)} of a group of one. Returns
+   * Swaps a running request out (v0's swap-out): {@link #swapOut(List)} of a group of one. Returns
    * false, changing nothing, when the host pool lacks free blocks. v0 only.
    */
   @Override
@@ -697,7 +717,7 @@ public final class BlockManager implements KvBlockManager {
   }
 
   /**
-   * Swaps a sequence group out (spec §2.4): each distinct block of the requests' tables gets
+   * Swaps a sequence group out (v0 {@code Scheduler}'s swap-out, {@code can_swap_out}): each distinct block of the requests' tables gets
    * exactly one host block (a block that forked requests share is mapped, and its bytes moved,
    * once; the host block counts one reference per table), the blocks are freed (each table head
    * first, in the order given) and the requests wait swapped. Returns false, changing nothing, when
@@ -745,7 +765,7 @@ public final class BlockManager implements KvBlockManager {
   }
 
   /**
-   * Swaps a request back in (spec §2.4): {@link #swapIn(List)} of a group of one. Returns false,
+   * Swaps a request back in (v0's swap-in): {@link #swapIn(List)} of a group of one. Returns false,
    * changing nothing, when the watermark says later or never. v0 only.
    */
   @Override
@@ -754,7 +774,7 @@ public final class BlockManager implements KvBlockManager {
   }
 
   /**
-   * Swaps a sequence group back in (spec §2.4): the watermark test on its distinct host blocks,
+   * Swaps a sequence group back in (v0 {@code Scheduler}'s swap-in, {@code can_swap_in}): the watermark test on its distinct host blocks,
    * then each distinct host block becomes one device block that every table holding it shares
    * again: a cached full block is looked up by hash and re-used, the others are popped and copied
    * from the host. Returns false, changing nothing, when the watermark says later or never. v0

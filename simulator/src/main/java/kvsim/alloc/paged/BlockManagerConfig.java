@@ -1,15 +1,19 @@
 package kvsim.alloc.paged;
 
 /**
- * The settings of one {@link BlockManager}.
+ * The settings of one {@link BlockManager}. v1 follows vLLM at commit ec5ef0a ({@code
+ * vllm/v1/core/}), v0 vLLM at commit 1fb9c1b ({@code vllm/core/block_manager_v2.py}); see {@link
+ * BlockManager}.
  *
  * @param numBlocks N, vLLM's {@code num_gpu_blocks}; in v1 it counts the null block
  * @param blockSize tokens per block (B)
  * @param enableCaching whether prefix caching is on
- * @param mode v1 (default) or v0 (spec Part 2)
- * @param watermark v0 admission and swap-in watermark as a fraction of N (spec §2.1)
- * @param freeOrder v0 order of the free deque of hashless blocks (spec §2.2)
- * @param numHostBlocks v0 host (CPU) blocks for swapping (spec §2.4)
+ * @param mode v1 (default) or v0
+ * @param watermark v0 admission and swap-in watermark as a fraction of N ({@code
+ *     BlockSpaceManagerV2}'s {@code watermark}, used by {@code can_allocate} and {@code can_swap_in})
+ * @param freeOrder v0 order of the free deque of hashless blocks (LIFO as v0's {@code
+ *     vllm/core/block/naive_block.py} allocator)
+ * @param numHostBlocks v0 host (CPU) blocks for swapping (v0's {@code swap_space})
  * @param maxModelLen the longest sequence, in tokens, a request may reach
  * @param bytesPerToken KV bytes per token, for the bytes a swap moves
  * @param hash the block hash function (BlockHasher's Note [Block hash]); it never changes a run
@@ -26,7 +30,7 @@ public record BlockManagerConfig(
     long bytesPerToken,
     BlockHasher.Algorithm hash) {
 
-  /** vLLM v0's default watermark (spec §2.1). */
+  /** vLLM v0's default watermark: the {@code watermark} argument of {@code BlockSpaceManagerV2} (@1fb9c1b). */
   public static final double DEFAULT_WATERMARK = 0.01;
   /** The default bound on a sequence's length: no bound short of int overflow. */
   public static final int UNLIMITED_MODEL_LEN = Integer.MAX_VALUE / 2;
@@ -35,9 +39,9 @@ public record BlockManagerConfig(
 
   /** Which vLLM generation the manager follows. */
   public enum Mode {
-    /** vLLM v1: free queue, null block, no watermark, no fork or swap (spec Part 1). */
+    /** vLLM v1: free queue, null block, no watermark, no fork or swap ({@code vllm/v1/core/} @ec5ef0a). */
     V1,
-    /** vLLM v0: free deque and LRU evictor, watermark, fork, copy-on-write, swap (spec Part 2). */
+    /** vLLM v0: free deque and LRU evictor, watermark, fork, copy-on-write, swap ({@code vllm/core/} @1fb9c1b). */
     V0
   }
 

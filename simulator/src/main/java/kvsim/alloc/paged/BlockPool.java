@@ -4,21 +4,23 @@ import kvsim.alloc.InvariantViolation;
 
 /**
  * The physical KV blocks of one device: reference counts, block hashes, the hash index and the free
- * structures, after vLLM v1's {@code BlockPool} (spec §1.1–§1.3, §1.5, §1.8) with the v0 free lists
- * as an alternative (spec §2.2).
+ * structures, after vLLM v1's {@code BlockPool} ({@code vllm/v1/core/block_pool.py} at commit ec5ef0a, with
+ * {@code FreeKVCacheBlockQueue} from {@code vllm/v1/core/kv_cache_utils.py}) with the v0 free lists
+ * as an alternative (vLLM at commit 1fb9c1b: {@code vllm/core/block/naive_block.py}, {@code
+ * vllm/core/block/prefix_caching_block.py} and {@code vllm/core/evictor_v2.py}).
  *
  * <p>v1 ({@link Kind#V1}):
  *
  * <ul>
  *   <li>Block ids run from 0 to N−1; block 0 is popped at construction and kept as the null block,
- *       never freed, never cached, never counted as free (spec §1.1).
+ *       never freed, never cached, never counted as free ({@code BlockPool}'s constructor).
  *   <li>One {@link FreeBlockQueue} holds every other block whose reference count is zero, never
- *       used and cached-but-unreferenced alike (spec §1.2).
+ *       used and cached-but-unreferenced alike ({@code FreeKVCacheBlockQueue}).
  *   <li>Allocation pops from the head; a popped block that still holds a hash is evicted then and
- *       only then: its index entry is removed and its hash cleared (lazy eviction, spec §1.3).
+ *       only then: its index entry is removed and its hash cleared (lazy eviction, {@code get_new_blocks}).
  *   <li>A hit on a free block unlinks it from the middle of the queue ({@code touch}).
  *   <li>{@link #freeBlocks} decrements every block's count first, then appends those that reached
- *       zero to the tail in the order given (spec §1.2).
+ *       zero to the tail in the order given ({@code BlockPool.free_blocks}).
  * </ul>
  *
  * <p>v0 ({@link Kind#V0_LIFO}, {@link Kind#V0_FIFO}), after {@code BlockSpaceManagerV2}:
@@ -28,7 +30,7 @@ import kvsim.alloc.InvariantViolation;
  *   <li>Hashless free blocks sit in a deque, ascending at the start. Allocation takes the front; a
  *       freed hashless block returns to the front (LIFO, v0's naive allocator) or the back (FIFO).
  *   <li>Cached blocks with no references sit in the {@link LruEvictor}. Allocation takes a hashless
- *       block first and evicts only when none is left (spec §2.2).
+ *       block first and evicts only when none is left (v0's prefix-caching allocator).
  *   <li>Every touch and every release stamps the block's last-access time with the pool clock.
  * </ul>
  *
@@ -184,7 +186,7 @@ final class BlockPool {
   }
 
   /**
-   * Pops {@code n} blocks for allocation, evicting cached ones as they are popped (spec §1.3), and
+   * Pops {@code n} blocks for allocation, evicting cached ones as they are popped ({@code get_new_blocks}), and
    * appends them to {@code out}, the evicted ones to {@code evicted}.
    */
   void getNewBlocks(int n, IntList out, IntList evicted) {
@@ -259,7 +261,7 @@ final class BlockPool {
   /**
    * Drops one reference from each of {@code blocks[from … to)}, taken in that order or reversed,
    * and returns the blocks that reached zero to the free structures in the same order: all counts
-   * are decremented first, then the released blocks are appended (spec §1.2).
+   * are decremented first, then the released blocks are appended ({@code free_blocks}).
    */
   void freeBlocks(int[] blocks, int from, int to, boolean reverse) {
     for (int i = from; i < to; i++) {
@@ -334,7 +336,7 @@ final class BlockPool {
   }
 
   /**
-   * Publishes a full block under its hash (spec §1.5): the block must hold no hash yet; a block
+   * Publishes a full block under its hash ({@code cache_full_blocks}): the block must hold no hash yet; a block
    * already holding the same hash stays cached too.
    */
   void cacheBlock(int b, long hi, long lo, int tokensThroughBlock) {
@@ -355,7 +357,7 @@ final class BlockPool {
   }
 
   /**
-   * Clears the hash index and every block hash when no usable block is referenced (spec §1.8);
+   * Clears the hash index and every block hash when no usable block is referenced ({@code reset_prefix_cache});
    * returns false and changes nothing otherwise.
    */
   boolean resetPrefixCache() {

@@ -1,7 +1,8 @@
 package kvsim.alloc.paged;
 
 /**
- * vLLM v1's {@code FreeKVCacheBlockQueue} (spec §1.2): one doubly linked list, with a sentinel at
+ * vLLM v1's {@code FreeKVCacheBlockQueue} ({@code vllm/v1/core/kv_cache_utils.py} at commit
+ * ec5ef0a): one doubly linked list, with a sentinel at
  * each end, of every block whose reference count is zero.
  *
  * <ul>

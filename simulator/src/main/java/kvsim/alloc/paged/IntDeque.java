@@ -1,7 +1,8 @@
 package kvsim.alloc.paged;
 
 /**
- * A bounded ring buffer of block ids: v0's free list of hashless blocks (spec §2.2), a {@code
+ * A bounded ring buffer of block ids: v0's free list of hashless blocks ({@code
+ * vllm/core/block/naive_block.py} at vLLM commit 1fb9c1b), a {@code
  * deque} from which allocation takes the front and to which a free returns a block at the front
  * (LIFO, the v0 default) or the back (FIFO).
  */

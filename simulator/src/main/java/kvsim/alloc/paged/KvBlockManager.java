@@ -5,7 +5,11 @@ import java.util.List;
 
 /**
  * vLLM's KV-cache block manager as a script drives it: requests, prefix lookup, slot allocation,
- * free, preemption, v0's fork and swapping, and the state a script prints (spec Parts 1 and 2).
+ * free, preemption, v0's fork and swapping, and the state a script prints. The rules are vLLM's: v1 at commit ec5ef0a ({@code
+ * vllm/v1/core/kv_cache_manager.py} {@code KVCacheManager}, {@code vllm/v1/core/sched/scheduler.py}
+ * {@code Scheduler}), v0 at commit 1fb9c1b ({@code vllm/core/block_manager_v2.py} {@code
+ * BlockSpaceManagerV2}, {@code vllm/core/scheduler.py}); {@link BlockManager} cites them rule by
+ * rule.
  * {@code kvsim.registry.AllocatorRegistry#blockManager} builds one; code outside this package and
  * the registry uses this interface, never the manager class.
  *
@@ -69,20 +73,20 @@ public interface KvBlockManager {
   /** Appends sampled tokens to a request (hashing every block they fill). */
   void appendTokens(PagedRequest r, int[] tokens);
 
-  /** Looks up the longest cached prefix of a waiting request and returns the number of hit blocks (spec §1.6). */
+  /** Looks up the longest cached prefix of a waiting request and returns the number of hit blocks ({@code get_computed_blocks}). */
   int lookup(PagedRequest r);
 
-  /** vLLM's {@code allocate_slots} (spec §1.7); returns false and changes nothing when the free blocks do not suffice. */
+  /** vLLM's {@code KVCacheManager.allocate_slots}; returns false and changes nothing when the free blocks do not suffice. */
   boolean allocateSlots(PagedRequest r, int numNewTokens, int numLookaheadTokens);
 
   /**
    * Returns the blocks {@link #allocateSlots} would take for {@code numNewTokens} more tokens of a
    * running request without hits: new blocks plus copy-on-write copies of shared blocks written
-   * (vLLM V2's worst-case {@code can_append_slots} count, spec §2.1). Changes nothing.
+   * (vLLM V2's worst-case {@code can_append_slots} count). Changes nothing.
    */
   int blocksToAppend(PagedRequest r, int numNewTokens);
 
-  /** The scheduler's waiting path (spec §1.9, §2.1); returns whether the request was admitted. */
+  /** The scheduler's waiting path (v1's {@code Scheduler.schedule}; v0's {@code can_allocate}); returns whether the request was admitted. */
   boolean admit(PagedRequest r);
 
   /** One decode step of a request; returns false, changing nothing, when the allocation fails. */
@@ -91,30 +95,30 @@ public interface KvBlockManager {
   /** Finishes a request: frees its blocks and forgets it. */
   void free(PagedRequest r);
 
-  /** Preempts a running request by recompute (spec §1.9). */
+  /** Preempts a running request by recompute (v1's {@code Scheduler._preempt_request}). */
   void preempt(PagedRequest r);
 
-  /** Clears the prefix cache if no usable block is referenced (spec §1.8); returns whether it did. */
+  /** Clears the prefix cache if no usable block is referenced ({@code reset_prefix_cache}); returns whether it did. */
   boolean resetPrefixCache();
 
-  /** Forks a running request (spec §2.3); v0 only. */
+  /** Forks a running request (v0's {@code fork}); v0 only. */
   PagedRequest fork(PagedRequest parent, String childId);
 
-  /** Swaps a running request out to the host pool (spec §2.4); returns false when the host pool lacks blocks. v0 only. */
+  /** Swaps a running request out to the host pool (v0's swap-out); returns false when the host pool lacks blocks. v0 only. */
   boolean swapOut(PagedRequest r);
 
-  /** Swaps a request back in (spec §2.4); returns false when the watermark says later or never. v0 only. */
+  /** Swaps a request back in (v0's swap-in, {@code can_swap_in}); returns false when the watermark says later or never. v0 only. */
   boolean swapIn(PagedRequest r);
 
   /**
-   * Swaps a sequence group out (spec §2.4): one host block per distinct block of the group's tables,
+   * Swaps a sequence group out (v0's swap-out, {@code can_swap_out}): one host block per distinct block of the group's tables,
    * so forked requests' shared blocks are moved once; returns false when the host pool lacks blocks.
    * v0 only.
    */
   boolean swapOut(List<PagedRequest> group);
 
   /**
-   * Swaps a sequence group back in (spec §2.4), its shared blocks shared again; returns false when
+   * Swaps a sequence group back in (v0's swap-in), its shared blocks shared again; returns false when
    * the watermark says later or never. v0 only.
    */
   boolean swapIn(List<PagedRequest> group);

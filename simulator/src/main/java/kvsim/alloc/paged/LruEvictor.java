@@ -4,7 +4,7 @@ import java.util.Arrays;
 import java.util.TreeSet;
 
 /**
- * vLLM v0's LRU evictor ({@code evictor_v2.LRUEvictor}, spec §2.2): the cached blocks with no
+ * vLLM v0's LRU evictor ({@code vllm/core/evictor_v2.py} {@code LRUEvictor} at commit 1fb9c1b): the cached blocks with no
  * references, evicted least recently accessed first.
  *
  * <ul>

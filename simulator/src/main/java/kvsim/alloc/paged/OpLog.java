@@ -5,7 +5,10 @@ package kvsim.alloc.paged;
  * every operation, so a caller that wants the details reads them before the next one.
  */
 public final class OpLog {
-  /** v0 admission verdicts (spec §2.1). */
+  /**
+   * v0 admission verdicts: vLLM's {@code AllocStatus} ({@code vllm/core/interfaces.py} @1fb9c1b), as
+   * {@code can_allocate} returns it.
+   */
   public enum Admission {
     OK("ok"),
     LATER("later"),

@@ -20,7 +20,9 @@ import kvsim.core.InputException;
 import kvsim.devicemodel.Region;
 
 /**
- * The {@code paged} allocator at L1: vLLM's KV block pool (spec §1.1–§1.3) serving byte requests
+ * The {@code paged} allocator at L1: vLLM v1's KV block pool ({@code BlockPool} and
+ * {@code FreeKVCacheBlockQueue}, {@code vllm/v1/core/block_pool.py} and {@code kv_cache_utils.py} at
+ * commit ec5ef0a) serving byte requests
  * as lists of pages. Each allocation is one block table; there is no prefix hashing at this level
  * (the {@code BlockManager} adds it for token-level scripts and the serving engine).
  *
@@ -29,13 +31,13 @@ import kvsim.devicemodel.Region;
  *       default 16; bytes per token from the model, 512 KiB for Llama-2-7B in fp16, so 8 MiB
  *       pages by default).
  *   <li>The region is cut into {@code floor(region / page)} pages; page 0 is vLLM's null block and
- *       is never handed out (spec §1.1), and a tail shorter than a page is never used.
+ *       is never handed out ({@code BlockPool}'s constructor), and a tail shorter than a page is never used.
  *   <li>A splittable request takes {@code ceil(size / page)} pages popped from the head of the free
  *       queue; the pages need not be adjacent. An unsplittable request is {@code too_large}: the
  *       pool holds only KV, and the engine routes such requests to the activations region. So is a
  *       request larger than the whole region, whatever its size up to {@code Long.MAX_VALUE}.
- *   <li>A free returns the table's pages to the tail of the free queue tail page first (spec
- *       §1.2), so the least recently released pages are reused first.
+ *   <li>A free returns the table's pages to the tail of the free queue tail page first ({@code
+ *       BlockPool.free_blocks}), so the least recently released pages are reused first.
  *   <li>{@link #largestFreeBytes()} is every free page: a splittable request can use any of them.
  *   <li>Freeing a handle that is not live is an error (double free).
  * </ul>

@@ -8,7 +8,8 @@ import java.util.Arrays;
  * and {@code num_cached_block} entries).
  *
  * <ul>
- *   <li>Block hashes are computed eagerly, when tokens are added, for every full block (spec §1.4),
+ *   <li>Block hashes are computed eagerly, when tokens are added, for every full block (as vLLM v1's
+ *       {@code Request} keeps its {@code block_hashes}, commit ec5ef0a),
  *       and only while caching is on.
  *   <li>A request is <i>waiting</i> (no blocks, nothing computed), <i>running</i> (it has cached
  *       block bookkeeping after a successful allocation), <i>swapped</i> (its blocks sit in the host

@@ -1,7 +1,8 @@
 package kvsim.alloc.paged;
 
 /**
- * vLLM v1's {@code PrefixCacheStats} (spec §1.6): every prefix lookup adds one request, its token
+ * vLLM v1's {@code PrefixCacheStats}, as {@code KVCacheManager.get_computed_blocks} ({@code
+ * vllm/v1/core/kv_cache_manager.py} at commit ec5ef0a) records it: every prefix lookup adds one request, its token
  * count as queries and its hit tokens as hits; lookups of requests that were preempted before go to
  * the {@code preempted_*} counters instead. Counters are cumulative over the manager's life.
  */

@@ -1,5 +1,7 @@
 /**
- * The {@code paged} family: vLLM's KV block manager (specs/vllm-block-manager.md).
+ * The {@code paged} family: vLLM's KV block manager, v1 as at vLLM commit ec5ef0a ({@code
+ * vllm/v1/core/}) and v0 as at commit 1fb9c1b ({@code vllm/core/}); {@link kvsim.alloc.paged.BlockManager}
+ * names the files and functions.
  *
  * <ul>
  *   <li>{@link kvsim.alloc.paged.PagedAllocator}: the L1 model, byte requests served as pages.

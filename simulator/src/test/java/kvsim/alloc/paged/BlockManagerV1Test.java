@@ -12,7 +12,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
-/** One test per rule of spec Part 1 (vLLM v1), block id for block id. */
+/**
+ * One test per rule of vLLM v1's block manager (vLLM at commit ec5ef0a: {@code
+ * vllm/v1/core/kv_cache_manager.py}, {@code block_pool.py}, {@code kv_cache_utils.py} and {@code
+ * sched/scheduler.py}), block id for block id; sections are headed by the upstream function.
+ */
 class BlockManagerV1Test {
 
   private static BlockManager v1(int numBlocks, int blockSize) {
@@ -30,7 +34,7 @@ class BlockManagerV1Test {
     return Arrays.copyOfRange(queue, queue.length - n, queue.length);
   }
 
-  // §1.1 ------------------------------------------------------------------------------------------
+  // BlockPool constructor: the null block ---------------------------------------------------------
 
   @Test
   void blockZeroIsTheNullBlockAndTheQueueStartsAtOne() {
@@ -43,7 +47,7 @@ class BlockManagerV1Test {
     assertEquals(0, m.numFreeBlocks());
   }
 
-  // §1.2 ------------------------------------------------------------------------------------------
+  // FreeKVCacheBlockQueue, BlockPool.free_blocks --------------------------------------------------
 
   @Test
   void allocationPopsFromTheHeadInAscendingOrderAtTheStart() {
@@ -67,7 +71,7 @@ class BlockManagerV1Test {
     assertArrayEquals(new int[] {3}, tail(m.freeQueue(), 1), "only S's unshared block 3 is released");
     m.free(t);
     m.checkInvariants();
-    assertArrayEquals(new int[] {3, 8, 7, 6, 5, 2}, tail(m.freeQueue(), 6), "spec §1.2 example: …,8,7,6,5,2");
+    assertArrayEquals(new int[] {3, 8, 7, 6, 5, 2}, tail(m.freeQueue(), 6), "released tail first: …,8,7,6,5,2");
     assertEquals(1, m.refCnt(1), "block 1 is still held by U");
   }
 
@@ -95,7 +99,7 @@ class BlockManagerV1Test {
     assertArrayEquals(new int[] {3}, m.log().evicted(), "the deepest cached block goes first");
   }
 
-  // §1.3 ------------------------------------------------------------------------------------------
+  // BlockPool.get_new_blocks ----------------------------------------------------------------------
 
   @Test
   void aCachedBlockIsEvictedOnlyWhenTheAllocatorPopsIt() {
@@ -115,7 +119,7 @@ class BlockManagerV1Test {
     assertEquals(1, m.evictionCount());
   }
 
-  // §1.4 ------------------------------------------------------------------------------------------
+  // hash_block_tokens: the hash chain -------------------------------------------------------------
 
   @Test
   void onlyFullBlocksAreHashedAndAppendsHashTheBlocksTheyFill() {
@@ -178,7 +182,7 @@ class BlockManagerV1Test {
     assertEquals(0, m.lookup(d), "token hashes never equal supplied ids");
   }
 
-  // §1.5 ------------------------------------------------------------------------------------------
+  // allocate_slots: when a block becomes cached ---------------------------------------------------
 
   @Test
   void aBlockIsCachedInTheStepThatSchedulesItsLastToken() {
@@ -239,7 +243,7 @@ class BlockManagerV1Test {
     assertArrayEquals(new int[] {2, 5}, m.log().hitBlocks(), "A's duplicate takes over the evicted entry");
   }
 
-  // §1.6 ------------------------------------------------------------------------------------------
+  // KVCacheManager.get_computed_blocks ------------------------------------------------------------
 
   @Test
   void theLastTokenIsNeverAHitSoAFullyCachedPromptOfKBlocksHitsKMinusOne() {
@@ -296,7 +300,7 @@ class BlockManagerV1Test {
     assertEquals(0, m.numCachedBlocks());
   }
 
-  // §1.7 ------------------------------------------------------------------------------------------
+  // KVCacheManager.allocate_slots -----------------------------------------------------------------
 
   @Test
   void hitBlocksThatSitInTheFreeQueueCountAgainstFreeCapacity() {
@@ -403,7 +407,7 @@ class BlockManagerV1Test {
     assertEquals("req", e.field());
   }
 
-  // §1.8 ------------------------------------------------------------------------------------------
+  // reset_prefix_cache ----------------------------------------------------------------------------
 
   @Test
   void resetPrefixCacheSucceedsOnlyWhenEveryBlockIsFree() {
@@ -420,7 +424,7 @@ class BlockManagerV1Test {
     m.checkInvariants();
   }
 
-  // §1.9 ------------------------------------------------------------------------------------------
+  // Scheduler._preempt_request: preemption by recompute -------------------------------------------
 
   @Test
   void aPreemptedRequestResumesWithHitsOnItsOwnSurvivingBlocksIncludingGeneratedTokens() {
