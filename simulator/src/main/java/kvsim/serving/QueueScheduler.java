@@ -57,7 +57,8 @@ abstract class QueueScheduler implements Scheduler {
   }
 
   /**
-   * Preempts a running sequence by recompute (vllm-block-manager.md §1.9, §2.4): its memory is
+   * Preempts a running sequence by recompute (v1's {@code Scheduler._preempt_request} at vLLM commit
+   * ec5ef0a; v0's {@code Scheduler._preempt_by_recompute} at 1fb9c1b): its memory is
    * freed, its computed tokens reset, and it goes to the front of the waiting queue.
    */
   protected final void preemptByRecompute(Sequence victim) {

@@ -8,8 +8,9 @@ package kvsim.serving;
  * @param maxModelLen the longest sequence, prompt plus output ({@code max_model_len})
  * @param enableChunkedPrefill whether a prompt may be prefilled over several iterations
  * @param longPrefillTokenThreshold cap on the tokens one request schedules per iteration, 0 for none
- * @param watermark vLLM v0's admission watermark as a share of the KV blocks (spec Part 2 §2.1,
- *     {@code CacheConfig}'s watermark; v0 schedulers only, v1 has none)
+ * @param watermark vLLM v0's admission watermark as a share of the KV blocks ({@code CacheConfig}'s
+ *     watermark, read by {@code BlockSpaceManagerV2.can_allocate} at vLLM commit 1fb9c1b; v0
+ *     schedulers only, v1 has none)
  */
 public record SchedulerConfig(int maxNumBatchedTokens, int maxNumSeqs, int maxModelLen, boolean enableChunkedPrefill, int longPrefillTokenThreshold,
     double watermark) {
@@ -21,7 +22,7 @@ public record SchedulerConfig(int maxNumBatchedTokens, int maxNumSeqs, int maxMo
   /** Default limit on running sequences: 256, vLLM's long-standing default. */
   public static final int DEFAULT_MAX_NUM_SEQS = 256;
 
-  /** vLLM v0's default watermark: 1 % of the blocks (spec Part 2 §2.1). */
+  /** vLLM v0's default watermark: 1 % of the blocks ({@code CacheConfig}'s default at vLLM commit 1fb9c1b). */
   public static final double DEFAULT_WATERMARK = 0.01;
 
   /** Limits with v0's default watermark. */

@@ -5,7 +5,8 @@ import org.apache.commons.rng.UniformRandomProvider;
 import org.apache.commons.rng.simple.RandomSource;
 
 /**
- * One request as a sequence group (vLLM v0's {@code SequenceGroup}, spec Part 2 §2.3): one
+ * One request as a sequence group ({@code SequenceGroup} of vLLM v0's {@code vllm/sequence.py}, at
+ * commit 1fb9c1b; forked through {@code BlockSpaceManagerV2.fork}): one
  * prompt and the sequences that sample from it, {@code n} parallel samples or {@code beam_width}
  * beams. A group of width 1 is an ordinary request.
  *

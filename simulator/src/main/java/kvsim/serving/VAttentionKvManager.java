@@ -14,7 +14,7 @@ import kvsim.devicemodel.Region;
 import kvsim.registry.AllocatorRegistry;
 
 /**
- * KV memory as vAttention keeps it (Prabhu et al., ASPLOS 2025; vllm-block-manager.md Part 3): each
+ * KV memory as vAttention keeps it (Prabhu, Nayak, Mohan, Ramjee, Panwar, ASPLOS 2025, arXiv 2405.04437): each
  * request owns a virtually contiguous KV cache of {@code max_model_len} tokens per layer and per K
  * and V, and physical pages of the {@code vattention} allocator model (built through the registry,
  * 2 MiB by default) are mapped behind it as the sequence grows.

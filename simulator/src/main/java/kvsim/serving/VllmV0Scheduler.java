@@ -6,28 +6,27 @@ import java.util.List;
 import kvsim.alloc.paged.OpLog;
 
 /**
- * vLLM v0's default scheduler ({@code Scheduler._schedule_default}, vllm/core/scheduler.py, 0.5 to
- * 0.6) with chunked prefill off, over sequence groups, as {@code vllm-block-manager.md} Part 2
- * specifies it:
+ * vLLM v0's default scheduler ({@code Scheduler._schedule_default} in {@code vllm/core/scheduler.py},
+ * vLLM at commit 1fb9c1b, between v0.6.2 and v0.6.3) with chunked prefill off, over sequence groups:
  *
  * <ul>
- *   <li>Prefills first (§2.4, step 1), and only while no group is swapped out: waiting sequences in
- *       FCFS order are admitted whole (no chunking) while the watermark test says OK (§2.1), their
+ *   <li>Prefills first (step 1 of {@code _schedule_default}), and only while no group is swapped out: waiting sequences in
+ *       FCFS order are admitted whole (no chunking) while the watermark test says OK ({@code BlockSpaceManagerV2.can_allocate}), their
  *       tokens fit what is left of {@code max_num_batched_tokens} and the group's most sequences
  *       ({@code get_max_num_running_seqs}: its width) fit beside the running ones under {@code
  *       max_num_seqs}. LATER stops admission; NEVER ignores the request (vLLM finishes it as
  *       {@code FINISHED_IGNORED}), counted here among the rejected requests. An iteration that
  *       prefills runs no decode.
- *   <li>Otherwise every running sequence decodes one token (§2.4, step 2), in running order, a
+ *   <li>Otherwise every running sequence decodes one token (step 2), in running order, a
  *       group's sequences side by side; when a slot cannot be allocated (decode growth has no
  *       watermark; copy-on-write copies count) the last running group is preempted until it can,
  *       or the group preempts itself (its sequences already planned are taken out of the plan).
- *   <li>Preemption mode (§2.4): a group with one running sequence is recomputed (its blocks freed,
+ *   <li>Preemption mode ({@code Scheduler._preempt}): a group with one running sequence is recomputed (its blocks freed,
  *       its computed tokens reset, put at the front of the waiting queue); a group with several
  *       (parallel samples or beams after the fork) is swapped out whole to the host pool ({@code
  *       swap_space}) and queued as swapped. A swap-out the host pool cannot hold aborts the run, as
  *       vLLM raises {@code RuntimeError}.
- *   <li>Swap-in (§2.4, step 3), when the iteration preempted nothing: swapped groups in FIFO order
+ *   <li>Swap-in (step 3), when the iteration preempted nothing: swapped groups in FIFO order
  *       while the watermark says OK and their sequences fit under {@code max_num_seqs}; each swapped-in
  *       sequence decodes in the same iteration (a slot it cannot get waits for the next). LATER
  *       stops the loop; NEVER (a group larger than the device allows) aborts the run.

@@ -1,8 +1,8 @@
 package kvsim.serving;
 
 /**
- * vLLM v1's scheduler ({@code Scheduler.schedule}, vllm/v1/core/sched/scheduler.py), as
- * {@code vllm-block-manager.md} §1.9 specifies it, with the FCFS policy:
+ * vLLM v1's scheduler ({@code Scheduler.schedule} in {@code vllm/v1/core/sched/scheduler.py}, vLLM
+ * at commit ec5ef0a), with the FCFS policy:
  *
  * <ul>
  *   <li>No prefill or decode phases: each sequence catches up from its computed tokens to its

@@ -26,7 +26,7 @@ import org.apache.commons.rng.simple.RandomSource;
 import org.junit.jupiter.api.Test;
 
 /**
- * Parallel sampling and beam search (vllm-block-manager.md §2.3, §2.4): fork, copy-on-write, group
+ * Parallel sampling and beam search (vLLM v0 at commit 1fb9c1b: {@code BlockSpaceManagerV2.fork}, {@code cow_block_if_not_appendable}, the scheduler's swap): fork, copy-on-write, group
  * swap, v1's fan-out, contiguous copies, and conservation over random groups on every system.
  */
 class SequenceGroupTest {

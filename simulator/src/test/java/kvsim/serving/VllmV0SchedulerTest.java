@@ -18,7 +18,7 @@ import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.LongRange;
 import org.junit.jupiter.api.Test;
 
-/** vLLM v0's scheduling rules (vllm-block-manager.md §2.1, §2.4), one test per rule, over the v0 block manager. */
+/** vLLM v0's scheduling rules ({@code Scheduler._schedule_default} of vLLM v0 at commit 1fb9c1b, with {@code BlockSpaceManagerV2}'s watermark), one test per rule, over the v0 block manager. */
 class VllmV0SchedulerTest {
   private static final ModelPreset MODEL = ModelPreset.parse("opt-13b");
 

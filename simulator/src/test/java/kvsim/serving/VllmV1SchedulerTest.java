@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import kvsim.trace.Request;
 import org.junit.jupiter.api.Test;
 
-/** vLLM v1's scheduling rules (vllm-block-manager.md §1.9), one test per rule, on a counting KV manager. */
+/** vLLM v1's scheduling rules ({@code Scheduler.schedule} of vLLM v1 at commit ec5ef0a), one test per rule, on a counting KV manager. */
 class VllmV1SchedulerTest {
   private static Sequence seq(long id, int prompt, int output) {
     return new Sequence(Request.of(id, 0, prompt, output), output);

@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
-/** One test per rule of spec Part 2 (vLLM v0 options), block id for block id. */
+/** One test per rule of vLLM v0's block manager ({@code BlockSpaceManagerV2} at vLLM commit 1fb9c1b), block id for block id. */
 class BlockManagerV0Test {
   private static final long BLOCK_BYTES_4 = 4 * BlockManagerConfig.DEFAULT_BYTES_PER_TOKEN;
 
@@ -44,7 +44,7 @@ class BlockManagerV0Test {
     return Arrays.copyOf(queue, n);
   }
 
-  // §2.1 ------------------------------------------------------------------------------------------
+  // watermark: BlockSpaceManagerV2.can_allocate ---------------------------------------------------
 
   @Test
   void theWatermarkIsOnePercentOfTheBlocksAndGatesAdmissionThreeWays() {
@@ -98,7 +98,7 @@ class BlockManagerV0Test {
     assertEquals(before, ManagerDump.of(m));
   }
 
-  // §2.2 ------------------------------------------------------------------------------------------
+  // the v0 block allocators: free lists and the LRU evictor ---------------------------------------
 
   @Test
   void v0HasNoNullBlockAndTheLifoDequeReusesTheLastFreedBlockFirst() {
@@ -168,7 +168,7 @@ class BlockManagerV0Test {
     m.checkInvariants();
   }
 
-  // §2.3 ------------------------------------------------------------------------------------------
+  // fork and copy-on-write: fork, cow_block_if_not_appendable -------------------------------------
 
   @Test
   void forkCopiesTheTableAndAddsAReferenceToEveryBlockWithoutAllocating() {
@@ -235,7 +235,7 @@ class BlockManagerV0Test {
     assertThrows(BlockOpException.class, () -> m.swapOut(p));
   }
 
-  // §2.4 ------------------------------------------------------------------------------------------
+  // preemption and swap: swap_out, swap_in --------------------------------------------------------
 
   @Test
   void aSwapRoundTripMovesEachBlockOnceAndReusesSurvivingCachedBlocks() {
