@@ -4,7 +4,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The statistics of {@code torch.cuda.memory_stats()} (spec §8), under PyTorch's own names.
+ * The statistics of {@code torch.cuda.memory_stats()}, under PyTorch's own names, as {@code
+ * c10/cuda/CUDACachingAllocator.cpp} (pytorch/pytorch @eb42ad6) keeps them.
  *
  * <ul>
  *   <li>Array stats ({@code allocation}, {@code segment}, {@code active}, {@code inactive_split},
