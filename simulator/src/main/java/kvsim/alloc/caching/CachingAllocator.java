@@ -23,9 +23,10 @@ import kvsim.devicemodel.Region;
  * PyTorch's CUDA caching allocator (the "native" backend), one device allocator, following
  * PyTorch's {@code c10/cuda/CUDACachingAllocator.cpp} as read at pytorch/pytorch @eb42ad6 (the
  * 2.2/2.3 era) rule by rule, so that a sequence of malloc/free calls gives the same segments,
- * blocks and addresses as the real allocator. Functions named below without a file are that file's;
- * later behaviour is cited as "@001074d" (mid-2024 main) and "2026 main" (the same file in a 2026
- * copy of main, mara-werils/pytorch @20c4398).
+ * blocks and addresses as the real allocator. Functions named below without a file are that file's.
+ * What it models of later versions (the options {@code large_segment_size_mb}, {@code
+ * per_process_memory_fraction} and {@code throw_on_cudamalloc_oom}, the segment-age {@link
+ * TieBreak}) was read in the same file of 2026 main, as copied in mara-werils/pytorch @20c4398.
  *
  * <ul>
  *   <li>Requests are rounded ({@code round_size}): below 512 B to 512 B; with {@code

@@ -392,7 +392,7 @@ public final class TorchAllocConf {
     return perProcessMemoryFraction < 1.0;
   }
 
-  /** Returns whether an over-fraction new segment is rejected without retries (2026 main only). */
+  /** Returns whether an over-fraction new segment is refused without retries (PyTorch 2026 main). */
   public boolean throwOnCudamallocOom() {
     return throwOnCudamallocOom;
   }
