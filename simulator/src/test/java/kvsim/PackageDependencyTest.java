@@ -19,12 +19,12 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The layering of style.md §6 and DESIGN §10, checked on the sources, as two rules.
+ * The layering of {@code simulator/ARCHITECTURE.md} ("Layers": dependencies point one way, from the
+ * CLI down to the value types), checked on the sources, as two rules.
  *
  * <p>Rule 1, packages: every reference from a main package to another kvsim package (an import, or
  * a fully qualified name in code; comments and string literals do not count) must be on the
- * referring package's allowed list. The lists are style.md §6's, with {@code devicemodel} for its
- * {@code gpu}:
+ * referring package's allowed list. The base lists, with which the packages were first laid out:
  *
  * <ul>
  *   <li>core → nothing of kvsim; devicemodel → core; config → core; metrics → core; trace → core.
@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Test;
  *
  * <p>What our code needs beyond that list, each justified at its entry in {@link #MAY_USE} and
  * {@link #REGISTRY_MAY_USE}: workload → devicemodel; registry → devicemodel, core; and the packages
- * style.md does not list: run, torch, blocks, serving and regress.
+ * the base lists do not name: run, torch, blocks, serving, spark and regress.
  *
  * <p>Rule 2, the registry alone names concrete classes: a concrete class of an allocator family
  * (its models, drivers and managers, found by scanning the family's sources: see {@link
@@ -77,28 +77,31 @@ class PackageDependencyTest {
           Map.entry("alloc.support", Set.of("alloc", "devicemodel", "metrics", "core")),
           Map.entry("engine", Set.of("alloc", "trace", "devicemodel", "metrics", "config", "core")),
           Map.entry("report", Set.of("metrics", "config", "core")),
-          // Not in style.md: the run library under cli, which resolves a run specification (workload,
-          // device, memory plan, models by registry name) and runs it on the engine, or a serving run on
-          // the serving engine.
+          // Beyond the base lists: the run library under cli, which resolves a run specification
+          // (workload, device, memory plan, models by registry name) and runs it on the engine, or
+          // a serving run on the serving engine.
           Map.entry("run", Set.of("engine", "serving", "registry", "alloc", "trace", "devicemodel", "metrics", "config", "core")),
-          // Not in style.md: PyTorch snapshot import, inspection, recording and replay. It reads the
-          // caching family's value types and model interface, gets the model from the registry,
-          // writes L1 traces and reports a snapshot's fragmentation as runs do (metrics).
+          // Beyond the base lists: PyTorch snapshot import, inspection, recording and replay. It
+          // reads the caching family's value types and model interface, gets the model from the
+          // registry, writes L1 traces and reports a snapshot's fragmentation as runs do (metrics).
           Map.entry("torch", Set.of("alloc", "alloc.caching", "registry", "trace", "metrics", "core")),
-          // Not in style.md (DESIGN §5's L2 engine): schedulers and KV managers on the event core.
-          // It drives vLLM's block manager through its interface (alloc.paged), got from the registry.
+          // Beyond the base lists (the L2 engine): schedulers and KV managers on the event core. It
+          // drives vLLM's block manager through its interface (alloc.paged), got from the registry.
           Map.entry("serving", Set.of("engine", "registry", "alloc", "alloc.paged", "trace", "devicemodel", "metrics", "core")),
-          // Not in style.md: script mode of vLLM's block manager, which it gets from the registry.
-          // submit and step run vLLM v1's scheduler, which lives in serving (ScriptedServing drives
-          // VllmV1Scheduler over PagedKvManager), rather than a second copy of it here.
+          // Beyond the base lists: script mode of vLLM's block manager, which it gets from the
+          // registry. submit and step run vLLM v1's scheduler, which lives in serving
+          // (ScriptedServing drives VllmV1Scheduler over PagedKvManager), rather than a second copy
+          // of it here.
           Map.entry("blocks", Set.of("alloc.paged", "registry", "serving", "core")),
-          // Not in style.md: the Apache Spark engine of `kvsim sweep` (src/spark/java, built by the
-          // spark profile); it runs grid cells through the run library, as the local engine does.
+          // Beyond the base lists: the Apache Spark engine of `kvsim sweep` (src/spark/java, built
+          // by the spark profile); it runs grid cells through the run library, as the local engine
+          // does.
           Map.entry("spark", Set.of("run", "config", "core")),
-          // Not in style.md: the CI regression gate. It runs suites with the run library, names
-          // allocators and serving systems by registry name (checking them against the registry and
-          // serving's system table), reads result formats' names from report and writes its tables
-          // through report and its baseline folders through report's ResultFolder.
+          // Beyond the base lists: the CI regression gate. It runs suites with the run library,
+          // names allocators and serving systems by registry name (checking them against the
+          // registry and serving's system table), reads result formats' names from report and
+          // writes its tables through report and its baseline folders through report's
+          // ResultFolder.
           Map.entry("regress", Set.of("run", "registry", "serving", "report", "core")));
 
   private static final Pattern PACKAGE = Pattern.compile("^\\s*package\\s+kvsim((?:\\.[a-z_][a-z0-9_]*)*)\\s*;", Pattern.MULTILINE);

@@ -1,6 +1,9 @@
 package kvsim.alloc;
 
-/** Why an allocator could not serve a request (DESIGN §4). */
+/**
+ * Why an allocator could not serve a request: a refusal is an outcome the engine handles, not an
+ * exception, and it names one of these reasons (README, "Metrics": the split of {@code oom_count}).
+ */
 public enum OomReason {
   /** Not enough free bytes in the region, however they are arranged. */
   NO_MEMORY("no_memory"),

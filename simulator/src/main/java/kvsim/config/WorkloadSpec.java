@@ -17,8 +17,8 @@ import java.util.Map;
 import kvsim.core.InputException;
 
 /**
- * A workload spec file ({@code workloads/*.yaml}, DESIGN §7): what to run and on what. Every field
- * is optional; command-line options override the file. Example:
+ * A workload spec file ({@code workloads/*.yaml}, README "Workload spec files"): what to run and on
+ * what. Every field is optional; command-line options override the file. Example:
  *
  * <pre>
  * workload: churn                 # a generator name, or an L1 trace path relative to this file

@@ -5,9 +5,10 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The split of a device into regions (DESIGN §4). From the bottom of the address space: an optional
- * static weights region, the region under test (the allocator being compared manages it), and an
- * optional activations region at the top that takes every request that may not be split into pages.
+ * The split of a device into regions (README, "Memory plan"). From the bottom of the address space:
+ * an optional static weights region, the region under test (the allocator being compared manages
+ * it), and an optional activations region at the top that takes every request that may not be split
+ * into pages.
  *
  * <p>The L1 default is the whole device as one region under test. vLLM's two-pool layout is the
  * plan with a weights region and an activations region beside the KV region.

@@ -3,9 +3,10 @@ package kvsim.devicemodel;
 import kvsim.core.ModelPreset;
 
 /**
- * The time a model's forward pass takes on the simulated device, as a roofline (DESIGN §5; the
- * cost model of the vLLM and Orca papers' analyses): the larger of the compute time and the memory
- * time.
+ * The time a model's forward pass takes on the simulated device, as a roofline (README,
+ * "Serving-level runs"; the cost model of the analyses in the vLLM paper, Kwon et al., SOSP 2023,
+ * arXiv:2309.06180, and the Orca paper, Yu et al., OSDI 2022): the larger of the compute time and
+ * the memory time.
  *
  * <ul>
  *   <li>Compute: {@code 2 × parameters × tokens / (peak FLOP/s × computeEfficiency)}, two

@@ -14,12 +14,12 @@ import kvsim.core.Tag;
 import kvsim.metrics.MemoryMap;
 
 /**
- * Records the memory map of a replay (the view of PyTorch's {@code memory_viz}, spec §9 of the
- * snapshot format: address against time, one rectangle per allocation, refusals marked) from the
+ * Records the memory map of a replay (the view PyTorch's {@code memory_viz} page draws of a
+ * snapshot's trace: address against time, one rectangle per allocation, refusals marked) from the
  * placements the {@link ReplayEngine} reports to its listener: every extent of every allocation of
  * the region under test, from the event that allocated it to the event that freed it. Allocators
- * without one contiguous address (paged, slab) give one rectangle per run of adjacent blocks, at the
- * blocks' addresses; {@code vattention} and {@code stitching} give their virtual ranges.
+ * without one contiguous address (paged, slab) give one rectangle per run of adjacent blocks, at
+ * the blocks' addresses; {@code vattention} and {@code stitching} give their virtual ranges.
  *
  * <p>Its size is bounded whatever the run's length (Note [Memory map decimation] on {@link
  * MemoryMap}): memory grows with the live set plus at most twice {@code maxRectangles} kept

@@ -5,9 +5,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Records the metrics of one allocator run (DESIGN §6, L1 part): after every event the byte gauges
- * and the two fragmentation ratios go into exact {@link Gauge} summaries, and every {@code stride}
- * events a row goes into the time series. Counters count operations and refusals.
+ * Records the metrics of one allocator run (README, "Metrics"; {@code results/SCHEMA.md}): after
+ * every event the byte gauges and the two fragmentation ratios go into exact {@link Gauge}
+ * summaries, and every {@code stride} events a row goes into the time series. Counters count
+ * operations and refusals.
  * With {@code sampleEvery = 0} the series is bounded (Note [Bounded time series] in {@link
  * SampledSeries}).
  */

@@ -22,13 +22,14 @@ import kvsim.metrics.RunMetrics;
 import org.jfree.chart.JFreeChart;
 
 /**
- * The HTML report of one or more result folders (DESIGN §7: drawn from the files alone, never by
- * running again): one self-contained file, with no script and nothing fetched, whose charts are
- * inline SVG. Per folder: the configuration echo, a summary table per allocator or system, and its
- * charts: for an L1 run the fragmentation chart and the memory map; for a serving run the KV
- * breakdown as the vLLM paper's stacked bars and over time, the latency CDFs and the batch size;
- * for a capacity search its chart and probes. With two or more folders a comparison comes first:
- * one table over all runs and, for L1 runs, one fragmentation chart over all of them.
+ * The HTML report of one or more result folders (drawn from the files alone, never by running
+ * again: {@code simulator/ARCHITECTURE.md}, "Reports and the memory map"): one self-contained file,
+ * with no script and nothing fetched, whose charts are inline SVG. Per folder: the configuration
+ * echo, a summary table per allocator or system, and its charts: for an L1 run the fragmentation
+ * chart and the memory map; for a serving run the KV breakdown as the vLLM paper's stacked bars and
+ * over time, the latency CDFs and the batch size; for a capacity search its chart and probes. With
+ * two or more folders a comparison comes first: one table over all runs and, for L1 runs, one
+ * fragmentation chart over all of them.
  *
  * <p>Note [Accessible charts]: every chart is an {@code <svg role="img">} with a {@code <title>}
  * (its text alternative, which also says what the chart shows in numbers), a caption, and the data

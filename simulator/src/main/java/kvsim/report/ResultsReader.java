@@ -29,9 +29,9 @@ import kvsim.metrics.SeedSweep;
 
 /**
  * Reads a result folder back into the values {@link ResultsWriter} took, so that charts, tables and
- * later reports are drawn from a result folder alone, without re-running (style.md §6: {@code
- * report} never imports {@code engine} or {@code alloc}). The schema below is format version 1;
- * {@code results/SCHEMA.md} says the same with examples.
+ * later reports are drawn from a result folder alone, without re-running ({@code report} never
+ * imports {@code engine} or {@code alloc}: {@code simulator/ARCHITECTURE.md}, "Layers"). The schema
+ * below is format version 1; {@code results/SCHEMA.md} says the same with examples.
  *
  * <p><b>{@code summary.json} of a run</b>, one JSON object:
  *

@@ -22,11 +22,11 @@ import kvsim.metrics.RunMetrics;
 import kvsim.metrics.SeedSweep;
 
 /**
- * Writes a run's result folder (DESIGN §7): {@code summary.json} (format marker, config echo, kvsim
- * version, per-allocator metrics; byte-identical for the same inputs), {@code timeseries.csv},
- * {@code timing.json} (wall time, events per second) and the {@code fragmentation.png}/{@code .svg}
- * chart. The schema, version {@value ResultsReader#VERSION}, is documented on {@link
- * ResultsReader}, which reads the folder back.
+ * Writes a run's result folder ({@code results/SCHEMA.md}): {@code summary.json} (format marker,
+ * config echo, kvsim version, per-allocator metrics; byte-identical for the same inputs), {@code
+ * timeseries.csv}, {@code timing.json} (wall time, events per second) and the {@code
+ * fragmentation.png}/{@code .svg} chart. The schema, version {@value ResultsReader#VERSION}, is
+ * documented on {@link ResultsReader}, which reads the folder back.
  *
  * <p>Where the folder goes, and why that never harms other files, is {@link ResultFolder}'s
  * business: the files are written into a hidden temporary folder that is moved into place at the

@@ -12,7 +12,7 @@ import kvsim.core.InputException;
 
 /**
  * The allocator state at the start of a recording, rebuilt from a snapshot's final segments and
- * its trace walked backwards (spec appendix A.2 step 1).
+ * its trace walked backwards.
  *
  * <ul>
  *   <li>Start from the final segments and their live blocks. Walking the trace backwards, an {@code
@@ -21,7 +21,8 @@ import kvsim.core.InputException;
  *       {@code segment_free} means it did.
  *   <li>A block that was live at the start and freed during the recording gets the rounded size of
  *       its request ({@link #inferred()}); the gap after it, if too small to have been split off
- *       (spec §4.6: up to 1 MiB in the large pool, under 512 B in the small pool), is given to it.
+ *       (PyTorch's {@code should_split}: up to 1 MiB in the large pool, under 512 B in the small
+ *       pool), is given to it.
  *   <li>Every other gap between live blocks is one free block.
  * </ul>
  *
@@ -32,8 +33,8 @@ import kvsim.core.InputException;
  * size. For a block allocated before recording began and freed during it, an unsplit remainder of
  * up to 1 MiB (large pool) that the real block held may instead sit in a free neighbour of the
  * rebuilt block, if that neighbour is free at the start. While such a block is live, a best-fit
- * search can then see a free block up to 1 MiB larger than the real one (spec appendix A.2,
- * caveats).
+ * search can then see a free block up to 1 MiB larger than the real one. A recording made from
+ * process start has no such blocks.
  */
 final class RecordingStart {
   /** A block live at the start whose size had to be inferred from its request. */
@@ -192,7 +193,7 @@ final class RecordingStart {
     return to;
   }
 
-  /** should_split of spec §4.6 for a block of {@code size} + {@code remaining} serving {@code size}. */
+  /** PyTorch's should_split for a block of size + remaining serving size. */
   private static boolean wouldSplit(boolean small, long size, long remaining, TorchAllocConf conf) {
     if (small || conf.expandableSegments()) {
       return remaining >= TorchCachingModel.MIN_BLOCK_BYTES;

@@ -18,8 +18,8 @@ import kvsim.core.Tag;
 import kvsim.registry.AllocatorRegistry;
 
 /**
- * Replays a recorded snapshot against the caching model and compares every decision (spec
- * appendix A.2).
+ * Replays a recorded snapshot against the caching model and compares every decision ({@code kvsim
+ * torch-replay}; README, "PyTorch's caching allocator and its memory snapshots").
  *
  * <ul>
  *   <li>The state at the start of the recording is rebuilt ({@link RecordingStart}) and installed
@@ -82,8 +82,8 @@ public final class ReplayVerifier {
   }
 
   /**
-   * Returns the segments and blocks at the start of a device's recording (spec appendix A.2 step
-   * 1), ready for {@link TorchCachingModel#restoreSegment}; {@code model} supplies the rounding of
+   * Returns the segments and blocks at the start of a device's recording ({@link RecordingStart}),
+   * ready for {@link TorchCachingModel#restoreSegment}; {@code model} supplies the rounding of
    * blocks whose size must be inferred.
    */
   public static List<SegmentLayout> startState(TorchSnapshot snapshot, int device, TorchCachingModel model) {
@@ -253,8 +253,9 @@ public final class ReplayVerifier {
 
     /**
      * A run of recorded unmaps. Followed by maps and an alloc, or by an oom, it is the retry ladder
-     * of that malloc (spec §4.5, §7.5): the device refused at this point, the model must unmap the
-     * same ranges inside its own malloc. Otherwise it is an explicit {@code empty_cache()}.
+     * of that malloc (PyTorch's {@code malloc} runs {@code release_cached_blocks}, which unmaps
+     * through {@code unmap_block}): the device refused at this point, the model must unmap the same
+     * ranges inside its own malloc. Otherwise it is an explicit {@code empty_cache()}.
      */
     private int unmaps(List<TorchSnapshot.Entry> trace, int i) {
       int j = i;

@@ -18,13 +18,14 @@ import kvsim.trace.TraceEvent;
  *
  * <ul>
  *   <li>{@code alloc} becomes an {@code alloc} event with the <b>requested</b> size, the stream and
- *       the recorded address in {@code addr}; {@code free_completed} becomes the {@code free} of the
- *       same allocation (the moment the block returns to the pool, spec §5). {@code
- *       free_requested} is dropped (it always precedes or equals {@code free_completed}).
+ *       the recorded address in {@code addr}; {@code free_completed} becomes the {@code free} of
+ *       the same allocation (the moment the block returns to the pool, in PyTorch's {@code
+ *       free_block}). {@code free_requested} is dropped (it always precedes or equals {@code
+ *       free_completed}).
  *   <li>Tag {@code temp} with {@code splittable:false}: a tensor is one contiguous block that no
  *       allocator may split into pages, and a snapshot does not say what a tensor is for.
- *   <li>Blocks live when recording began (the final segments walked back through the trace, spec
- *       appendix A.2) are allocated first, at the time of the first entry, in address order, so
+ *   <li>Blocks live when recording began (the final segments walked back through the trace, {@link
+ *       RecordingStart}) are allocated first, at the time of the first entry, in address order, so
  *       every later free refers to a live id; an {@code annotate} event {@code recording_start}
  *       follows them.
  *   <li>{@code segment_alloc}, {@code segment_free}, {@code segment_map}, {@code segment_unmap} and

@@ -10,14 +10,16 @@ import kvsim.metrics.Fragmentation;
 
 /**
  * The fragmentation picture of a snapshot's segments ({@code kvsim torch-inspect}), per device,
- * per pool and per segment, in the vocabulary of spec §8 and DESIGN §6.
+ * per pool and per segment, in the vocabulary of {@code torch.cuda.memory_stats()} and of kvsim's
+ * metrics (README, "Metrics").
  *
  * <ul>
  *   <li>reserved: segment bytes ({@code total_size}); allocated: bytes of {@code active_allocated}
  *       blocks (as PyTorch's {@code allocated_size}); active: allocated plus pending frees;
  *       requested: what the live blocks' callers asked for.
  *   <li>free: bytes of {@code inactive} blocks; inactive split: free blocks of classic segments that
- *       do not cover their whole segment (spec §8: memory {@code empty_cache} cannot return).
+ *       do not cover their whole segment (PyTorch's {@code inactive_split}: memory {@code
+ *       empty_cache} cannot return).
  *   <li>largest free block, and external fragmentation = 1 − largest free / free (null when nothing
  *       is free).
  * </ul>

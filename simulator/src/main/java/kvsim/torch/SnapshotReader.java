@@ -14,10 +14,11 @@ import kvsim.core.InputException;
 import net.razorvine.pickle.Unpickler;
 
 /**
- * Reads a {@code _dump_snapshot} pickle (spec §9, appendix A.1) safely: the opcode stream is
- * checked by {@link PickleScanner} first, then {@code net.razorvine:pickle} builds plain maps and
- * lists, which are turned into a {@link TorchSnapshot} with every field checked. Problems are
- * {@link InputException}s naming the file and the field ({@code segments[3].blocks[2].size}).
+ * Reads a {@code _dump_snapshot} pickle (PyTorch's {@code torch/cuda/memory.py} @00b65a0; a
+ * standard Python pickle, protocol 4 in every file seen) safely: the opcode stream is checked by
+ * {@link PickleScanner} first, then {@code net.razorvine:pickle} builds plain maps and lists, which
+ * are turned into a {@link TorchSnapshot} with every field checked. Problems are {@link
+ * InputException}s naming the file and the field ({@code segments[3].blocks[2].size}).
  *
  * <ul>
  *   <li>Top level: a dict with {@code segments} and {@code device_traces} (and optionally {@code

@@ -19,8 +19,10 @@ import kvsim.core.AtomicFiles;
 import kvsim.core.OutputFile;
 
 /**
- * Records a kvsim run on any allocator model as a PyTorch memory snapshot (spec §9) that {@code
- * memory_viz} opens and {@code kvsim torch-replay} / {@code kvsim import torch-snapshot} read back.
+ * Records a kvsim run on any allocator model as a PyTorch memory snapshot (the format of PyTorch's
+ * {@code torch/csrc/cuda/memory_snapshot.cpp} @0006736 and {@code torch/cuda/memory.py} @00b65a0)
+ * that {@code memory_viz} opens and {@code kvsim torch-replay} / {@code kvsim import
+ * torch-snapshot} read back.
  *
  * <ul>
  *   <li>The engine reports what happens through the {@link AllocatorListener} methods it calls

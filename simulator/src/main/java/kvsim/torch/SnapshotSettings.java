@@ -6,7 +6,8 @@ import kvsim.alloc.caching.TorchCachingModel;
 import kvsim.core.InputException;
 
 /**
- * Turns a snapshot's {@code allocator_settings} dict (spec §9, §4.1) into the model's options:
+ * Turns a snapshot's {@code allocator_settings} dict (written by PyTorch's {@code
+ * torch/csrc/cuda/memory_snapshot.cpp}, pytorch/pytorch @0006736) into the model's options:
  * {@code max_split_size} (-1 = unlimited), {@code max_non_split_rounding_size} when present, {@code
  * garbage_collection_threshold}, {@code expandable_segments} and {@code roundup_power2_divisions}
  * (a dict keyed by the MiB lower bound of each interval, {@code "1"} to {@code "32768"}). Files

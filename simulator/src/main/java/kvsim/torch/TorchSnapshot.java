@@ -4,9 +4,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The content of a PyTorch memory snapshot ({@code torch.cuda.memory._snapshot()}, spec §9) that
- * kvsim uses: the segments with their blocks at the moment of the snapshot, and the per-device
- * trace of allocator actions that led there. Stack frames are dropped when reading.
+ * The content of a PyTorch memory snapshot ({@code torch.cuda.memory._snapshot()}, built by
+ * PyTorch's {@code torch/csrc/cuda/memory_snapshot.cpp} at pytorch/pytorch @0006736) that kvsim
+ * uses: the segments with their blocks at the moment of the snapshot, and the per-device trace of
+ * allocator actions that led there. Stack frames are dropped when reading.
  *
  * @param source the file it was read from, for messages
  * @param segments every segment of every device, sorted by address as PyTorch writes them
@@ -18,7 +19,7 @@ public record TorchSnapshot(
     String source, List<Segment> segments, List<List<Entry>> deviceTraces, Map<String, Object> allocatorSettings) {
 
   /**
-   * One segment (spec §9); for expandable segments one entry per contiguous mapped run.
+   * One segment; for expandable segments one entry per contiguous mapped run.
    *
    * @param device CUDA device index
    * @param address start address

@@ -1,6 +1,8 @@
 /**
- * Interop with PyTorch memory snapshots ({@code torch.cuda.memory._dump_snapshot()} pickles, spec
- * §9 and appendix A).
+ * Interop with PyTorch memory snapshots ({@code torch.cuda.memory._dump_snapshot()} pickles), in
+ * the format written by PyTorch's {@code torch/csrc/cuda/memory_snapshot.cpp} (pytorch/pytorch
+ * at @0006736) and {@code torch/cuda/memory.py} (@00b65a0), as of 2026. What the caching model does
+ * with them is described in README, "PyTorch's caching allocator and its memory snapshots".
  *
  * <ul>
  *   <li>Reading: {@link kvsim.torch.PickleScanner} refuses pickles that can run code, then {@link

@@ -16,7 +16,10 @@ import kvsim.testing.CliRun;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** generate → replay writes the result folder of DESIGN §7 with the metric names of §6, deterministically. */
+/**
+ * generate → replay writes the result folder of {@code results/SCHEMA.md} with the metric names of
+ * README's "Metrics", deterministically.
+ */
 class ReplayCommandTest {
   @TempDir Path tmp;
 

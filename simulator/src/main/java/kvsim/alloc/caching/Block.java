@@ -1,10 +1,11 @@
 package kvsim.alloc.caching;
 
 /**
- * A contiguous piece of a segment (spec §1): allocated or free, mapped or (in an expandable
- * segment) unmapped. The blocks of one segment form a doubly linked list in address order that
- * tiles the segment exactly. Key fields ({@link #size}, {@link #address}) are changed only while
- * the block is outside every ordered set (spec §12).
+ * A contiguous piece of a segment (a block of PyTorch's {@code CUDACachingAllocator.cpp}):
+ * allocated or free, mapped or (in an expandable segment) unmapped. The blocks of one segment form
+ * a doubly linked list in address order that tiles the segment exactly. Key fields ({@link #size},
+ * {@link #address}) are changed only while the block is outside every ordered set: a {@code
+ * TreeSet} cannot find an entry whose key changed after it was inserted.
  */
 final class Block {
   final Segment segment;
@@ -16,7 +17,7 @@ final class Block {
   boolean mapped = true;
   Block prev;
   Block next;
-  /** The pool's search counter when the block was last inserted (spec §6.3 ages). */
+  /** The pool's search counter when the block was last inserted (for its age in collection). */
   long gcCountBase;
   /** The handle while allocated, -1 otherwise. */
   int handle = -1;
@@ -34,7 +35,7 @@ final class Block {
     this.stream = stream;
   }
 
-  /** Returns whether the block does not cover its whole segment (spec §1: has a prev or a next). */
+  /** Returns whether the block does not cover its whole segment (PyTorch: has a prev or a next). */
   boolean isSplit() {
     return prev != null || next != null;
   }
@@ -45,8 +46,8 @@ final class Block {
   }
 
   /**
-   * Returns whether the block, in an expandable segment, covers at least one whole page of it (spec
-   * §7.5: the pages {@code unmap_block} would unmap).
+   * Returns whether the block, in an expandable segment, covers at least one whole page of it (the
+   * pages PyTorch's {@code unmap_block} would unmap).
    */
   boolean holdsWholePage() {
     long page = segment.pageBytes;

@@ -5,15 +5,15 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * A set of free blocks (spec §1, §4.3): the small pool (rounded sizes up to 1 MiB, 2 MiB segments)
- * or the large pool. Mapped free blocks are ordered by (stream, size, tie-break); the unmapped
- * ranges of expandable segments by (stream, address).
+ * A set of free blocks (a pool of PyTorch's {@code CUDACachingAllocator.cpp}): the small pool
+ * (rounded sizes up to 1 MiB, 2 MiB segments) or the large pool. Mapped free blocks are ordered by
+ * (stream, size, tie-break); the unmapped ranges of expandable segments by (stream, address).
  */
 final class BlockPool {
   final boolean small;
   final TreeSet<Block> blocks;
   final TreeSet<Block> unmapped = new TreeSet<>(TieBreak::compareByStreamAddress);
-  /** Cache searches in this pool, counted only while garbage collection is active (spec §6.3). */
+  /** Cache searches in this pool, counted only while garbage collection is active (ages). */
   long getFreeBlocksCallCount;
   /** The classic segments of this pool held as one whole free block (Note [Releasable segments]). */
   final Set<Segment> wholeSegments = new HashSet<>();

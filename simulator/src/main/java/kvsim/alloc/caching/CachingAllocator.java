@@ -20,48 +20,55 @@ import kvsim.alloc.SegmentLayout;
 import kvsim.devicemodel.Region;
 
 /**
- * PyTorch's CUDA caching allocator (the "native" backend of {@code CUDACachingAllocator.cpp}), one
- * device allocator, following {@code specs/pytorch-caching-allocator.md} ("spec") to the letter so
- * that a sequence of malloc/free calls gives the same segments, blocks and addresses as the real
- * allocator.
+ * PyTorch's CUDA caching allocator (the "native" backend), one device allocator, following
+ * PyTorch's {@code c10/cuda/CUDACachingAllocator.cpp} as read at pytorch/pytorch @eb42ad6 (the
+ * 2.2/2.3 era) rule by rule, so that a sequence of malloc/free calls gives the same segments,
+ * blocks and addresses as the real allocator. Functions named below without a file are that file's.
+ * What it models of later versions (the options {@code large_segment_size_mb}, {@code
+ * per_process_memory_fraction} and {@code throw_on_cudamalloc_oom}, the segment-age {@link
+ * TieBreak}) was read in the same file of 2026 main, as copied in mara-werils/pytorch @20c4398.
  *
  * <ul>
- *   <li>Requests are rounded (spec §4.1): below 512 B to 512 B; with {@code
+ *   <li>Requests are rounded ({@code round_size}): below 512 B to 512 B; with {@code
  *       roundup_power2_divisions} d &gt; 1 for the size's interval and a size &gt; 512·d, up to the
  *       next of d equal steps between powers of two; otherwise up to a multiple of 512 B.
- *   <li>Rounded sizes up to 1 MiB use the small pool, larger ones the large pool (spec §4.2); free
- *       blocks of a pool are ordered by (stream, size, tie-break) (spec §4.3, {@link TieBreak}).
- *   <li>A request takes the best fit of its own stream (spec §4.4); an oversize block (at least
- *       {@code max_split_size}) serves only oversize requests, and only if it exceeds the request by
- *       less than {@code max_non_split_rounding_mb}.
- *   <li>On a miss, new memory comes from the driver (spec §4.5): a segment of 2 MiB (small), 20 MiB
- *       (1-10 MiB) or the request rounded up to 2 MiB; with expandable segments, pages are mapped
- *       at the lowest address that fits (spec §7.3).
- *   <li>If the driver has no room, the retry ladder runs (spec §4.5): garbage collection (if on),
- *       attempt 1, {@code release_available_cached_blocks} + attempt 2 (only with {@code
+ *   <li>Rounded sizes up to 1 MiB use the small pool, larger ones the large pool ({@code malloc});
+ *       free blocks of a pool are ordered by (stream, size, tie-break) ({@link TieBreak}).
+ *   <li>A request takes the best fit of its own stream ({@code get_free_block}); an oversize block
+ *       (at least {@code max_split_size}) serves only oversize requests, and only if it exceeds the
+ *       request by less than {@code max_non_split_rounding_mb}.
+ *   <li>On a miss, new memory comes from the driver ({@code alloc_block}, {@code
+ *       get_allocation_size}): a segment of 2 MiB (small), 20 MiB (1-10 MiB) or the request rounded
+ *       up to 2 MiB; with expandable segments, pages are mapped at the lowest address that fits
+ *       ({@code try_allocate_expandable_block}).
+ *   <li>If the driver has no room, the retry ladder of {@code malloc} runs: garbage collection (if
+ *       on), attempt 1, {@code release_available_cached_blocks} + attempt 2 (only with {@code
  *       max_split_size}), {@code empty_cache} + attempt 3 (counted in {@code num_alloc_retries}),
  *       then OOM ({@code num_ooms}).
- *   <li>A found block is split (spec §4.6) when the remainder is at least 512 B (small pool or
- *       expandable segments) or more than 1 MiB (large pool, non-oversize request); the allocation
- *       takes the low part.
- *   <li>A freed block merges with its free neighbours, previous first (spec §5), so no two adjacent
- *       blocks of a segment are both free. Nothing goes back to the driver on free.
- *   <li>Memory goes back only through {@code release_available_cached_blocks} (spec §6.1), {@code
- *       empty_cache} (spec §6.2, whole classic segments; expandable pages per spec §7.5) and garbage
- *       collection (spec §6.3, only with a per-process memory fraction).
- *   <li>Statistics are PyTorch's (spec §8), see {@link TorchStats} ({@link #torchStats()}). The
- *       SPI's gauges ({@link #stats()}) are kept beside them: reserved bytes are {@code
- *       total_allocated_memory}, allocated and requested bytes and the live count the {@code all}
- *       values of {@code allocated_bytes}, {@code requested_bytes} and {@code allocation}.
+ *   <li>A found block is split ({@code should_split}) when the remainder is at least 512 B (small
+ *       pool or expandable segments) or more than 1 MiB (large pool, non-oversize request); the
+ *       allocation takes the low part.
+ *   <li>A freed block merges with its free neighbours, previous first ({@code free_block}), so no
+ *       two adjacent blocks of a segment are both free. Nothing goes back to the driver on free.
+ *   <li>Memory goes back only through {@code release_available_cached_blocks}, {@code empty_cache}
+ *       ({@code release_cached_blocks}: whole classic segments; expandable pages through {@code
+ *       unmap_block}) and garbage collection ({@code garbage_collect_cached_blocks}, only with a
+ *       per-process memory fraction).
+ *   <li>Statistics are those of {@code torch.cuda.memory_stats()}, see {@link TorchStats} ({@link
+ *       #torchStats()}). The SPI's gauges ({@link #stats()}) are kept beside them: reserved bytes
+ *       are {@code total_allocated_memory}, allocated and requested bytes and the live count the
+ *       {@code all} values of {@code allocated_bytes}, {@code requested_bytes} and {@code
+ *       allocation}.
  * </ul>
  *
- * <p>Not modelled: private pools (CUDA graphs, MemPool), cross-stream frees ({@code
- * record_stream}; every free completes at once), free-memory callbacks, IPC (spec §10 lists them as
- * safe to ignore). Options come from the {@code torch-alloc-conf} option in PyTorch syntax ({@link
- * TorchAllocConf}) and {@code tie-break} ({@code address} | {@code segment-age}).
+ * <p>Not modelled: private pools (CUDA graphs, MemPool), cross-stream frees ({@code record_stream};
+ * every free completes at once), free-memory callbacks, IPC; none of them decides a placement in
+ * the default pools. Options come from the {@code torch-alloc-conf} option in PyTorch syntax
+ * ({@link TorchAllocConf}) and {@code tie-break} ({@code address} | {@code segment-age}).
  *
- * <p>Note [Device size]: the "total device memory" of spec §6.4 (the memory fraction) and §7.1
- * (the 1.125 × reservation) is the region this model manages, since that is all the device it sees.
+ * <p>Note [Device size]: the "total device memory" of {@code set_per_process_memory_fraction} (the
+ * memory fraction) and of an expandable segment's reservation (1.125 × it) is the region this
+ * model manages, since that is all the device it sees.
  *
  * <p>Note [Latency]: defaults 1 µs per malloc and 0.5 µs per free served from the cache (the
  * host-side cost of a mutex, a tree search and stats updates), 100 µs per {@code cudaMalloc} or page
@@ -76,8 +83,9 @@ public final class CachingAllocator implements TorchCachingModel {
    */
   public static final LatencyModel DEFAULT_LATENCY = new LatencyModel(1_000, 0, 500, 0, 100_000, 200_000);
 
-  // The registry name, PyTorch's size constants (spec §2) and MAX_REQUEST_BYTES are declared in
-  // TorchCachingModel, so that snapshot code can use them without naming this class.
+  // The registry name, PyTorch's size constants (kMinBlockSize and the rest) and MAX_REQUEST_BYTES
+  // are declared in TorchCachingModel, so that snapshot code can use them without naming this
+  // class.
 
   private static final AllocatorListener NO_LISTENER = new AllocatorListener() {};
 
@@ -226,9 +234,9 @@ public final class CachingAllocator implements TorchCachingModel {
   // ---------------------------------------------------------------- policy (pure functions)
 
   /**
-   * round_size (spec §4.1). Exact for every size; throws ArithmeticException where the rounded size
-   * exceeds {@code Long.MAX_VALUE} (sizes within 511 B of it, or from 2^62 with divisions), sizes
-   * {@link #allocate} refuses first.
+   * round_size. Exact for every size; throws ArithmeticException where the rounded size exceeds
+   * {@code Long.MAX_VALUE} (sizes within 511 B of it, or from 2^62 with divisions), sizes {@link
+   * #allocate} refuses first.
    */
   @Override
   public long roundSize(long sizeBytes) {
@@ -243,9 +251,9 @@ public final class CachingAllocator implements TorchCachingModel {
   }
 
   /**
-   * roundup_power2_next_division (spec §4.1). Exact: for sizes from 2^62 the next power of two or
-   * division is past {@code Long.MAX_VALUE} and this throws ArithmeticException; {@link #allocate}
-   * refuses such sizes before rounding.
+   * roundup_power2_next_division. Exact: for sizes from 2^62 the next power of two or division is
+   * past {@code Long.MAX_VALUE} and this throws ArithmeticException; {@link #allocate} refuses such
+   * sizes before rounding.
    */
   private static long roundupPower2NextDivision(long size, int divisions) {
     if (Long.bitCount(size) == 1) {
@@ -260,7 +268,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return down == size ? size : Math.addExact(down, step);
   }
 
-  /** get_allocation_size (spec §4.2): the size of a new classic segment for a rounded size. */
+  /** get_allocation_size: the size of a new classic segment for a rounded size. */
   public long allocationSize(long roundedBytes) {
     if (roundedBytes <= SMALL_SIZE_BYTES) {
       return SMALL_BUFFER_BYTES;
@@ -289,7 +297,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return r == 0 ? x : Math.addExact(x, multiple - r);
   }
 
-  // ---------------------------------------------------------------- malloc (spec §4)
+  // ---------------------------------------------------------------- malloc
 
   @Override
   public AllocOutcome allocate(AllocRequest request) {
@@ -316,7 +324,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return new AllocOutcome.Allocated(block.handle, block.size, Extents.single(block.address, block.size));
   }
 
-  /** The cache miss path: GC, then attempts 1-3 of the retry ladder (spec §4.5). */
+  /** The cache miss path of {@code malloc}: GC, then attempts 1-3 of the retry ladder. */
   private Block allocateNew(BlockPool pool, long stream, long size) {
     long allocSize = allocationSize(size);
     hardReject = false;
@@ -342,7 +350,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return k;
   }
 
-  /** get_free_block (spec §4.4, §7.4); removes and returns the block, or null on a miss. */
+  /** get_free_block, expandable blocks included; removes and returns the block, or null if none. */
   private Block getFreeBlock(BlockPool pool, long stream, long size) {
     if (gcActive) {
       pool.getFreeBlocksCallCount++;
@@ -352,7 +360,7 @@ public final class CachingAllocator implements TorchCachingModel {
       return null;
     }
     if (b.expandable()) {
-      // spec §7.4: prefer the next block in pool order while its reach is strictly smaller.
+      // get_free_block: prefer the next block in pool order while its reach is strictly smaller.
       Block next = pool.blocks.higher(b);
       while (b.expandable() && next != null && next.stream == stream && reach(next) < reach(b)) {
         b = next;
@@ -375,7 +383,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return b.size + (b.next != null && !b.next.mapped ? b.next.size : 0);
   }
 
-  /** alloc_block (spec §4.5): new memory from the driver; the block is in no pool. */
+  /** alloc_block: new memory from the driver; the block is in no pool. */
   private Block allocBlock(BlockPool pool, long stream, long size, long allocSize, boolean isRetry) {
     if (isRetry) {
       torchStats.numAllocRetries++;
@@ -412,7 +420,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return b;
   }
 
-  /** alloc_found_block (spec §4.6, §4.7, §8 inactive_split). */
+  /** alloc_found_block, with should_split's result and the inactive_split statistics. */
   private Block allocFoundBlock(Block block, long size, long orig, boolean split) {
     BlockPool pool = block.segment.pool;
     boolean small = pool.small;
@@ -451,7 +459,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return block;
   }
 
-  // ---------------------------------------------------------------- free (spec §5)
+  // ---------------------------------------------------------------- free
 
   @Override
   public void free(long handle) {
@@ -469,7 +477,7 @@ public final class CachingAllocator implements TorchCachingModel {
     freeBlock(b);
   }
 
-  /** free_block: merge with prev, then next, insert into the pool (spec §5 step 3, §8). */
+  /** free_block: merge with prev, then next, insert into the pool, update the statistics. */
   private void freeBlock(Block block) {
     long originalSize = block.size;
     long requested = block.requestedSize;
@@ -533,9 +541,9 @@ public final class CachingAllocator implements TorchCachingModel {
     return subsumed;
   }
 
-  // ---------------------------------------------------------------- giving memory back (spec §6)
+  // ---------------------------------------------------------------- giving memory back
 
-  /** release_available_cached_blocks (spec §6.1). */
+  /** release_available_cached_blocks. */
   private boolean releaseAvailableCachedBlocks(BlockPool pool, long stream, long size) {
     if (maxSplitSize == TorchAllocConf.UNLIMITED) {
       return false;
@@ -565,7 +573,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return true;
   }
 
-  /** empty_cache / release_cached_blocks (spec §6.2, §7.5). */
+  /** empty_cache / release_cached_blocks (unmap_block for expandable segments). */
   @Override
   public void emptyCache() {
     releaseCachedBlocks();
@@ -642,7 +650,7 @@ public final class CachingAllocator implements TorchCachingModel {
     removeSegment(seg);
   }
 
-  /** garbage_collect_cached_blocks (spec §6.3). */
+  /** garbage_collect_cached_blocks. */
   private void garbageCollectCachedBlocks() {
     long gcThreshold = (long) (conf.garbageCollectionThreshold() * (double) allowedMemoryMaximum);
     if (totalAllocatedMemory() <= gcThreshold) {
@@ -678,13 +686,13 @@ public final class CachingAllocator implements TorchCachingModel {
     }
   }
 
-  // ---------------------------------------------------------------- expandable segments (spec §7)
+  // ---------------------------------------------------------------- expandable segments
 
   private static boolean allocatable(Block b) {
     return b != null && !b.allocated;
   }
 
-  /** find_expandable_block (spec §7.3 step 1). */
+  /** find_expandable_block, the place try_allocate_expandable_block grows at. */
   private Block findExpandableBlock(BlockPool pool, long stream, long size) {
     Block k = searchKey;
     k.stream = stream;
@@ -714,7 +722,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return c;
   }
 
-  /** map_block (spec §7.3 steps 2-4): maps whole pages at the start of an unmapped block. */
+  /** map_block: maps whole pages at the start of an unmapped block. */
   private boolean mapBlock(Block toMap, long size) {
     Segment seg = toMap.segment;
     BlockPool pool = seg.pool;
@@ -744,7 +752,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return true;
   }
 
-  /** try_allocate_expandable_block (spec §7.3); the result is in no pool. */
+  /** try_allocate_expandable_block; the result is in no pool. */
   private Block tryAllocateExpandableBlock(BlockPool pool, long stream, long size) {
     Block candidate = findExpandableBlock(pool, stream, size);
     if (!candidate.mapped && !mapBlock(candidate, Math.min(candidate.size, size))) {
@@ -762,7 +770,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return candidate;
   }
 
-  /** unmap_block (spec §7.5): unmaps every page lying entirely inside a free mapped block. */
+  /** unmap_block: unmaps every page lying entirely inside a free mapped block. */
   private void unmapBlock(Block block) {
     Segment seg = block.segment;
     BlockPool pool = seg.pool;
@@ -815,7 +823,7 @@ public final class CachingAllocator implements TorchCachingModel {
 
   /**
    * Returns whether a segment is held as one whole free block, so that {@code
-   * release_cached_blocks} could give it back (spec §6.2).
+   * release_cached_blocks} could give it back.
    */
   private static boolean isReleasable(Segment seg) {
     return !seg.head.isSplit() && !seg.head.allocated;
@@ -928,7 +936,7 @@ public final class CachingAllocator implements TorchCachingModel {
   /**
    * Installs a classic segment that existed before the model started, with its blocks (which must
    * tile it, no two adjacent free); returns the handles of its blocks in order, -1 for free ones.
-   * Used to rebuild the state at the start of a recording (spec appendix A.2 step 1).
+   * Used to rebuild the state at the start of a recording ({@code kvsim.torch.RecordingStart}).
    */
   @Override
   public long[] restoreSegment(SegmentLayout layout) {
@@ -1153,8 +1161,8 @@ public final class CachingAllocator implements TorchCachingModel {
 
   /**
    * Returns the largest size L such that every request of up to L bytes on the default stream would
-   * succeed now (spec §4.4-§4.5 decide "succeed": a cached best fit, or new memory after the retry
-   * ladder has released every whole free segment).
+   * succeed now (get_free_block and alloc_block decide "succeed": a cached best fit, or new memory
+   * after the retry ladder has released every whole free segment).
    *
    * <p>Note [Largest free request]: PyTorch's segment sizes make success non-monotone in the request
    * size: with 16 MiB of contiguous device memory left, a 16 MiB request succeeds (own-size
@@ -1172,7 +1180,7 @@ public final class CachingAllocator implements TorchCachingModel {
    * of a run (on the 2 M-event churn trace on 80 GiB: 81 ranges on average, 224 at most). Ranges
    * other than a reservation's tail appear only when the retry ladder unmaps pages, that is on a
    * device so full that cache misses are common, and every miss walks the same set in {@code
-   * find_expandable_block} (spec §7.3), as PyTorch does. And when the device cannot map a single
+   * find_expandable_block}, as PyTorch does. And when the device cannot map a single
    * page and no {@code max_split_size} is set the visit is skipped: each range then adds only the
    * free block before it, a stream-0 block of the large pool and so no larger than the largest one,
    * which is already counted; on that trace this holds for 93 % of the events. Profiled there, this

@@ -4,11 +4,11 @@ import java.util.List;
 import java.util.function.LongSupplier;
 
 /**
- * A {@link DeviceDriver} that hands out the addresses a recording shows (spec appendix A.2 step 2)
- * and notes where the model's segment decisions differ from it. Snapshot replay queues the recorded
- * {@code segment_alloc} and {@code segment_map} entries, brackets each malloc in {@link #begin} and
- * {@link #end}, and reads the differences from {@link #mismatches}. {@code
- * kvsim.registry.AllocatorRegistry#recordedDriver} builds one.
+ * A {@link DeviceDriver} that hands out the addresses a recording shows (the guided replay of
+ * {@code kvsim torch-replay}) and notes where the model's segment decisions differ from it.
+ * Snapshot replay queues the recorded {@code segment_alloc} and {@code segment_map} entries,
+ * brackets each malloc in {@link #begin} and {@link #end}, and reads the differences from {@link
+ * #mismatches}. {@code kvsim.registry.AllocatorRegistry#recordedDriver} builds one.
  */
 public interface RecordedDriver extends DeviceDriver {
   /** One queued or requested driver action. */

@@ -8,7 +8,8 @@ import kvsim.devicemodel.Region;
 
 /**
  * The driver model over one kvsim region: the device memory the caching allocator draws from
- * (spec §10: model device capacity explicitly; pages are 2 MiB).
+ * (a real driver's free memory also holds the CUDA context and other processes' memory, which a
+ * simulation cannot see, so the capacity is modelled explicitly; pages are 2 MiB).
  *
  * <ul>
  *   <li>Capacity is the region rounded inwards to 2 MiB boundaries. Classic segments and mapped

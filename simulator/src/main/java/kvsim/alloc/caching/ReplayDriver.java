@@ -6,7 +6,8 @@ import java.util.List;
 import java.util.function.LongPredicate;
 
 /**
- * A driver that hands out the addresses a recording shows (spec appendix A.2 step 2): the
+ * A driver that hands out the addresses a recording shows (the guided replay of {@code kvsim
+ * torch-replay}, README "PyTorch's caching allocator and its memory snapshots"): the
  * recorded {@code segment_alloc} and {@code segment_map} entries are queued as they appear (they
  * precede the {@code alloc} that caused them); when the model asks for a new segment it gets the
  * queued address, provided its size is the recorded one. Each request is noted, so the caller can
@@ -138,7 +139,8 @@ public final class ReplayDriver implements RecordedDriver {
 
   @Override
   public long reserve(long sizeBytes, long pageBytes, long stream) {
-    // A new reservation is mapped from its base first (spec §7.3: growth at the lowest address).
+    // A new reservation is mapped from its base first (try_allocate_expandable_block grows at the
+    // lowest address that fits).
     for (Action a : queued) {
       if (a.action().equals("segment_map")) {
         return a.addressBytes();

@@ -3,8 +3,8 @@ package kvsim.alloc.caching;
 /**
  * Memory obtained from the driver in one piece: a classic segment (one {@code cudaMalloc}, never
  * resized, returned whole) or an expandable segment (one virtual reservation whose pages are
- * mapped on demand, spec §7.1). A segment and its blocks belong to one pool and one stream for
- * life (spec §1).
+ * mapped on demand, PyTorch's expandable segments of PR #96995). A segment and its blocks belong to
+ * one pool and one stream for life, as in PyTorch's {@code CUDACachingAllocator.cpp}.
  */
 final class Segment {
   final long address;
@@ -14,7 +14,7 @@ final class Segment {
   final boolean expandable;
   /** Page size of an expandable segment (2 MiB small, large segment size large), 0 otherwise. */
   final long pageBytes;
-  /** Creation order, the 2026 tie-break (spec §4.3). */
+  /** Creation order, the 2026 tie-break ({@link TieBreak#SEGMENT_AGE}). */
   final long serial;
   /** The lowest-address block. */
   Block head;

@@ -3,10 +3,12 @@ package kvsim.alloc.caching;
 import java.util.Comparator;
 
 /**
- * How free blocks of equal stream and size are ordered (spec §4.3), selectable by PyTorch version.
+ * How free blocks of equal stream and size are ordered in a pool's free-block set of PyTorch's
+ * {@code c10/cuda/CUDACachingAllocator.cpp}, selectable by PyTorch version.
  *
  * <ul>
- *   <li>{@link #ADDRESS}: lowest block address first, as in every release up to at least 2.11.
+ *   <li>{@link #ADDRESS}: lowest block address first, as at @eb42ad6 and @001074d and in every
+ *       release up to at least 2.11.
  *   <li>{@link #SEGMENT_AGE}: oldest segment first (a counter stamped when the segment is created
  *       and inherited by every block split from it), then lowest address, as in 2026 main
  *       (PR #183489/#183591, reported to ship from about 2.13).
@@ -37,7 +39,7 @@ public enum TieBreak {
     throw new IllegalArgumentException("expected address or segment-age, got '" + label + "'");
   }
 
-  /** Returns the pool order (stream, size, tie-break) of spec §4.3. */
+  /** Returns the pool order (stream, size, tie-break). */
   Comparator<Block> sizeOrder() {
     return this == ADDRESS ? TieBreak::compareByAddress : TieBreak::compareBySegmentAge;
   }
@@ -67,7 +69,7 @@ public enum TieBreak {
     return Long.compare(a.address, b.address);
   }
 
-  /** The order of unmapped ranges: (stream, address) (spec §4.3). */
+  /** The order of unmapped ranges of expandable segments: (stream, address). */
   static int compareByStreamAddress(Block a, Block b) {
     if (a.stream != b.stream) {
       return Long.compareUnsigned(a.stream, b.stream);

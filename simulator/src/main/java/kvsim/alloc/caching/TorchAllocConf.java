@@ -6,10 +6,13 @@ import java.util.List;
 
 /**
  * The options of PyTorch's caching allocator that change placement, in PyTorch's own {@code
- * PYTORCH_CUDA_ALLOC_CONF} syntax (spec §3), for example {@code
+ * PYTORCH_CUDA_ALLOC_CONF} syntax, for example {@code
  * expandable_segments:True,max_split_size_mb:512,roundup_power2_divisions:[256:1,512:2,>:8]}.
  *
- * <p>Parsing rules (spec §3, §4.1, after the option parsers cfg1/cfg2 the spec read):
+ * <p>Parsing rules, after PyTorch's two generations of option parser: "cfg1", {@code
+ * c10/cuda/CUDAAllocatorConfig.cpp} of the 2.6-2.8 era (header read at pytorch/pytorch @012117c),
+ * and "cfg2", {@code c10/core/AllocatorConfig.cpp} of 2025-26 (where the options moved with PR
+ * #149601 and {@code PYTORCH_ALLOC_CONF} became the canonical name):
  *
  * <ul>
  *   <li>The text is cut into tokens at {@code ,}, {@code :}, {@code [} and {@code ]}; spaces are
@@ -21,8 +24,8 @@ import java.util.List;
  *       log2(b)}, clamped to [0, 15]) and whose values are 0 or powers of two. The first key also
  *       fills every lower interval; {@code >} fills every interval after the last key (from the
  *       last index + 1 in current PyTorch; {@link Dialect#LEGACY} reproduces the cfg1-era parser,
- *       which fills from the last index itself). Intervals never named stay 0 (spec §4.1 note on
- *       gaps).
+ *       which fills from the last index itself). Intervals never named stay 0, as in both parsers
+ *       (PR #93942's description says they inherit the previous value; the code does not).
  *   <li>{@code garbage_collection_threshold}: a fraction strictly between 0 and 1.
  *   <li>{@code expandable_segments}, {@code throw_on_cudamalloc_oom}: {@code True} or {@code False}
  *       (exactly these spellings, as PyTorch requires).
@@ -42,16 +45,16 @@ import java.util.List;
 public final class TorchAllocConf {
   /** One MiB. */
   static final long MiB = 1L << 20;
-  /** Number of power-of-two intervals of {@code roundup_power2_divisions} (spec §2). */
+  /** Intervals of {@code roundup_power2_divisions} (PyTorch's kRoundUpPowerOfTwoIntervals). */
   public static final int ROUNDUP_INTERVALS = 16;
   /** {@code max_split_size} when unset (SIZE_MAX in PyTorch; -1 in snapshots). */
   public static final long UNLIMITED = Long.MAX_VALUE;
-  /** Default large segment size and page size of large expandable segments: 20 MiB (spec §2). */
+  /** Default large segment size and large expandable page size: 20 MiB (PyTorch's kLargeBuffer). */
   public static final long DEFAULT_LARGE_SEGMENT_BYTES = 20 * MiB;
 
-  /** Which parser generation to follow where they differ (spec §4.1, the {@code >} key). */
+  /** Which parser generation (cfg1 or cfg2) to follow where they differ: the {@code >} key. */
   public enum Dialect {
-    /** Current PyTorch (cfg2 / C): {@code >} fills from the index after the last key. */
+    /** Current PyTorch (cfg2, 2026 main): {@code >} fills from the index after the last key. */
     CURRENT,
     /** The cfg1-era parser (~2.6-2.8): {@code >} fills from the last key's index, overwriting it. */
     LEGACY
@@ -337,7 +340,7 @@ public final class TorchAllocConf {
     }
   }
 
-  /** Returns the divisions in force for a size (spec §4.1: interval {@code floor(log2) − 20}, clamped). */
+  /** Returns the divisions in force for a size (interval {@code floor(log2) − 20}, clamped). */
   public int divisionsFor(long sizeBytes) {
     int log = 63 - Long.numberOfLeadingZeros(sizeBytes);
     int index = Math.max(0, Math.min(log - 20, ROUNDUP_INTERVALS - 1));
@@ -354,7 +357,7 @@ public final class TorchAllocConf {
     return maxSplitSizeBytes;
   }
 
-  /** Returns the slack an oversize request may take when reusing an oversize block (spec §4.4). */
+  /** Returns the slack an oversize request may take when reusing an oversize block. */
   public long maxNonSplitRoundingBytes() {
     return maxNonSplitRoundingBytes;
   }
@@ -369,7 +372,7 @@ public final class TorchAllocConf {
     return garbageCollectionThreshold;
   }
 
-  /** Returns whether expandable segments are on (spec §7). */
+  /** Returns whether expandable segments (PyTorch PR #96995) are on. */
   public boolean expandableSegments() {
     return expandableSegments;
   }
@@ -384,12 +387,12 @@ public final class TorchAllocConf {
     return perProcessMemoryFraction;
   }
 
-  /** Returns whether a fraction is in force (spec §6.4). */
+  /** Returns whether a fraction ({@code set_per_process_memory_fraction}) is in force. */
   public boolean fractionSet() {
     return perProcessMemoryFraction < 1.0;
   }
 
-  /** Returns whether an over-fraction new segment is rejected without retries (C only, spec §4.5). */
+  /** Returns whether an over-fraction new segment is refused without retries (PyTorch 2026 main). */
   public boolean throwOnCudamallocOom() {
     return throwOnCudamallocOom;
   }

@@ -4,7 +4,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The statistics of {@code torch.cuda.memory_stats()} (spec §8), under PyTorch's own names.
+ * The statistics of {@code torch.cuda.memory_stats()}, under PyTorch's own names, as {@code
+ * c10/cuda/CUDACachingAllocator.cpp} keeps them (pytorch/pytorch @eb42ad6; {@code
+ * num_sync_all_streams} since PR #120050, {@code num_oom_rejections} only in 2026 main).
  *
  * <ul>
  *   <li>Array stats ({@code allocation}, {@code segment}, {@code active}, {@code inactive_split},

@@ -1,6 +1,7 @@
 /**
  * The {@code pytorch-caching} family: PyTorch's CUDA caching allocator, after {@code
- * specs/pytorch-caching-allocator.md}.
+ * c10/cuda/CUDACachingAllocator.cpp} of pytorch/pytorch as read at @eb42ad6 (the 2.2/2.3 era),
+ * with the later changes each class names.
  *
  * <ul>
  *   <li>{@link kvsim.alloc.caching.CachingAllocator}: the model (malloc, free, retry ladder,
@@ -18,7 +19,7 @@
  *       package).
  * </ul>
  *
- * <p>Glossary (spec §1): a <b>segment</b> is one {@code cudaMalloc} (or one expandable
+ * <p>Glossary (PyTorch's words): a <b>segment</b> is one {@code cudaMalloc} (or one expandable
  * reservation); a <b>block</b> is a piece of a segment, allocated or free; a <b>pool</b> holds the
  * free blocks of the small (≤ 1 MiB) or large requests; <b>requested</b> size is what the caller
  * asked for, <b>rounded</b> size what the block holds for it, <b>allocation size</b> the size of a

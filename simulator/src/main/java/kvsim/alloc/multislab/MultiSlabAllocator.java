@@ -22,8 +22,8 @@ import kvsim.devicemodel.Region;
 
 /**
  * A slab allocator with several size classes, each owning a fixed share of the region: the
- * segregated-storage design of slab allocators (Bonwick 1994) with the class split DESIGN §4 takes
- * from the slab-allocator literature for KV caches.
+ * segregated-storage design of slab allocators (Bonwick 1994) with a default class split after the
+ * slab-allocator literature for KV caches (README, "Allocator models").
  *
  * <ul>
  *   <li>Option {@code classes} lists {@code BLOCK:PERCENT} pairs, default {@value #DEFAULT_CLASSES}.

@@ -17,9 +17,10 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 
 /**
- * Random malloc/free sequences keep the model's invariants after every step (spec §5: blocks tile
- * each segment, no two adjacent free blocks; pools hold exactly the free blocks; stats balance),
- * under each family of options, on a device small enough for the retry ladder to run.
+ * Random malloc/free sequences keep the model's invariants after every step (as PyTorch's {@code
+ * free_block} keeps them: blocks tile each segment, no two adjacent free blocks; pools hold exactly
+ * the free blocks; stats balance), under each family of options, on a device small enough for the
+ * retry ladder to run.
  */
 class CachingAllocatorProperties {
   private static final long MiB = 1L << 20;
@@ -112,7 +113,7 @@ class CachingAllocatorProperties {
     long r = m.roundSize(size);
     assertTrue(r >= size);
     assertEquals(0, r % 512);
-    assertEquals(size <= MiB, r <= MiB, "spec §4.1: 1 MiB is a power of two");
+    assertEquals(size <= MiB, r <= MiB, "round_size never crosses 1 MiB: 1 MiB is a power of two");
     assertEquals(r, m.roundSize(r), "rounding is idempotent");
   }
 

@@ -23,7 +23,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The worked examples of the spec (§4.1, §4.6, §5, §6, §7.3-7.5, §8) on the caching model. */
+/**
+ * Worked examples of PyTorch's {@code c10/cuda/CUDACachingAllocator.cpp} (pytorch/pytorch @eb42ad6)
+ * on the caching model: round_size, should_split, free_block, release_available_cached_blocks,
+ * release_cached_blocks, garbage collection, the expandable-segment paths (growth, best fit,
+ * unmapping) and the statistics.
+ */
 class CachingAllocatorTest {
   private static final long GiB = 1L << 30;
 
@@ -367,7 +372,7 @@ class CachingAllocatorTest {
     h.free(a);
     // free blocks: [0,10) interior (reach 10 MiB), [32,40) at the frontier (reach 8 MiB + unmapped)
     AllocOutcome.Allocated six = h.alloc(6 * MiB);
-    assertEquals(0, addr(six), "spec §7.4: the frontier block's reach is larger, the interior block wins");
+    assertEquals(0, addr(six), "get_free_block: the frontier block's reach is larger, the interior block wins");
   }
 
   @Test

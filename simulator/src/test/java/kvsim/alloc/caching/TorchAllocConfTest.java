@@ -10,7 +10,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** Parsing of PyTorch's allocator configuration string (spec §3, §4.1). */
+/**
+ * Parsing of PyTorch's allocator configuration string, after its parsers {@code
+ * c10/cuda/CUDAAllocatorConfig.cpp} (2.6-2.8 era) and {@code c10/core/AllocatorConfig.cpp}
+ * (2025-26).
+ */
 class TorchAllocConfTest {
   private static final long MiB = 1L << 20;
 
