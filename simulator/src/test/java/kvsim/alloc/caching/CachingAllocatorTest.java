@@ -38,7 +38,7 @@ class CachingAllocatorTest {
 
   @ParameterizedTest(name = "round_size({0}) = {1} with divisions 4")
   @CsvSource({"1200, 1536", "2049, 2560", "5242881, 6291456", "314572800, 335544320", "2048, 2048", "100, 512", "4194304, 4194304"})
-  void roundingWithFourDivisionsFollowsSection41(long size, long rounded) {
+  void roundingWithFourDivisionsFollowsRoundSize(long size, long rounded) {
     assertEquals(rounded, model("roundup_power2_divisions:4").roundSize(size));
   }
 
@@ -59,7 +59,7 @@ class CachingAllocatorTest {
 
   @ParameterizedTest(name = "a {0} B request gets a {1} B segment")
   @CsvSource({"1024, 2097152", "1048576, 2097152", "1049088, 20971520", "10485248, 20971520", "10485760, 10485760", "104858112, 106954752"})
-  void segmentSizesFollowSection42(long rounded, long segment) {
+  void segmentSizesFollowGetAllocationSize(long rounded, long segment) {
     assertEquals(segment, model("").allocationSize(rounded));
   }
 
@@ -198,7 +198,7 @@ class CachingAllocatorTest {
   }
 
   @Test
-  void inactiveSplitCountsFreeSplitBlocksAsSection8Describes() {
+  void inactiveSplitCountsFreeSplitBlocksAsPyTorchsStatsDo() {
     Harness h = new Harness("", GiB);
     AllocOutcome.Allocated five = h.alloc(5 * MiB);
     assertEquals(1, h.stat("inactive_split.all.current"));
@@ -344,7 +344,7 @@ class CachingAllocatorTest {
   }
 
   @Test
-  void expandableSegmentsGrowAtTheFrontierAsInTheExampleOfSection73() {
+  void expandableSegmentsGrowAtTheFrontier() {
     Harness h = new Harness("expandable_segments:True", GiB);
     AllocOutcome.Allocated first = h.alloc(16 * MiB);
     assertEquals(0, addr(first));

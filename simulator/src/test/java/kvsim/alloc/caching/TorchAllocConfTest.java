@@ -30,7 +30,7 @@ class TorchAllocConfTest {
   }
 
   @Test
-  void theListFormOfTheSpecGivesOneValuePerInterval() {
+  void theListFormGivesOneValuePerInterval() {
     TorchAllocConf c = TorchAllocConf.parse("roundup_power2_divisions:[256:1,512:2,1024:4,>:8]");
     assertArrayEquals(new int[] {1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 4, 8, 8, 8, 8, 8}, c.roundupPower2Divisions());
   }
