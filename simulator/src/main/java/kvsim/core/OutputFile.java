@@ -86,7 +86,7 @@ public final class OutputFile {
         throw new InputException(path + ": is also an input of this command; write the output to another file");
       }
     }
-    if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS) && !Files.isSymbolicLink(path)) {
+    if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) { // a link counts as there, dangling or not
       return this;
     }
     if (Files.isDirectory(path)) {

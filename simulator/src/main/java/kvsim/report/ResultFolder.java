@@ -310,7 +310,7 @@ public final class ResultFolder {
       }
       Path summary = dir.resolve(ResultsReader.SUMMARY_FILE);
       if (Files.isRegularFile(summary)) {
-        String head = new String(kvsim.core.OutputFile.head(summary, 4096), StandardCharsets.UTF_8);
+        String head = new String(OutputFile.head(summary, 4096), StandardCharsets.UTF_8);
         if (head.contains("\"" + ResultsReader.SERVING_FORMAT + "\"")) {
           return Kind.SERVING;
         }
@@ -323,7 +323,7 @@ public final class ResultFolder {
       }
       try (Stream<Path> list = Files.list(dir)) {
         boolean baselines = list.filter(p -> p.getFileName().toString().endsWith(".json")).anyMatch(p ->
-            new String(kvsim.core.OutputFile.head(p, 256), StandardCharsets.UTF_8).contains("\"kvsim-baseline\""));
+            new String(OutputFile.head(p, 256), StandardCharsets.UTF_8).contains("\"kvsim-baseline\""));
         if (baselines) {
           return Kind.BASELINE;
         }
@@ -451,7 +451,8 @@ public final class ResultFolder {
     if (target.dir() != null) {
       refuseUnlessWritable(target); // the folder may have changed while the run went on
     }
-    if (stateOf(dir) == State.ABSENT || stateOf(dir) == State.EMPTY) {
+    State state = stateOf(dir);
+    if (state == State.ABSENT || state == State.EMPTY) {
       try {
         Files.move(tmp, dir, StandardCopyOption.ATOMIC_MOVE);
         AtomicFiles.keep(tmp);
