@@ -75,6 +75,7 @@ final class CapacityCommand implements Callable<Integer> {
     List<ServingGrid.Axis> axes = options.axes();
     List<ServingGrid.Cell> cells = ServingGrid.cells(options.request(workload), axes);
     ServingSpec s = cells.get(0).spec();
+    ServingOptions.warnAboutCalibration(s, spec.commandLine().getErr());
     String name = "capacity-" + workload.replaceAll(".*/", "").replaceAll("[:,=]", "-").replaceAll("[^A-Za-z0-9._-]", "");
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.CAPACITY, force)
         : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.CAPACITY)).reading(Inputs.of(workload, s.workload().file())).check();

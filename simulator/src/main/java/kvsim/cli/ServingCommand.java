@@ -63,6 +63,7 @@ final class ServingCommand implements Callable<Integer> {
     List<ServingGrid.Axis> axes = options.axes();
     List<ServingGrid.Cell> cells = ServingGrid.cells(options.request(workload), axes);
     ServingSpec s = cells.get(0).spec();
+    ServingOptions.warnAboutCalibration(s, err);
     String name = "serving-" + workload.replaceAll(".*/", "").replaceAll("[:,=]", "-").replaceAll("\\.jsonl$", "").replaceAll("[^A-Za-z0-9._-]", "");
     List<Path> inputs = Inputs.of(workload, s.workload().file());
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.SERVING, force)

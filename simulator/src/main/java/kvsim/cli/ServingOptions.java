@@ -2,7 +2,9 @@ package kvsim.cli;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.nio.file.Path;
 import kvsim.core.InputException;
+import kvsim.run.CalibrationFile;
 import kvsim.run.ServingGrid;
 import kvsim.run.ServingSpec;
 import kvsim.serving.ServingSystems;
@@ -63,6 +65,10 @@ final class ServingOptions {
   @Option(names = "--watermark", paramLabel = "F", description = "vllm-v0's admission watermark, a share of the KV blocks (default 0.01).")
   Double watermark;
 
+  @Option(names = "--calibration", paramLabel = "FILE", description = "A calibration file (results/calibration/<gpu>.json) whose measured costs"
+      + " replace the defaults: forward-pass efficiencies, copy efficiencies, allocator and block-manager latencies.")
+  String calibration;
+
   @Option(names = "--set", paramLabel = "KEY=V1,V2,…", description = "A what-if grid (repeatable): run every combination of the values "
       + "with every --system. KEY is a serving option (block-size, max-num-seqs, max-num-batched-tokens, kv-memory, gpu-memory-utilization, "
       + "max-model-len, watermark) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
@@ -82,7 +88,19 @@ final class ServingOptions {
     String w = seed == null ? workload : ServingSpec.seededWorkload(workload, seed);
     return new ServingSpec.Request(
         w, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, swapSpace, beamSeed, plan,
-        check, watermark, java.util.Map.of());
+        check, watermark, java.util.Map.of(), calibration == null ? null : CalibrationFile.read(Path.of(calibration)));
+  }
+
+  /**
+   * Writes a warning to {@code err} when the calibration of {@code spec} was measured on another
+   * device than the run's (Note [A calibration from another device] on {@code alloc.Calibration}).
+   */
+  static void warnAboutCalibration(ServingSpec spec, java.io.PrintWriter err) {
+    String warning = spec.calibration().deviceWarning(spec.device());
+    if (warning != null) {
+      err.println("kvsim: warning: " + warning);
+      err.flush();
+    }
   }
 
   /**

@@ -70,6 +70,17 @@ final class SweepCommand implements Callable<Integer> {
     GridSpec g = file.spec();
     List<GridSweep.Cell> cells = GridSweep.cells(g);
     GridSweep.validate(g, cells); // every cell checked before a result folder exists
+    kvsim.alloc.Calibration calibration = GridSweep.calibration(g);
+    if (calibration != null) {
+      // Note [A calibration from another device] on alloc.Calibration: once per device of the grid.
+      for (String d : g.devices().isEmpty() ? List.of(kvsim.devicemodel.DeviceSpec.DEFAULT_NAME) : g.devices()) {
+        String warning = calibration.deviceWarning(kvsim.devicemodel.DeviceSpec.parse(d));
+        if (warning != null) {
+          err.println("kvsim: warning: " + warning);
+          err.flush();
+        }
+      }
+    }
     int n = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
     if (n < 1) {
       throw new InputException("--threads: must be at least 1, got " + n);
@@ -110,6 +121,9 @@ final class SweepCommand implements Callable<Integer> {
     Map<String, Object> config = new LinkedHashMap<>();
     config.put("grid", grid.toString());
     config.put("cells", cells.size());
+    if (calibration != null) {
+      config.put("calibration", calibration.echo()); // only when given, so that other sweeps' tables stay as they were
+    }
     SweepTable.write(dir, cells.stream().map(GridSweep.Cell::key).toList(), config);
     out.printf("sweep: %,d cells in %.2f s (%,d run now)%nresults: %s (%s, %s)%n",
         cells.size(), (System.nanoTime() - start) / 1e9, todo.size(), dir, SweepTable.CSV_FILE, SweepTable.JSON_FILE);

@@ -31,6 +31,7 @@ import kvsim.core.InputException;
  * device: h100-80                                   # or a list
  * model: llama-2-7b                                 # or a list
  * plan: {weights: 0, activations: 0}                # L1 only
+ * calibration: ../results/calibration/h100.json     # one calibration file for every cell, relative to this file
  * </pre>
  *
  * <p>Serving grids name {@code systems} instead of {@code allocators}; their {@code set} keys are
@@ -50,6 +51,7 @@ import kvsim.core.InputException;
  * @param dir the folder relative trace paths are resolved against
  * @param origin the file, for errors after parsing
  * @param lines the line of each node of the file, by JSON pointer ({@code /set/first-fit.alignment/1}), for {@link #error}
+ * @param calibration a calibration file for every cell as written (relative to {@link #dir}), or null
  */
 public record GridSpec(
     List<String> workloads,
@@ -62,14 +64,21 @@ public record GridSpec(
     Map<String, String> plan,
     Path dir,
     WorkloadSpec.Origin origin,
-    Map<String, Integer> lines) {
+    Map<String, Integer> lines,
+    String calibration) {
+
+  /** A grid without a calibration. */
+  public GridSpec(List<String> workloads, List<String> allocators, List<String> systems, List<Long> seeds, List<String> devices, List<String> models,
+      Map<String, List<String>> sets, Map<String, String> plan, Path dir, WorkloadSpec.Origin origin, Map<String, Integer> lines) {
+    this(workloads, allocators, systems, seeds, devices, models, sets, plan, dir, origin, lines, null);
+  }
 
   /** Keys of {@code set} that a serving grid accepts. */
   public static final Set<String> SERVING_SET_KEYS =
       Set.of("block-size", "kv-memory", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "gpu-memory-utilization", "swap-space", "plan", "watermark");
 
   private static final List<String> FIELDS =
-      List.of("workloads", "allocators", "systems", "seeds", "device", "model", "set", "plan");
+      List.of("workloads", "allocators", "systems", "seeds", "device", "model", "set", "plan", "calibration");
   /** A key given twice and a second YAML document are errors, not silently the last or ignored. */
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory())
       .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
@@ -209,9 +218,17 @@ public record GridSpec(
         plan.put(e.getKey(), scalar(at, "plan." + e.getKey(), -1, e.getValue()));
       }
     }
+    JsonNode cal = root.get("calibration");
+    String calibration = null;
+    if (cal != null && !cal.isNull()) {
+      if (!cal.isTextual()) {
+        throw at.error("calibration", "one calibration file for every cell, got " + cal);
+      }
+      calibration = cal.asText();
+    }
     return new GridSpec(
         workloads, allocators, systems, seeds(at, root.get("seeds")), strings(at, root, "device"), strings(at, root, "model"),
-        sets, plan, dir, origin, Map.copyOf(lines));
+        sets, plan, dir, origin, Map.copyOf(lines), calibration);
   }
 
   /** Returns a field that is one value or a list of values, as strings; empty when absent. */

@@ -3,7 +3,8 @@ package kvsim.devicemodel;
 import kvsim.core.ModelPreset;
 
 /**
- * The time a model's forward pass takes on the simulated device, as a roofline (README,
+ * The time a model's forward pass takes on the simulated device, as a roofline, the default
+ * {@link ForwardTimeModel} (README,
  * "Serving-level runs"; the cost model of the analyses in the vLLM paper, Kwon et al., SOSP 2023,
  * arXiv:2309.06180, and the Orca paper, Yu et al., OSDI 2022): the larger of the compute time and
  * the memory time.
@@ -28,7 +29,7 @@ import kvsim.core.ModelPreset;
  * @param computeEfficiency share of peak FLOP/s achieved, in (0, 1]
  * @param memoryEfficiency share of peak HBM bandwidth achieved, in (0, 1]
  */
-public record Roofline(ModelPreset model, DeviceSpec device, double computeEfficiency, double memoryEfficiency) {
+public record Roofline(ModelPreset model, DeviceSpec device, double computeEfficiency, double memoryEfficiency) implements ForwardTimeModel {
   /** Default share of peak FLOP/s achieved. */
   public static final double DEFAULT_COMPUTE_EFFICIENCY = 0.5;
   /** Default share of peak HBM bandwidth achieved. */
@@ -61,5 +62,11 @@ public record Roofline(ModelPreset model, DeviceSpec device, double computeEffic
    */
   public long forwardNanos(long tokens, long kvBytesRead) {
     return Math.round(Math.max(computeNanos(tokens), memoryNanos(kvBytesRead)));
+  }
+
+  /** The roofline counts every token alike, prefill or decode, and charges nothing per sequence. */
+  @Override
+  public long forwardNanos(long prefillTokens, long decodeTokens, long kvBytesRead, int sequences) {
+    return forwardNanos(prefillTokens + decodeTokens, kvBytesRead);
   }
 }

@@ -8,6 +8,7 @@ import java.util.Set;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorFactory;
+import kvsim.alloc.Calibration;
 import kvsim.alloc.Capability;
 import kvsim.alloc.LatencyModel;
 import kvsim.alloc.bestfit.BestFitAllocator;
@@ -183,6 +184,18 @@ public final class AllocatorRegistry {
    */
   public static LatencyModel blockManagerLatency() {
     return PagedAllocator.DEFAULT_LATENCY;
+  }
+
+  /** The name under which a calibration's latencies reach vLLM's block manager: the paged family's, whose block operations it times. */
+  public static final String BLOCK_MANAGER_CALIBRATION_NAME = "paged";
+
+  /**
+   * Returns the latency of the paged family's block operations with the fields {@code calibration}
+   * measured for {@code paged} in place of the defaults (the block manager's operations are the
+   * {@code paged} model's, so one calibration entry times both).
+   */
+  public static LatencyModel blockManagerLatency(Calibration calibration) {
+    return calibration.apply(BLOCK_MANAGER_CALIBRATION_NAME, blockManagerLatency());
   }
 
   /** Returns an empty vLLM block manager; throws IllegalArgumentException for settings it cannot run with. */

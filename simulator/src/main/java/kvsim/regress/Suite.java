@@ -49,6 +49,7 @@ import kvsim.serving.ServingSystems;
  *     systems: [vllm, orca-max]
  *     model: opt-13b
  *     kv-memory: 12GiB
+ *     calibration: ../../results/calibration/h100.json   # optional, either kind; relative to this file
  * </pre>
  *
  * Metrics are named as in the result files ({@code results/SCHEMA.md}): an L1 run's counters
@@ -104,10 +105,11 @@ public final class Suite {
   private static final String TOP_TEXT = "version, watch, scenarios";
   private static final Set<String> WATCH = Set.of("metric", "better", "tolerance");
   private static final Set<String> L1_FIELDS =
-      new LinkedHashSet<>(List.of("name", "workload", "allocators", "device", "model", "weights", "activations", "options", "torch-alloc-conf", "watch"));
+      new LinkedHashSet<>(List.of("name", "workload", "allocators", "device", "model", "weights", "activations", "options", "torch-alloc-conf",
+          "calibration", "watch"));
   private static final Set<String> SERVING_FIELDS =
       new LinkedHashSet<>(List.of("name", "serving", "systems", "model", "device", "kv-memory", "gpu-memory-utilization", "max-model-len",
-          "max-num-seqs", "max-num-batched-tokens", "block-size", "watch"));
+          "max-num-seqs", "max-num-batched-tokens", "block-size", "calibration", "watch"));
 
   private final String name;
   private final String source;
@@ -248,7 +250,9 @@ public final class Suite {
     } else {
       throw s.error("no metrics to watch: give the scenario a watch: list, or the suite a watch: " + kind.key() + ": list");
     }
-    return new Scenario(name, kind, s, workload, runs, watch, digest(s, kind, workload, runs, watch));
+    YamlNode cal = s.get("calibration");
+    String calibration = cal == null ? null : dir.resolve(cal.text()).normalize().toString();
+    return new Scenario(name, kind, s, workload, runs, watch, calibration, digest(s, kind, workload, runs, watch, calibration));
   }
 
   /** A trace path is relative to the suite file; generator and importer specs stay as written. */
@@ -300,12 +304,13 @@ public final class Suite {
    * Note [Scenario digest]: a baseline is compared only with the scenario it was recorded for. The
    * digest covers everything that decides the watched values: the scenario's fields as parsed
    * (workload, runs, device, model, plan, options, serving limits), the watched metrics' names, the
-   * summary format and version they are read from, and, for a trace file, its content. It leaves
+   * summary format and version they are read from, and, for a trace file and a calibration file,
+   * their content. It leaves
    * out the watch list's directions and tolerances, which decide verdicts, not values; changing
    * those needs no new baselines. A {@code --set} on the command line is a what-if against the
    * recorded baseline and never enters the digest.
    */
-  private static String digest(YamlNode s, Kind kind, String workload, List<String> runs, List<Watch> watch) {
+  private static String digest(YamlNode s, Kind kind, String workload, List<String> runs, List<Watch> watch, String calibration) {
     ObjectMapper canonical = new ObjectMapper().enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
     ObjectNode fields = ((ObjectNode) s.tree()).deepCopy();
     fields.remove("watch");
@@ -318,6 +323,10 @@ public final class Suite {
     Path trace = Path.of(workload);
     if (Files.isRegularFile(trace)) {
       input.put("trace_sha256", sha256(trace, s.require(kind == Kind.SERVING ? "serving" : "workload")));
+    }
+    // Only where given, so that the digests of scenarios without one stay as they were.
+    if (calibration != null && Files.isRegularFile(Path.of(calibration))) {
+      input.put("calibration_sha256", sha256(Path.of(calibration), s.require("calibration")));
     }
     try {
       return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(canonical.writeValueAsBytes(input)));
@@ -345,16 +354,23 @@ public final class Suite {
     private final String workload;
     private final List<String> runs;
     private final List<Watch> watch;
+    private final String calibration;
     private final String digest;
 
-    private Scenario(String name, Kind kind, YamlNode node, String workload, List<String> runs, List<Watch> watch, String digest) {
+    private Scenario(String name, Kind kind, YamlNode node, String workload, List<String> runs, List<Watch> watch, String calibration, String digest) {
       this.name = name;
       this.kind = kind;
       this.node = node;
       this.workload = workload;
       this.runs = List.copyOf(runs);
       this.watch = List.copyOf(watch);
+      this.calibration = calibration;
       this.digest = digest;
+    }
+
+    /** Returns the calibration file ({@code calibration:}) resolved against the suite's folder, or null for none. */
+    public String calibration() {
+      return calibration;
     }
 
     /** Returns the scenario's name, unique in its suite. */

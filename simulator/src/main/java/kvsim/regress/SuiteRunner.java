@@ -9,6 +9,7 @@ import kvsim.core.InputException;
 import kvsim.core.OptionMap;
 import kvsim.report.ResultsWriter;
 import kvsim.run.Parallel;
+import kvsim.run.CalibrationFile;
 import kvsim.run.RunRequest;
 import kvsim.run.RunResult;
 import kvsim.run.RunSpec;
@@ -179,7 +180,25 @@ final class SuiteRunner {
     boolean confSet = own.stream().anyMatch(x -> x.startsWith("pytorch-caching.torch-alloc-conf="));
     String conf = allocators.contains("pytorch-caching") && !confSet ? s.text("torch-alloc-conf") : null;
     return new RunRequest(s.workload(), null, null, allocators, s.text("device"), s.text("model"), s.text("weights"), s.text("activations"),
-        own, conf, null, false, 0);
+        own, conf, calibration(s), false, 0);
+  }
+
+  /**
+   * Checks the scenario's calibration file ({@code calibration:}) and returns the path the run
+   * library reads it from, or null for none; a file that is missing (or a folder) is reported at the
+   * scenario's {@code calibration:} line, a problem inside it at the file's own.
+   */
+  private static String calibration(Suite.Scenario s) {
+    if (s.calibration() == null) {
+      return null;
+    }
+    java.nio.file.Path file = java.nio.file.Path.of(s.calibration());
+    try {
+      CalibrationFile.read(file);
+    } catch (InputException e) {
+      throw java.nio.file.Files.isRegularFile(file) ? e : s.field("calibration").error(e.getMessage());
+    }
+    return s.calibration();
   }
 
   private static ServingSpec.Request servingRequest(Suite.Scenario s, String system) {
@@ -191,7 +210,8 @@ final class SuiteRunner {
       throw util.error("expected a number in (0, 1], found '" + util.text() + "'");
     }
     return new ServingSpec.Request(s.workload(), List.of(system), s.text("model"), s.text("device"), s.text("kv-memory"), utilization,
-        intField(s, "max-model-len"), intField(s, "max-num-seqs"), intField(s, "max-num-batched-tokens"), intField(s, "block-size"), false);
+        intField(s, "max-model-len"), intField(s, "max-num-seqs"), intField(s, "max-num-batched-tokens"), intField(s, "block-size"), false)
+        .withCalibration(calibration(s) == null ? null : CalibrationFile.read(java.nio.file.Path.of(s.calibration())));
   }
 
   private static Integer intField(Suite.Scenario s, String field) {

@@ -10,35 +10,52 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import kvsim.alloc.Calibration;
 import kvsim.core.InputException;
+import kvsim.devicemodel.CostCalibration;
 import kvsim.registry.AllocatorRegistry;
 
 /**
- * Reads a calibration file ({@code results/calibration/<gpu>.json}): latencies measured on a real
- * GPU that replace the models' defaults. Example:
+ * Reads a calibration file ({@code results/calibration/<gpu>.json}; README, "Calibration files"):
+ * costs measured on a real GPU that replace kvsim's defaults, for every run kind. Version 2:
  *
  * <pre>
- * {"format": "kvsim-calibration", "version": 1,
+ * {"format": "kvsim-calibration", "version": 2,
  *  "device": "NVIDIA H100 80GB HBM3", "driver": "580.65.06", "date": "2026-11-23",
+ *  "forward": {"compute_efficiency": 0.45, "memory_efficiency": 0.85},
+ *  "copies": {"hbm_efficiency": 0.7, "host_link_efficiency": 0.9},
  *  "latency": {"pytorch-caching": {"device_alloc_ns": 41000, "device_free_ns": 33000},
  *              "slab": {"alloc_base_ns": 25}}}
  * </pre>
  *
- * A model's fields that the file does not give keep their defaults; {@code fragmentation} (the
- * measured fragmentation comparisons) is carried by the file for people and ignored here. Unknown
- * fields, unknown allocators and negative latencies are errors naming the file, line and field.
+ * Every section and field is optional; what the file does not give keeps its default. Version 1
+ * files (latency only) are read as before. Unknown fields, unknown allocators, negative latencies
+ * and efficiencies outside (0, 1] are errors naming the file, line and field (Note [What a
+ * calibration file may hold]).
+ *
+ * <p>Note [What a calibration file may hold]: every field the reader accepts changes a run; a field
+ * accepted and then ignored would read as applied. So {@code fragmentation}, which version 1
+ * accepted and ignored, is refused in both versions: a fragmentation comparison measured on a GPU
+ * is a result to compare kvsim's with, not a cost, and nothing in a run could use it (it belongs
+ * in a result folder beside the run it is compared with). The {@code forward} and {@code copies}
+ * sections are version 2's: a version 1 file that gives them is told to say version 2, so that an
+ * older kvsim, which reads version 1 only, refuses the file instead of dropping them. An L1 run
+ * (replay, compare) times allocator calls only, so there only {@code latency} changes results; the
+ * file's other sections are for the serving runs that read the same file.
  */
 public final class CalibrationFile {
   /** The value of the {@code format} field. */
   public static final String FORMAT = "kvsim-calibration";
-  /** The version this reader reads. */
-  public static final int VERSION = 1;
+  /** The version this reader writes about and reads; it reads {@link #VERSION_1} files too. */
+  public static final int VERSION = 2;
+  /** The first version: latencies only. */
+  public static final int VERSION_1 = 1;
 
-  private static final Set<String> TOP_FIELDS = Set.of("format", "version", "device", "driver", "date", "latency", "fragmentation");
+  private static final Set<String> TOP_FIELDS = Set.of("format", "version", "device", "driver", "date", "latency", "forward", "copies");
   /** A second JSON value and a key given twice are errors, not silently ignored or the last value. */
   private static final ObjectMapper JSON = new ObjectMapper()
       .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -77,6 +94,10 @@ public final class CalibrationFile {
     }
     for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
       String f = it.next();
+      if (f.equals("fragmentation")) {
+        throw error(source, text, f, "a measured fragmentation comparison is a result, not a cost: no run reads it"
+            + " (Note [What a calibration file may hold]); keep it beside the results it is compared with");
+      }
       if (!TOP_FIELDS.contains(f)) {
         throw error(source, text, f, "unknown field (known: " + new TreeSet<>(TOP_FIELDS) + ")");
       }
@@ -84,9 +105,19 @@ public final class CalibrationFile {
     if (!FORMAT.equals(root.path("format").asText(null))) {
       throw error(source, text, "format", "expected \"" + FORMAT + "\" (is this a kvsim calibration file?)");
     }
-    if (!root.path("version").isInt() || root.get("version").asInt() != VERSION) {
-      throw error(source, text, "version", "this kvsim reads version " + VERSION);
+    int version = root.path("version").isInt() ? root.get("version").asInt() : -1;
+    if (version != VERSION && version != VERSION_1) {
+      throw error(source, text, "version", "this kvsim reads versions " + VERSION_1 + " and " + VERSION);
     }
+    for (String section : List.of("forward", "copies")) {
+      if (version == VERSION_1 && root.has(section)) {
+        throw error(source, text, section, "a version " + VERSION + " section: give \"version\": " + VERSION);
+      }
+    }
+    Map<String, Double> forward = efficiencies(source, text, root, "forward", CostCalibration.FORWARD_FIELDS);
+    Map<String, Double> copies = efficiencies(source, text, root, "copies", CostCalibration.COPIES_FIELDS);
+    CostCalibration cost = new CostCalibration(forward.get("compute_efficiency"), forward.get("memory_efficiency"), copies.get("hbm_efficiency"),
+        copies.get("host_link_efficiency"));
     Map<String, Map<String, Long>> latency = new LinkedHashMap<>();
     JsonNode lat = root.path("latency");
     if (!lat.isMissingNode() && !lat.isObject()) {
@@ -118,7 +149,32 @@ public final class CalibrationFile {
     }
     return new Calibration(
         file.getFileName().toString(), root.path("device").asText(null), root.path("driver").asText(null), root.path("date").asText(null),
-        latency);
+        latency, cost);
+  }
+
+  /** Reads a section of efficiencies, each a number in (0, 1]; empty when the section is absent. */
+  private static Map<String, Double> efficiencies(String source, String text, JsonNode root, String section, List<String> fields) {
+    Map<String, Double> out = new LinkedHashMap<>();
+    JsonNode node = root.path(section);
+    if (node.isMissingNode()) {
+      return out;
+    }
+    if (!node.isObject()) {
+      throw error(source, text, section, "expected an object of the fields " + fields);
+    }
+    for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> field = it.next();
+      String where = section + "." + field.getKey();
+      if (!fields.contains(field.getKey())) {
+        throw error(source, text, where, "unknown field (known: " + String.join(", ", fields) + ")");
+      }
+      JsonNode v = field.getValue();
+      if (!v.isNumber() || !(v.asDouble() > 0 && v.asDouble() <= 1)) {
+        throw error(source, text, where, "must be a share in (0, 1], got " + v);
+      }
+      out.put(field.getKey(), v.asDouble());
+    }
+    return out;
   }
 
   /** An error at the line where {@code field}'s last key is written. */

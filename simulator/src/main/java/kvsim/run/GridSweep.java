@@ -199,6 +199,7 @@ public final class GridSweep {
         throw g.error(runField, i, e.getMessage());
       }
     }
+    calibration(g); // a missing calibration file is the grid's error before any cell's
     for (int i = 0; i < g.devices().size(); i++) {
       try {
         DeviceSpec.parse(g.devices().get(i));
@@ -386,7 +387,7 @@ public final class GridSweep {
           workload, List.of(p.get("system")), p.get("model"), p.get("device"), p.get("kv-memory"),
           doubleOrNull(p.get("gpu-memory-utilization")), intOrNull(p.get("max-model-len")), intOrNull(p.get("max-num-seqs")),
           intOrNull(p.get("max-num-batched-tokens")), intOrNull(p.get("block-size")), p.get("swap-space"), null, p.get("plan"), false,
-          doubleOrNull(p.get("watermark")), Map.of()));
+          doubleOrNull(p.get("watermark")), Map.of(), calibration(g)));
       if (check) {
         ServingGrid.checkBuilds(spec);
       }
@@ -399,9 +400,32 @@ public final class GridSweep {
         settings.add(key + "=" + p.get(key));
       }
     }
+    String calibrationFile = g.calibration() == null ? null : calibrationPath(g).toString();
     RunRequest request = new RunRequest(workload, null, null, List.of(allocator), p.get("device"), p.get("model"),
-        g.plan().get("weights"), g.plan().get("activations"), settings, null, null, false, 0);
+        g.plan().get("weights"), g.plan().get("activations"), settings, null, calibrationFile, false, 0);
     return RunSpec.resolve(request, new PrintWriter(PrintWriter.nullWriter()));
+  }
+
+  /** Returns the grid's calibration file, resolved against the grid's folder; the grid must name one. */
+  private static java.nio.file.Path calibrationPath(GridSpec g) {
+    return g.dir().resolve(g.calibration());
+  }
+
+  /**
+   * Returns the calibration of every cell of {@code g}, read from its file, or null when the grid
+   * names none; a file that is missing (or a folder) is reported at the grid's {@code calibration}
+   * line, a problem inside it at the file's own.
+   */
+  public static kvsim.alloc.Calibration calibration(GridSpec g) {
+    if (g.calibration() == null) {
+      return null;
+    }
+    java.nio.file.Path file = calibrationPath(g);
+    try {
+      return CalibrationFile.read(file);
+    } catch (InputException e) {
+      throw java.nio.file.Files.isRegularFile(file) ? e : g.error("calibration", -1, e.getMessage());
+    }
   }
 
   /** The cell's workload as a spec string: trace paths resolved against the grid's folder, the seed added. */

@@ -209,6 +209,11 @@ public final class RunSpec {
         throw Files.isRegularFile(file) ? e : yaml.origin().error("calibration", e.getMessage());
       }
     }
+    String calibrationWarning = calibration.deviceWarning(device);
+    if (calibrationWarning != null && err != null) {
+      err.println("kvsim: warning: " + calibrationWarning); // Note [A calibration from another device] on alloc.Calibration
+      err.flush();
+    }
     RunSpec setup =
         new RunSpec(workload, device, model, plan, List.copyOf(options.keySet()), options, calibration, o.check(), o.sampleEvery());
     for (String name : setup.allocators) {
@@ -376,13 +381,7 @@ public final class RunSpec {
     }
     c.put("plan", p);
     if (!calibration.isNone()) {
-      Map<String, Object> cal = new LinkedHashMap<>();
-      cal.put("file", calibration.source());
-      cal.put("device", calibration.device());
-      cal.put("driver", calibration.driver());
-      cal.put("date", calibration.date());
-      cal.put("latency", calibration.latency());
-      c.put("calibration", cal);
+      c.put("calibration", calibration.echo());
     }
     c.put("check", check);
     return c;

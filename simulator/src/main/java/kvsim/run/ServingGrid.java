@@ -252,7 +252,8 @@ public final class ServingGrid {
       };
     }
     return new ServingSpec.Request(r.workload(), r.systems(), r.model(), r.device(), r.kvMemory(), r.gpuMemoryUtilization(), r.maxModelLen(),
-        r.maxNumSeqs(), r.maxNumBatchedTokens(), r.blockTokens(), r.swapSpace(), r.seed(), r.plan(), r.check(), r.watermark(), allocatorOptions);
+        r.maxNumSeqs(), r.maxNumBatchedTokens(), r.blockTokens(), r.swapSpace(), r.seed(), r.plan(), r.check(), r.watermark(), allocatorOptions,
+        base.calibration());
   }
 
   private static int integer(String key, String v) {

@@ -9,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import kvsim.core.InputException;
-import kvsim.devicemodel.Roofline;
 import kvsim.serving.ServingEngine;
 import kvsim.serving.ServingMetrics;
 import kvsim.serving.ServingSystems;
@@ -191,7 +190,7 @@ public final class ServingRunner {
     try (RequestSource source = spec.workload().open()) {
       ServingSystems.Built built = ServingSystems.build(system, spec.build(source.hashBlockTokens()));
       ServingEngine.Progress p = progress == null ? null : (iterations, finished) -> progress.update(system, iterations, finished, System.nanoTime() - start);
-      ServingEngine engine = new ServingEngine(built.scheduler(), built.kv(), Roofline.of(spec.model(), spec.device()), spec.scheduler(),
+      ServingEngine engine = new ServingEngine(built.scheduler(), built.kv(), spec.forwardTime(), spec.scheduler(),
           spec.model().kvBytesPerToken(), spec.check(), p, spec.seed());
       if (trace != null) {
         engine.emitTo(trace);

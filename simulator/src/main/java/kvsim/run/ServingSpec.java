@@ -4,10 +4,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import kvsim.alloc.Calibration;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.devicemodel.DeviceSpec;
+import kvsim.devicemodel.ForwardTimeModel;
 import kvsim.devicemodel.MemoryPlan;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.serving.SchedulerConfig;
@@ -50,6 +52,8 @@ public final class ServingSpec {
    * @param watermark vLLM v0's admission watermark (default {@value SchedulerConfig#DEFAULT_WATERMARK})
    * @param allocatorOptions options of the contiguous systems' allocators by allocator name, as
    *     {@code --set ALLOCATOR.KEY=VALUE} gives them (empty: defaults)
+   * @param calibration a calibration file as read ({@code --calibration}), or null for kvsim's
+   *     default costs
    */
   public record Request(
       String workload,
@@ -67,7 +71,22 @@ public final class ServingSpec {
       String plan,
       boolean check,
       Double watermark,
-      Map<String, Map<String, String>> allocatorOptions) {
+      Map<String, Map<String, String>> allocatorOptions,
+      Calibration calibration) {
+    /** A request without a calibration. */
+    public Request(String workload, List<String> systems, String model, String device, String kvMemory, Double gpuMemoryUtilization,
+        Integer maxModelLen, Integer maxNumSeqs, Integer maxNumBatchedTokens, Integer blockTokens, String swapSpace, Long seed, String plan,
+        boolean check, Double watermark, Map<String, Map<String, String>> allocatorOptions) {
+      this(workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockTokens, swapSpace, seed,
+          plan, check, watermark, allocatorOptions, null);
+    }
+
+    /** Returns this request with {@code calibration} (null: none). */
+    public Request withCalibration(Calibration calibration) {
+      return new Request(workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockTokens,
+          swapSpace, seed, plan, check, watermark, allocatorOptions, calibration);
+    }
+
     /** A request with the defaults of swap space, seed, plan, watermark and allocator options. */
     public Request(String workload, List<String> systems, String model, String device, String kvMemory, Double gpuMemoryUtilization,
         Integer maxModelLen, Integer maxNumSeqs, Integer maxNumBatchedTokens, Integer blockTokens, boolean check) {
@@ -92,6 +111,7 @@ public final class ServingSpec {
   private final long swapSpaceBytes;
   private final long seed;
   private final String plan;
+  private final Calibration calibration;
   private final Map<String, Object> echo;
   /** The recorded workload's mean rate once measured, shared by the specs of one workload. */
   private final java.util.concurrent.atomic.AtomicReference<Double> recordedMeanRate;
@@ -173,6 +193,7 @@ public final class ServingSpec {
       throw new InputException("--plan: unknown plan '" + r.plan() + "' (known: " + ServingSystems.PLAN_TWO_POOL + ", " + ServingSystems.PLAN_NAIVE + ")");
     }
     this.plan = r.plan();
+    this.calibration = r.calibration() == null ? Calibration.NONE : r.calibration();
     checkAllocatorOptions();
     Map<String, Object> e = new LinkedHashMap<>();
     e.put("workload", workload.spec());
@@ -197,6 +218,9 @@ public final class ServingSpec {
     if (r.plan() != null) {
       e.put("plan", plan);
     }
+    if (!calibration.isNone()) {
+      e.put("calibration", calibration.echo());
+    }
     this.echo = e;
   }
 
@@ -213,6 +237,7 @@ public final class ServingSpec {
     this.swapSpaceBytes = o.swapSpaceBytes;
     this.seed = o.seed;
     this.plan = o.plan;
+    this.calibration = o.calibration;
     Map<String, Object> e = new LinkedHashMap<>(o.echo);
     e.put("workload", workload.spec());
     this.echo = e;
@@ -317,7 +342,17 @@ public final class ServingSpec {
   /** Returns what a system of this spec is built from, for a source of {@code hashBlockTokens}. */
   ServingSystems.Build build(int hashBlockTokens) {
     return new ServingSystems.Build(kvMemoryBytes, model.kvBytesPerToken(), blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, plan,
-        allocatorOptions);
+        allocatorOptions, calibration);
+  }
+
+  /** Returns the calibration whose costs replace the defaults ({@link Calibration#NONE} for none). */
+  public Calibration calibration() {
+    return calibration;
+  }
+
+  /** Returns the cost model of a forward pass: the roofline of the model on the device, with the calibration's efficiencies. */
+  public ForwardTimeModel forwardTime() {
+    return calibration.cost().forwardTime(model, device);
   }
 
   /**

@@ -8,6 +8,7 @@ import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
+import kvsim.alloc.Calibration;
 import kvsim.alloc.Capability;
 import kvsim.alloc.OomReason;
 import kvsim.core.InputException;
@@ -15,7 +16,8 @@ import kvsim.core.ModelPreset;
 import kvsim.core.Tag;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.devicemodel.Region;
-import kvsim.devicemodel.Roofline;
+import kvsim.devicemodel.CopyBandwidths;
+import kvsim.devicemodel.CopyCostModel;
 import kvsim.registry.AllocatorRegistry;
 
 /**
@@ -35,8 +37,9 @@ import kvsim.registry.AllocatorRegistry;
  *       it fails and the sequence keeps the old one. For the other policies a sequence never
  *       outgrows its reservation (it is at least the final length), and doing so is a bug.
  *   <li>Latency: the allocator's own modelled time ({@code stats().modelledNanos()}), plus, for each
- *       copy, its bytes read and written once over HBM at the copy bandwidth given (the roofline's
- *       achieved share of peak bandwidth by default, {@link #copyBytesPerSecond(DeviceSpec)}).
+ *       copy, its bytes read and written once over HBM, timed by the copy-cost model given ({@link
+ *       CopyBandwidths} by default: the roofline's achieved share of peak bandwidth, {@link
+ *       #copyBytesPerSecond(DeviceSpec)}; a calibration's {@code copies} section replaces it).
  *   <li>Breakdown, in tokens of the region ({@code region bytes / KV bytes per token}): token
  *       states are the computed tokens; reserved is {@code min(reservation, final length) −
  *       computed}, the part of the buffer that tokens still to come will fill; internal waste is
@@ -90,7 +93,7 @@ public final class ContiguousKvManager implements KvManager {
   private final Reservation reservation;
   private final long kvBytesPerToken;
   private final int maxModelLen;
-  private final double copyBytesPerSecond;
+  private final CopyCostModel copyCost;
   private final long regionTokens;
   private final long capacityTokens;
   private final long allocatorNanosAtStart;
@@ -124,7 +127,21 @@ public final class ContiguousKvManager implements KvManager {
    */
   public ContiguousKvManager(Allocator allocator, long regionBytes, Reservation reservation, long kvBytesPerToken, int maxModelLen,
       double copyBytesPerSecond) {
-    if (kvBytesPerToken < 1 || maxModelLen < 2 || !(copyBytesPerSecond > 0)) {
+    this(allocator, regionBytes, reservation, kvBytesPerToken, maxModelLen, copyCost(copyBytesPerSecond));
+  }
+
+  private static CopyCostModel copyCost(double copyBytesPerSecond) {
+    if (!(copyBytesPerSecond > 0)) {
+      throw new IllegalArgumentException("KV bytes per token and copy bandwidth must be positive, max_model_len at least 2");
+    }
+    // A contiguous manager copies within HBM only; the host link is never used.
+    return new CopyBandwidths(copyBytesPerSecond, Double.POSITIVE_INFINITY);
+  }
+
+  /** A manager as above whose copies take the HBM copy times of {@code copyCost}. */
+  public ContiguousKvManager(Allocator allocator, long regionBytes, Reservation reservation, long kvBytesPerToken, int maxModelLen,
+      CopyCostModel copyCost) {
+    if (kvBytesPerToken < 1 || maxModelLen < 2 || copyCost == null) {
       throw new IllegalArgumentException("KV bytes per token and copy bandwidth must be positive, max_model_len at least 2");
     }
     if (allocator.stats().liveAllocations() != 0) {
@@ -134,7 +151,7 @@ public final class ContiguousKvManager implements KvManager {
     this.reservation = reservation;
     this.kvBytesPerToken = kvBytesPerToken;
     this.maxModelLen = maxModelLen;
-    this.copyBytesPerSecond = copyBytesPerSecond;
+    this.copyCost = copyCost;
     this.regionTokens = regionBytes / kvBytesPerToken;
     long largest = allocator.largestFreeBytes() / kvBytesPerToken;
     // Note [Room to grow]: a growing sequence holds its old buffer (up to its length, anywhere in
@@ -152,15 +169,24 @@ public final class ContiguousKvManager implements KvManager {
    */
   public static ContiguousKvManager create(String allocatorName, Map<String, String> options, long kvMemoryBytes, DeviceSpec device,
       ModelPreset model, Reservation reservation, int maxModelLen) {
+    return create(allocatorName, options, kvMemoryBytes, device, model, reservation, maxModelLen, Calibration.NONE);
+  }
+
+  /**
+   * Builds a manager as above whose allocator takes {@code calibration}'s latencies and whose
+   * copies take its copy costs over {@code device}'s defaults.
+   */
+  public static ContiguousKvManager create(String allocatorName, Map<String, String> options, long kvMemoryBytes, DeviceSpec device,
+      ModelPreset model, Reservation reservation, int maxModelLen, Calibration calibration) {
     AllocatorRegistry.Entry entry = AllocatorRegistry.get(allocatorName);
     if (!entry.capabilities().contains(Capability.CONTIGUOUS)) {
       throw new InputException("allocator " + allocatorName + " is " + entry.capabilityLabels()
           + ", not contiguous: a contiguous KV manager needs one extent per sequence");
     }
     Region region = new Region("kv", 0, kvMemoryBytes);
-    AllocatorContext context = new AllocatorContext(allocatorName, region, device, model, options);
+    AllocatorContext context = new AllocatorContext(allocatorName, region, device, model, options, calibration);
     Allocator a = AllocatorRegistry.create(context);
-    ContiguousKvManager m = new ContiguousKvManager(a, kvMemoryBytes, reservation, model.kvBytesPerToken(), maxModelLen, copyBytesPerSecond(device));
+    ContiguousKvManager m = new ContiguousKvManager(a, kvMemoryBytes, reservation, model.kvBytesPerToken(), maxModelLen, calibration.cost().copyCost(device));
     m.allocatorOptions = new LinkedHashMap<>(context.effectiveOptions());
     return m;
   }
@@ -175,7 +201,7 @@ public final class ContiguousKvManager implements KvManager {
    * HBM bandwidth, halved because every byte is read and written.
    */
   public static double copyBytesPerSecond(DeviceSpec device) {
-    return device.hbmBytesPerSecond() * Roofline.DEFAULT_MEMORY_EFFICIENCY / 2;
+    return CopyBandwidths.of(device).hbmCopyBytesPerSecond();
   }
 
   /** Returns the allocator model under the manager. */
@@ -278,7 +304,7 @@ public final class ContiguousKvManager implements KvManager {
     long bytes = (long) computed * kvBytesPerToken;
     copies++;
     copiedBytes += bytes;
-    copyNanos += bytes / copyBytesPerSecond * 1e9;
+    copyNanos += copyCost.hbmCopyNanos(bytes);
     release(b.handle, b.traceId);
     b.handle = got.handle();
     b.traceId = lastTraceId;
@@ -321,7 +347,7 @@ public final class ContiguousKvManager implements KvManager {
     long bytes = (long) needed * kvBytesPerToken;
     forkCopies++;
     forkCopiedBytes += bytes;
-    copyNanos += bytes / copyBytesPerSecond * 1e9;
+    copyNanos += copyCost.hbmCopyNanos(bytes);
   }
 
   /** Returns {@code fork_copies} and {@code fork_copied_bytes}: prompts and beams copied between a group's buffers. */

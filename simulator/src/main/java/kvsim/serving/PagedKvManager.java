@@ -12,6 +12,8 @@ import kvsim.alloc.paged.KvBlockManager;
 import kvsim.alloc.paged.OpLog;
 import kvsim.alloc.paged.PagedRequest;
 import kvsim.alloc.paged.PrefixCacheStats;
+import kvsim.devicemodel.CopyBandwidths;
+import kvsim.devicemodel.CopyCostModel;
 
 /**
  * KV memory as vLLM keeps it: a {@link KvBlockManager} (v1: free queue, null block, prefix caching
@@ -56,8 +58,7 @@ public final class PagedKvManager implements KvManager {
   private final boolean givenTokens;
   /** Sequences holding blocks, in the order they first got them (the breakdown walks them). */
   private final LinkedHashSet<Sequence> holding = new LinkedHashSet<>();
-  private final double copyBytesPerSecond;
-  private final double hostLinkBytesPerSecond;
+  private final CopyCostModel copyCost;
   private final HashSet<Integer> sharedTails = new HashSet<>();
   private long modelledNanos;
   private long forks;
@@ -76,7 +77,7 @@ public final class PagedKvManager implements KvManager {
    * prefix hash (0 for none).
    */
   public PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency) {
-    this(blocks, hashBlockTokens, latency, false, Double.POSITIVE_INFINITY, Double.POSITIVE_INFINITY);
+    this(blocks, hashBlockTokens, latency, false, new CopyBandwidths(Double.POSITIVE_INFINITY, Double.POSITIVE_INFINITY));
   }
 
   /**
@@ -85,16 +86,16 @@ public final class PagedKvManager implements KvManager {
    * link.
    */
   public PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency, double copyBytesPerSecond, double hostLinkBytesPerSecond) {
-    this(blocks, hashBlockTokens, latency, false, copyBytesPerSecond, hostLinkBytesPerSecond);
+    this(blocks, hashBlockTokens, latency, new CopyBandwidths(copyBytesPerSecond, hostLinkBytesPerSecond));
   }
 
-  private PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency, boolean givenTokens, double copyBytesPerSecond,
-      double hostLinkBytesPerSecond) {
-    if (!(copyBytesPerSecond > 0) || !(hostLinkBytesPerSecond > 0)) {
-      throw new IllegalArgumentException("copy and host-link bandwidths must be positive");
-    }
-    this.copyBytesPerSecond = copyBytesPerSecond;
-    this.hostLinkBytesPerSecond = hostLinkBytesPerSecond;
+  /** A manager over {@code blocks} whose copy-on-write copies and swaps take the times of {@code copies}. */
+  public PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency, CopyCostModel copies) {
+    this(blocks, hashBlockTokens, latency, false, copies);
+  }
+
+  private PagedKvManager(KvBlockManager blocks, int hashBlockTokens, LatencyModel latency, boolean givenTokens, CopyCostModel copies) {
+    this.copyCost = java.util.Objects.requireNonNull(copies, "copies");
     this.givenTokens = givenTokens;
     this.blocks = blocks;
     this.blockTokens = blocks.config().blockSize();
@@ -112,7 +113,7 @@ public final class PagedKvManager implements KvManager {
    * #add(Sequence, String, int[])}, appended as given. No latency is modelled.
    */
   static PagedKvManager withGivenTokens(KvBlockManager blocks) {
-    return new PagedKvManager(blocks, 0, new LatencyModel(0, 0, 0, 0, 0, 0), true, Double.POSITIVE_INFINITY, Double.POSITIVE_INFINITY);
+    return new PagedKvManager(blocks, 0, new LatencyModel(0, 0, 0, 0, 0, 0), true, new CopyBandwidths(Double.POSITIVE_INFINITY, Double.POSITIVE_INFINITY));
   }
 
   /** Registers a sequence under {@code name} with these prompt token ids (given-tokens mode only). */
@@ -207,7 +208,7 @@ public final class PagedKvManager implements KvManager {
       int copies = blocks.log().numCopies();
       if (copies > 0) {
         cowCopies += copies;
-        copyNanos += (double) copies * blocks.config().blockBytes() / copyBytesPerSecond * 1e9;
+        copyNanos += copyCost.hbmCopyNanos((double) copies * blocks.config().blockBytes());
       }
       s.numComputedTokens = r.numComputedTokens();
       holding.add(s);
@@ -272,7 +273,7 @@ public final class PagedKvManager implements KvManager {
     }
     swapOuts++;
     swappedOutBytes += blocks.log().bytesMoved();
-    swapNanos += blocks.log().bytesMoved() / hostLinkBytesPerSecond * 1e9;
+    swapNanos += copyCost.hostLinkNanos(blocks.log().bytesMoved());
     modelledNanos += latency.freeBaseNanos();
     for (Sequence s : sequences) {
       holding.remove(s);
@@ -287,7 +288,7 @@ public final class PagedKvManager implements KvManager {
     }
     swapIns++;
     swappedInBytes += blocks.log().bytesMoved();
-    swapNanos += blocks.log().bytesMoved() / hostLinkBytesPerSecond * 1e9;
+    swapNanos += copyCost.hostLinkNanos(blocks.log().bytesMoved());
     modelledNanos += latency.allocBaseNanos();
     holding.addAll(sequences);
     return OpLog.Admission.OK;

@@ -3,7 +3,7 @@ package kvsim.serving;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import kvsim.core.InputException;
-import kvsim.devicemodel.Roofline;
+import kvsim.devicemodel.ForwardTimeModel;
 import kvsim.engine.Event;
 import kvsim.engine.Simulator;
 import kvsim.core.Tag;
@@ -15,7 +15,7 @@ import kvsim.trace.TraceEvent;
 /**
  * The serving-level (L2) engine: requests arrive, a continuous-batching {@link Scheduler} runs
  * iterations, each iteration's memory goes to a {@link KvManager} over the allocator under test,
- * and a {@link Roofline} gives each iteration's time. It runs on the event core ({@link
+ * and a {@link ForwardTimeModel} (by default the roofline) gives each iteration's time. It runs on the event core ({@link
  * Simulator}) with two events:
  *
  * <ul>
@@ -29,7 +29,7 @@ import kvsim.trace.TraceEvent;
  *   <li>{@code Iteration} (priority 1, so requests that arrive at the same instant are seen first):
  *       the end of the iteration in flight, if any (every scheduled sequence that caught up
  *       samples one token; a sequence that reached its output length finishes and frees its
- *       memory), then the plan of the next one; its duration is the roofline's forward time of the
+ *       memory), then the plan of the next one; its duration is the forward-time model's time of the
  *       scheduled tokens reading the scheduled sequences' KV, plus the allocator's modelled time
  *       spent planning it. With nothing to run the engine idles until the next arrival.
  * </ul>
@@ -64,7 +64,7 @@ public final class ServingEngine {
 
   private final Scheduler scheduler;
   private final KvManager kv;
-  private final Roofline roofline;
+  private final ForwardTimeModel forwardTime;
   private final SchedulerConfig config;
   private final long kvBytesPerToken;
   private final boolean check;
@@ -89,18 +89,18 @@ public final class ServingEngine {
    *
    * @param scheduler the scheduler, built over {@code kv}
    * @param kv the KV manager
-   * @param roofline the cost model of the forward pass
+   * @param forwardTime the cost model of the forward pass
    * @param config the scheduler's limits ({@code max_model_len} among them)
    * @param kvBytesPerToken the model's KV bytes per token, for the bytes an iteration reads
    * @param check run the KV manager's invariant checker after every iteration
    * @param progress progress callback, or null
    */
-  public ServingEngine(Scheduler scheduler, KvManager kv, Roofline roofline, SchedulerConfig config, long kvBytesPerToken, boolean check, Progress progress) {
-    this(scheduler, kv, roofline, config, kvBytesPerToken, check, progress, DEFAULT_SEED);
+  public ServingEngine(Scheduler scheduler, KvManager kv, ForwardTimeModel forwardTime, SchedulerConfig config, long kvBytesPerToken, boolean check, Progress progress) {
+    this(scheduler, kv, forwardTime, config, kvBytesPerToken, check, progress, DEFAULT_SEED);
   }
 
   /** An engine as above whose beam selection draws from {@code seed} and each request's id. */
-  public ServingEngine(Scheduler scheduler, KvManager kv, Roofline roofline, SchedulerConfig config, long kvBytesPerToken, boolean check, Progress progress,
+  public ServingEngine(Scheduler scheduler, KvManager kv, ForwardTimeModel forwardTime, SchedulerConfig config, long kvBytesPerToken, boolean check, Progress progress,
       long seed) {
     if (kv.capacityTokens() < config.maxModelLen()) {
       throw new IllegalArgumentException("the KV memory holds " + kv.capacityTokens() + " tokens, fewer than max_model_len " + config.maxModelLen()
@@ -108,7 +108,7 @@ public final class ServingEngine {
     }
     this.scheduler = scheduler;
     this.kv = kv;
-    this.roofline = roofline;
+    this.forwardTime = forwardTime;
     this.config = config;
     this.kvBytesPerToken = kvBytesPerToken;
     this.check = check;
@@ -282,10 +282,18 @@ public final class ServingEngine {
         kv.checkInvariants();
       }
       long kvRead = 0;
+      long decodeTokens = 0;
       for (int i = 0; i < plan.size(); i++) {
-        kvRead += (long) plan.sequence(i).numComputedTokens() * kvBytesPerToken;
+        Sequence s = plan.sequence(i);
+        kvRead += (long) s.numComputedTokens() * kvBytesPerToken;
+        // A sequence generating its next token (ForwardTimeModel's split of prefill and decode).
+        if (plan.tokens(i) == 1 && s.outputTokens > 0) {
+          decodeTokens++;
+        }
       }
-      long durationNanos = roofline.forwardNanos(plan.totalTokens(), kvRead) + (kv.modelledNanos() - allocatorBefore) + forkNanos;
+      long totalTokens = plan.totalTokens();
+      long durationNanos = forwardTime.forwardNanos(totalTokens - decodeTokens, decodeTokens, kvRead, plan.size())
+          + (kv.modelledNanos() - allocatorBefore) + forkNanos;
       forkNanos = 0;
       inFlight = true;
       sim.scheduleAt(this, Math.addExact(now, Math.max(1, durationNanos)));

@@ -3,6 +3,7 @@ package kvsim.serving;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import kvsim.alloc.Calibration;
 import kvsim.alloc.paged.BlockHasher;
 import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.core.Bytes;
@@ -70,11 +71,15 @@ public final class ServingSystems {
    * @param allocatorOptions options of the contiguous systems' allocators, by allocator name ({@code
    *     buddy} for the Orca systems, {@code pytorch-caching} for {@code hf-naive}); the allocator
    *     checks them
+   * @param calibration the costs measured that replace the defaults: allocator and block-manager
+   *     latencies, copy costs ({@link Calibration#NONE} for none)
    */
   public record Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens,
-      ModelPreset model, DeviceSpec device, long swapSpaceBytes, String plan, Map<String, Map<String, String>> allocatorOptions) {
+      ModelPreset model, DeviceSpec device, long swapSpaceBytes, String plan, Map<String, Map<String, String>> allocatorOptions,
+      Calibration calibration) {
     public Build {
       allocatorOptions = Map.copyOf(allocatorOptions);
+      calibration = calibration == null ? Calibration.NONE : calibration;
       if (model.kvBytesPerToken() != kvBytesPerToken) {
         throw new IllegalArgumentException("KV bytes per token " + kvBytesPerToken + " are not " + model.name() + "'s " + model.kvBytesPerToken());
       }
@@ -84,6 +89,12 @@ public final class ServingSystems {
       if (plan != null && !plan.equals(PLAN_NAIVE) && !plan.equals(PLAN_TWO_POOL)) {
         throw new InputException("--plan: unknown plan '" + plan + "' (known: " + PLAN_TWO_POOL + ", " + PLAN_NAIVE + ")");
       }
+    }
+
+    /** A build without a calibration: every cost at its default. */
+    public Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens, ModelPreset model,
+        DeviceSpec device, long swapSpaceBytes, String plan, Map<String, Map<String, String>> allocatorOptions) {
+      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, plan, allocatorOptions, Calibration.NONE);
     }
 
     /** A build with vLLM's default swap space and each system's default plan. */
@@ -263,7 +274,8 @@ public final class ServingSystems {
   }
 
   private static Built contiguous(String name, Build b, SchedulerConfig config, String allocator, ContiguousKvManager.Reservation reservation) {
-    ContiguousKvManager kv = ContiguousKvManager.create(allocator, b.allocatorOptions().getOrDefault(allocator, Map.of()), b.kvMemoryBytes(), b.device(), b.model(), reservation, config.maxModelLen());
+    ContiguousKvManager kv = ContiguousKvManager.create(allocator, b.allocatorOptions().getOrDefault(allocator, Map.of()), b.kvMemoryBytes(), b.device(), b.model(), reservation, config.maxModelLen(),
+        b.calibration());
     if (kv.capacityTokens() < config.maxModelLen()) {
       throw new InputException(name + ": " + allocator + " over KV memory of " + Bytes.format(b.kvMemoryBytes()) + " gives one sequence at most "
           + kv.capacityTokens() + " tokens" + (reservation == ContiguousKvManager.Reservation.GROW ? " while it grows (old and new buffer)" : "")
@@ -306,8 +318,8 @@ public final class ServingSystems {
     }
     BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), false, BlockManagerConfig.Mode.V0,
         v0.watermark(), BlockManagerConfig.FreeOrder.LIFO, (int) hostBlocks, v0.maxModelLen(), b.kvBytesPerToken());
-    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(),
-        ContiguousKvManager.copyBytesPerSecond(b.device()), b.device().hostLinkBytesPerSecond());
+    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(b.calibration()),
+        b.calibration().cost().copyCost(b.device()));
     Map<String, Object> parts = new LinkedHashMap<>();
     parts.put("scheduler", "vllm-v0");
     parts.put("kv_manager", "paged");
@@ -327,7 +339,7 @@ public final class ServingSystems {
   }
 
   private static Built vattention(Build b) {
-    VAttentionKvManager kv = VAttentionKvManager.create(Map.of(), b.kvMemoryBytes(), b.device(), b.model());
+    VAttentionKvManager kv = VAttentionKvManager.create(Map.of(), b.kvMemoryBytes(), b.device(), b.model(), b.calibration());
     if (kv.capacityTokens() < b.scheduler().maxModelLen()) {
       throw new InputException("vattention: KV memory of " + Bytes.format(b.kvMemoryBytes()) + " maps one sequence at most " + kv.capacityTokens()
           + " tokens, fewer than max_model_len " + b.scheduler().maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
@@ -351,8 +363,8 @@ public final class ServingSystems {
     // A serving run prints no block hash, so it hashes with the faster function (BlockHasher's Note [Block hash]).
     BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), true, BlockManagerConfig.Mode.V1, 0,
         BlockManagerConfig.FreeOrder.FIFO, 0, b.scheduler().maxModelLen(), b.kvBytesPerToken(), BlockHasher.Algorithm.MURMUR3);
-    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(),
-        ContiguousKvManager.copyBytesPerSecond(b.device()), b.device().hostLinkBytesPerSecond());
+    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(b.calibration()),
+        b.calibration().cost().copyCost(b.device()));
     Map<String, Object> parts = new LinkedHashMap<>();
     parts.put("scheduler", "vllm-v1");
     parts.put("kv_manager", "paged");

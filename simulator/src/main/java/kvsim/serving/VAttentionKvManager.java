@@ -7,6 +7,7 @@ import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
+import kvsim.alloc.Calibration;
 import kvsim.core.ModelPreset;
 import kvsim.core.Tag;
 import kvsim.devicemodel.DeviceSpec;
@@ -81,7 +82,13 @@ public final class VAttentionKvManager implements KvManager {
 
   /** Builds a manager over a fresh {@code vattention} model (its options, default 2 MiB pages) of a KV region of {@code kvMemoryBytes}. */
   public static VAttentionKvManager create(Map<String, String> options, long kvMemoryBytes, DeviceSpec device, ModelPreset model) {
-    AllocatorContext context = new AllocatorContext(ALLOCATOR, new Region("kv", 0, kvMemoryBytes), device, model, options);
+    return create(options, kvMemoryBytes, device, model, Calibration.NONE);
+  }
+
+  /** Builds a manager as above whose allocator model takes {@code calibration}'s latencies for {@code vattention}. */
+  public static VAttentionKvManager create(Map<String, String> options, long kvMemoryBytes, DeviceSpec device, ModelPreset model,
+      Calibration calibration) {
+    AllocatorContext context = new AllocatorContext(ALLOCATOR, new Region("kv", 0, kvMemoryBytes), device, model, options, calibration);
     Allocator a = AllocatorRegistry.create(context);
     Map<String, Object> effective = new LinkedHashMap<>(context.effectiveOptions());
     // The model echoes its page size, default included, among its options in force.

@@ -325,15 +325,22 @@ final class ReaderFuzzTest {
   @Test
   void mutatedCalibrationFilesAreReadOrRefusedInOneLine() throws Exception {
     List<byte[]> corpus = List.of(utf8("""
+        {"format": "kvsim-calibration", "version": 2,
+         "device": "NVIDIA H100 80GB HBM3", "driver": "580.65.06", "date": "2026-11-23",
+         "forward": {"compute_efficiency": 0.45, "memory_efficiency": 0.85},
+         "copies": {"hbm_efficiency": 0.7, "host_link_efficiency": 0.9},
+         "latency": {"pytorch-caching": {"device_alloc_ns": 41000, "device_free_ns": 33000},
+                     "slab": {"alloc_base_ns": 25, "free_per_step_ns": 3}}}
+        """), utf8("""
         {"format": "kvsim-calibration", "version": 1,
          "device": "NVIDIA H100 80GB HBM3", "driver": "580.65.06", "date": "2026-11-23",
          "latency": {"pytorch-caching": {"device_alloc_ns": 41000, "device_free_ns": 33000},
-                     "slab": {"alloc_base_ns": 25, "free_per_step_ns": 3}},
-         "fragmentation": {"note": "carried for people"}}
+                     "slab": {"alloc_base_ns": 25, "free_per_step_ns": 3}}}
         """));
     fuzz("calibration", "h100.json", CalibrationFile::read, false, null, corpus,
         words("format", "kvsim-calibration", "version", "device", "driver", "date", "latency", "fragmentation", "pytorch-caching", "slab",
-            "device_alloc_ns", "device_free_ns", "alloc_base_ns", "alloc_per_step_ns", "free_base_ns", "free_per_step_ns"), 2000);
+            "device_alloc_ns", "device_free_ns", "alloc_base_ns", "alloc_per_step_ns", "free_base_ns", "free_per_step_ns", "forward", "copies",
+            "compute_efficiency", "memory_efficiency", "hbm_efficiency", "host_link_efficiency", "2", "0.5", "1.5"), 2000);
   }
 
   // ---- the driver -------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import kvsim.alloc.Calibration;
 import kvsim.alloc.LatencyModel;
 import kvsim.alloc.slab.SlabAllocator;
@@ -82,7 +83,7 @@ class CalibrationTest {
   void aLineBreakInAnUnknownFieldStaysOnTheMessagesOneLine() throws IOException {
     Path f = file("{\"format\":\"kvsim-calibration\",\"version\":1,\"\\n\":\"\"}");
     InputException e = assertThrows(InputException.class, () -> CalibrationFile.read(f));
-    assertEquals(f + ": \\n: unknown field (known: [date, device, driver, format, fragmentation, latency, version])", e.getMessage());
+    assertEquals(f + ": \\n: unknown field (known: [copies, date, device, driver, format, forward, latency, version])", e.getMessage());
   }
 
   // Found probing the readers beside ReaderFuzzTest: an allocator's latencies given as a number, not an object, were
@@ -101,5 +102,60 @@ class CalibrationTest {
     Path h = Files.write(tmp.resolve("h100.json"), new byte[] {'{', (byte) 0xff, '}'});
     e = assertThrows(InputException.class, () -> CalibrationFile.read(h));
     assertEquals(h + ": not UTF-8 text", e.getMessage());
+  }
+
+  @Test
+  void aVersion2FileGivesForwardCopiesAndLatencyEachOverTheDefaults() throws IOException {
+    Calibration c = CalibrationFile.read(file("""
+        {"format": "kvsim-calibration", "version": 2, "device": "NVIDIA H100 80GB HBM3", "date": "2026-11-25",
+         "forward": {"compute_efficiency": 0.4},
+         "copies": {"hbm_efficiency": 0.6, "host_link_efficiency": 0.9},
+         "latency": {"paged": {"alloc_base_ns": 30}}}
+        """));
+    assertEquals(new kvsim.devicemodel.CostCalibration(0.4, null, 0.6, 0.9), c.cost());
+    assertEquals(java.util.Map.of("compute_efficiency", 0.4), c.cost().forwardSection());
+    assertEquals(30, kvsim.registry.AllocatorRegistry.blockManagerLatency(c).allocBaseNanos());
+    assertEquals(kvsim.registry.AllocatorRegistry.blockManagerLatency().freeBaseNanos(), kvsim.registry.AllocatorRegistry.blockManagerLatency(c).freeBaseNanos());
+    assertEquals(List.of("file", "device", "driver", "date", "latency", "forward", "copies"), List.copyOf(c.echo().keySet()));
+    // A version 1 file reads as before; its echo has no forward or copies.
+    Calibration v1 = CalibrationFile.read(file("{\"format\": \"kvsim-calibration\", \"version\": 1, \"latency\": {\"slab\": {}}}"));
+    assertTrue(v1.cost().isNone());
+    assertEquals(List.of("file", "device", "driver", "date", "latency"), List.copyOf(v1.echo().keySet()));
+  }
+
+  @Test
+  void anUnknownOrIgnoredFieldIsRefusedNamingFileLineAndField() throws IOException {
+    Path f = file("{\"format\": \"kvsim-calibration\", \"version\": 2,\n \"device\": \"x\",\n \"forward\": {\"efficency\": 0.5}}\n");
+    InputException e = assertThrows(InputException.class, () -> CalibrationFile.read(f));
+    assertEquals(f + ":3: forward.efficency: unknown field (known: compute_efficiency, memory_efficiency)", e.getMessage());
+    Path g = file("{\"format\": \"kvsim-calibration\", \"version\": 2,\n \"copies\": {\"hbm_efficiency\": 1.2}}\n");
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(g));
+    assertEquals(g + ":2: copies.hbm_efficiency: must be a share in (0, 1], got 1.2", e.getMessage());
+    Path h = file("{\"format\": \"kvsim-calibration\", \"version\": 1,\n \"forward\": {\"compute_efficiency\": 0.5}}\n");
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(h));
+    assertEquals(h + ":2: forward: a version 2 section: give \"version\": 2", e.getMessage());
+    // The fragmentation comparison version 1 accepted and ignored is refused in either version.
+    for (int version : new int[] {1, 2}) {
+      Path i = file("{\"format\": \"kvsim-calibration\", \"version\": " + version + ",\n \"fragmentation\": {}}\n");
+      e = assertThrows(InputException.class, () -> CalibrationFile.read(i));
+      assertTrue(e.getMessage().startsWith(i + ":2: fragmentation: a measured fragmentation comparison is a result, not a cost"), e.getMessage());
+    }
+    Path j = file("{\"format\": \"kvsim-calibration\", \"version\": 3}");
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(j));
+    assertEquals(j + ":1: version: this kvsim reads versions 1 and 2", e.getMessage());
+    Path k = file("{\"format\": \"kvsim-calibration\", \"version\": 2, \"forward\": 0.5}");
+    e = assertThrows(InputException.class, () -> CalibrationFile.read(k));
+    assertEquals(k + ":1: forward: expected an object of the fields [compute_efficiency, memory_efficiency]", e.getMessage());
+  }
+
+  @Test
+  void aCalibrationFromAnotherGpuIsWarnedAboutAndOneFromTheSameIsNot() throws IOException {
+    Calibration h100 = CalibrationFile.read(file("{\"format\": \"kvsim-calibration\", \"version\": 2, \"device\": \"NVIDIA H100 80GB HBM3\"}"));
+    assertEquals(null, h100.deviceWarning(kvsim.devicemodel.DeviceSpec.parse("h100-80")));
+    assertEquals(null, h100.deviceWarning(kvsim.devicemodel.DeviceSpec.parse("40GiB")), "a bare size keeps the H100's bandwidths");
+    assertEquals("calibration h100.json was measured on 'NVIDIA H100 80GB HBM3', not on the run's device a100-40; its costs are applied as given",
+        h100.deviceWarning(kvsim.devicemodel.DeviceSpec.parse("a100-40")));
+    Calibration unnamed = CalibrationFile.read(file("{\"format\": \"kvsim-calibration\", \"version\": 2}"));
+    assertEquals(null, unnamed.deviceWarning(kvsim.devicemodel.DeviceSpec.parse("a100-40")));
   }
 }
