@@ -67,11 +67,12 @@ class CalibrationRunKindsTest {
     double after = b.get("systems").get(0).get("tpot_seconds").get("mean").asDouble();
     // Decode is bandwidth-bound: 0.3 of peak HBM bandwidth instead of 0.8 makes each token about 8/3 as slow.
     assertTrue(after > 2 * before, before + " s per token before, " + after + " after");
-    assertEquals("slow.json", b.get("config").get("calibration").get("file").asText());
-    assertEquals("NVIDIA A100-SXM4-40GB", b.get("config").get("calibration").get("device").asText());
-    assertEquals("2026-11-25", b.get("config").get("calibration").get("date").asText());
-    assertEquals(0.2, b.get("config").get("calibration").get("forward").get("compute_efficiency").asDouble());
-    assertTrue(a.get("config").path("calibration").isMissingNode(), "a run without a calibration echoes none");
+    // The configuration echo stands at the top of a serving summary.
+    assertEquals("slow.json", b.get("calibration").get("file").asText());
+    assertEquals("NVIDIA A100-SXM4-40GB", b.get("calibration").get("device").asText());
+    assertEquals("2026-11-25", b.get("calibration").get("date").asText());
+    assertEquals(0.2, b.get("calibration").get("forward").get("compute_efficiency").asDouble());
+    assertTrue(a.path("calibration").isMissingNode(), "a run without a calibration echoes none");
   }
 
   @Test
@@ -92,14 +93,15 @@ class CalibrationRunKindsTest {
 
   @Test
   void capacityRatesFollowTheForwardEfficiency() throws IOException {
-    String[] search = {"--system", "vllm", "--slo", "normalized_latency.mean<=0.2s", "--max-rate", "10", "--steps", "3", "--json"};
+    String[] search = {"--system", "vllm", "--slo", "normalized_latency.mean<=0.2s", "--slo", "rejected.fraction<=0.6", "--max-rate", "10", "--steps", "3",
+        "--json"};
     CliRun plain = CliRun.of(args("capacity", "requests:preset=sharegpt,count=60", concat(search, "-o", dir.resolve("a").toString()))).ok();
     CliRun slowed = CliRun.of(args("capacity", "requests:preset=sharegpt,count=60",
         concat(search, "--calibration", slow.toString(), "-o", dir.resolve("b").toString()))).ok();
     double before = new ObjectMapper().readTree(plain.out()).get("systems").get("vllm").get("max_rate_rps").asDouble();
     double after = new ObjectMapper().readTree(slowed.out()).get("systems").get("vllm").get("max_rate_rps").asDouble();
     assertTrue(after < before, before + " req/s before, " + after + " after");
-    assertEquals("slow.json", json(dir.resolve("b").resolve("summary.json")).get("config").get("calibration").get("file").asText());
+    assertEquals("slow.json", json(dir.resolve("b").resolve("summary.json")).get("calibration").get("file").asText());
   }
 
   @Test
@@ -137,7 +139,7 @@ class CalibrationRunKindsTest {
 
   @Test
   void anUnknownFieldStopsEveryRunKindWithStatus2NamingTheField() throws IOException {
-    String expected = bad + ":3: forward.efficency: unknown field (known: compute_efficiency, memory_efficiency)";
+    String expected = bad + ":2: forward.efficency: unknown field (known: compute_efficiency, memory_efficiency)";
     CliRun serving = CliRun.of(args("serving", WORKLOAD, "--calibration", bad.toString(), "-o", dir.resolve("s").toString()));
     assertEquals(2, serving.exitCode());
     assertEquals("kvsim: error: " + expected + "\n", serving.err());
