@@ -109,6 +109,7 @@ final class SuiteRunner {
 
   private static Parallel.Work<RunSummary> allocatorCell(Suite.Scenario s, String allocator, List<String> settings, String kvsimVersion) {
     List<String> mine = new ArrayList<>(suiteOptions(s));
+    calibration(s); // checked here, outside at(), so that its problem is reported at its own line alone
     // The scenario alone first, so that a problem of the suite is reported at its line.
     RunSpec scenarioOnly = at(s, () -> RunSpec.resolve(request(s, List.of(allocator), mine), null));
     List<String> changes = settings.stream().filter(x -> x.startsWith(allocator + ".")).toList();
@@ -138,6 +139,7 @@ final class SuiteRunner {
         throw n.error(problem + "; move it to a scenario of the systems that read it");
       }
     }
+    calibration(s); // checked here, outside at(), so that its problem is reported at its own line alone
     // Built once here, so that what only a build finds fails before any run.
     ServingSpec spec = at(s, () -> {
       ServingSpec resolved = ServingSpec.resolve(servingRequest(s, system));
