@@ -95,8 +95,9 @@ public final class CalibrationFile {
     for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
       String f = it.next();
       if (f.equals("fragmentation")) {
-        throw error(source, text, f, "a measured fragmentation comparison is a result, not a cost: no run reads it"
-            + " (Note [What a calibration file may hold]); keep it beside the results it is compared with");
+        // Note [What a calibration file may hold].
+        throw error(source, text, f, "a measured fragmentation comparison is a result, not a cost, and no run reads it;"
+            + " keep it beside the results it is compared with");
       }
       if (!TOP_FIELDS.contains(f)) {
         throw error(source, text, f, "unknown field (known: " + new TreeSet<>(TOP_FIELDS) + ")");

@@ -41,7 +41,7 @@ class GridSpecTest {
 
   @Test
   void mistakesNameTheFileLineAndField() {
-    assertEquals("g.yaml:2: alocators: unknown field (known: workloads, allocators, systems, seeds, device, model, set, plan)",
+    assertEquals("g.yaml:2: alocators: unknown field (known: workloads, allocators, systems, seeds, device, model, set, plan, calibration)",
         error("workloads: [churn]\nalocators: [first-fit]\n"));
     assertTrue(error("workloads: [churn]\nallocators: [a]\nsystems: [vllm]\n").contains("give either allocators (L1 cells) or systems"));
     assertTrue(error("allocators: [first-fit]\n").contains("workloads: a grid needs at least one workload"), error("allocators: [first-fit]\n"));
