@@ -161,6 +161,19 @@ public final class ResultsWriter {
     });
   }
 
+  /**
+   * Writes a serving run's result folder from its typed results (see {@link #writeServing(ResultFolder.Target,
+   * Map, List, List, List, Map, List, Map)} for the files) and the entries' wall-clock figures.
+   */
+  public static Path writeServing(ResultFolder.Target target, ServingResults results, List<ServingResults.Timing> timings) throws IOException {
+    Map<String, Object> config = new LinkedHashMap<>(results.config());
+    if (!results.grid().isEmpty()) {
+      config.put("grid", results.grid());
+    }
+    return writeServing(target, config, results.systems(), timings.stream().map(ServingResults.Timing::toMap).toList(), results.seriesColumns(),
+        results.series(), results.quantileColumns(), results.quantiles());
+  }
+
   /** Returns a serving run's {@code summary.json} tree: the markers, the configuration echo, then {@code systems}. */
   private static Map<String, Object> servingSummary(Map<String, Object> config, List<Map<String, Object>> systems) {
     Map<String, Object> summary = header(ResultsReader.SERVING_FORMAT, config, "systems");
