@@ -13,6 +13,14 @@ import kvsim.metrics.SeedSweep;
  * imports {@code engine} or {@code alloc}: {@code simulator/ARCHITECTURE.md}, "Layers"). The schema
  * below is format version 1; {@code results/SCHEMA.md} says the same with examples.
  *
+ * <p>This class holds the files' names and format markers, tells a folder's format ({@link
+ * #formatOf}) and hands each format to its own reader: {@link RunResultsReader} (a run: {@code
+ * kvsim-summary}, {@code timeseries.csv}, {@code timing.json}), {@link SweepResultsReader} ({@code
+ * kvsim-sweep-summary}), {@link ServingResultsReader} ({@code kvsim-serving-summary}) and {@link
+ * CapacityResultsReader} ({@code kvsim-capacity}), which share {@link JsonFile}'s strict field
+ * access. In each, the configuration echo is read as plain values in file order, so a new echo key
+ * needs no reader change.
+ *
  * <p><b>{@code summary.json} of a run</b>, one JSON object:
  *
  * <ul>
