@@ -139,11 +139,13 @@ public final class CapacityResultsReader {
   }
 
   private static double number(JsonFile s, JsonNode n, String field) {
-    Double d = s.numberOrNull(n, field, false);
-    if (d == null || d < 0) {
+    if (n == null) {
+      throw s.error(field, "missing");
+    }
+    if (!n.isNumber() || !Double.isFinite(n.doubleValue()) || n.doubleValue() < 0) {
       throw s.error(field, "expected a non-negative number, found " + n);
     }
-    return d;
+    return n.doubleValue();
   }
 
   private static boolean bool(JsonFile s, JsonNode n, String field) {

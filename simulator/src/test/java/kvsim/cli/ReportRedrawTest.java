@@ -93,7 +93,7 @@ class ReportRedrawTest {
     Files.delete(out.resolve("capacity.svg"));
     CliRun run = CliRun.of("report", out.toString(), "--redraw-charts", "-o", dir.resolve("r.html").toString());
     assertEquals(2, run.exitCode());
-    assertEquals("kvsim: error: " + summary + ": systems[0].max_rate_rps: expected a number or null, found \"fast\"\n", run.err());
+    assertEquals("kvsim: error: " + summary + ": systems[0].max_rate_rps: expected a non-negative number, found \"fast\"\n", run.err());
     assertFalse(Files.exists(dir.resolve("r.html")));
     assertFalse(Files.exists(out.resolve("capacity.svg")));
   }
