@@ -2,7 +2,6 @@ package kvsim.config;
 
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 import kvsim.core.Bytes;
 
@@ -196,6 +195,6 @@ public record Setting(
 
   @Override
   public String toString() {
-    return key.toLowerCase(Locale.ROOT);
+    return key;
   }
 }

@@ -216,8 +216,8 @@ public final class GridSweep {
         throw g.error("model", i, e.getMessage());
       }
     }
-    for (Map.Entry<String, List<String>> e : g.sets().entrySet()) {
-      checkSetting(g, e.getKey(), e.getValue());
+    for (String key : g.sets().keySet()) {
+      checkSetting(g, key);
     }
     String firstSeed = g.seeds().isEmpty() ? null : String.valueOf(g.seeds().get(0));
     for (int i = 0; i < g.workloads().size(); i++) {
@@ -253,11 +253,11 @@ public final class GridSweep {
   }
 
   /**
-   * Checks one {@code set} key and its values on their own: an L1 key names an allocator of the
-   * grid; a serving key is read by every system of the grid (ServingSystems' Note [Settings each
-   * system reads]) and its values have the key's type.
+   * Checks one {@code set} key on its own: an L1 key names an allocator of the grid; a serving key
+   * is read by every system of the grid (ServingSystems' Note [Settings each system reads]). A
+   * serving key's values were parsed by its setting when the grid was read ({@link GridSpec#parse}).
    */
-  private static void checkSetting(GridSpec g, String key, List<String> values) {
+  private static void checkSetting(GridSpec g, String key) {
     String field = "set." + key;
     if (!g.serving()) {
       String allocator = key.substring(0, key.indexOf('.'));
@@ -266,7 +266,6 @@ public final class GridSweep {
       }
       return;
     }
-    // Each value was parsed by its setting when the grid was read (GridSpec.parse).
     Setting setting = ServingSettings.find(key);
     for (String system : g.systems()) {
       String problem = setting.readsKey().isEmpty() ? null : ServingSystems.notRead(system, setting.readsKey());

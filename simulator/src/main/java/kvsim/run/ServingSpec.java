@@ -116,7 +116,7 @@ public final class ServingSpec {
     Settings.Value kv = given.value(ServingSettings.KV_MEMORY);
     Settings.Value util = given.value(ServingSettings.GPU_MEMORY_UTILIZATION);
     if (kv != null && util != null) {
-      throw new InputException(kv.origin() + " and " + util.origin() + ": give one of them");
+      throw util.error("give either it or " + kv.origin() + " (the KV memory), not both");
     }
     // What sizes the KV memory, where given: a problem of its size is reported there.
     Settings.Value sizing = kv != null ? kv : util;

@@ -162,12 +162,15 @@ class SettingsTableTest {
         "value at its line | watermark: 1\\n | :9: scenarios[0].watermark: must be in [0, 1), got 1.0",
         "watermark reaches the suite | watermark: 0.05\\n | :9: scenarios[0].watermark: vllm does not read watermark (vllm-v0 does)",
         "kv-memory too large | kv-memory: 79GiB\\n | :9: scenarios[0].kv-memory: 79GiB (79.00 GiB) of KV memory beside",
+        "kv-memory and utilisation | kv-memory: 12GiB\\n    gpu-memory-utilization: 0.5\\n | :10: scenarios[0].gpu-memory-utilization: give either it or "
+            + "SUITE:9: scenarios[0].kv-memory (the KV memory), not both",
       })
   void aSuiteNamesItsFileLineAndSetting(String name, String fields, String message) throws IOException {
     Path suite = tmp.resolve("suite.yaml");
     Files.writeString(suite, ("version: 1\nwatch:\n  serving:\n    - {metric: preemptions, better: lower}\nscenarios:\n"
         + "  - name: s\n    serving: requests:count=10\n    systems: [vllm]\n    " + fields).replace("\\n", "\n"));
-    assertOneLineError(CliRun.of("regress", suite.toString(), "--baseline", tmp.resolve("b").toString(), "--update", "--quiet"), suite + message);
+    assertOneLineError(CliRun.of("regress", suite.toString(), "--baseline", tmp.resolve("b").toString(), "--update", "--quiet"),
+        suite + message.replace("SUITE", suite.toString()));
     assertFalse(Files.exists(tmp.resolve("b")));
   }
 
