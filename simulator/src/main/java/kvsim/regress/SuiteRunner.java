@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import kvsim.config.Origin;
 import kvsim.config.SettingException;
 import kvsim.config.Settings;
 import kvsim.core.InputException;
@@ -193,37 +194,44 @@ final class SuiteRunner {
     // A policy change of the PyTorch options on the command line replaces the scenario's own.
     boolean confSet = own.stream().anyMatch(x -> x.startsWith("pytorch-caching.torch-alloc-conf="));
     String conf = allocators.contains("pytorch-caching") && !confSet ? s.text("torch-alloc-conf") : null;
-    return RunRequest.of(s.workload()).withAllocators(allocators).withDevice(s.text("device")).withModel(s.text("model"))
+    RunRequest r = RunRequest.of(s.workload()).withAllocators(allocators).withDevice(s.text("device")).withModel(s.text("model"))
         .withPlan(s.text("weights"), s.text("activations")).withSettings(own).withTorchAllocConf(conf);
+    // Each value's problem is reported at its field's line.
+    for (String field : List.of("device", "model", "weights", "activations")) {
+      YamlNode n = s.field(field);
+      if (n != null) {
+        r = r.withOrigin("--" + field, Origin.at(n.source(), n.line(), n.field()));
+      }
+    }
+    return r;
   }
 
   /**
-   * Runs a resolution of the scenario's own fields and reports a problem at the field it names:
-   * the run library names a value by its command-line option ({@code --device: ...}), which is the
-   * suite's field of the same name ({@code --set} stands for {@code options}).
+   * Runs a resolution of the scenario's own fields and reports a problem where it belongs: a value
+   * given with its origin ({@link RunRequest#withOrigin}) at its field already; an allocator
+   * option's at its {@code options:} entry (or {@code torch-alloc-conf:}); anything else at the
+   * scenario's workload, or at the scenario for its memory.
    */
   private static <T> T at(Suite.Scenario s, java.util.function.Supplier<T> resolve) {
     try {
       return resolve.get();
+    } catch (SettingException e) {
+      throw e;
     } catch (InputException e) {
       YamlNode options = s.field("options");
-      if (e instanceof OptionMap.OptionException o && options != null) {
-        for (String allocator : options.keys()) {
+      if (e instanceof OptionMap.OptionException o) {
+        for (String allocator : options == null ? List.<String>of() : options.keys()) {
           YamlNode option = options.get(allocator).get(o.key());
           if (option != null) {
             throw option.error(e.getMessage());
           }
         }
-      }
-      String message = e.getMessage();
-      java.util.regex.Matcher m = java.util.regex.Pattern.compile("^--([a-z-]+)[^:]*: (.*)$", java.util.regex.Pattern.DOTALL).matcher(message);
-      if (m.matches()) {
-        String field = m.group(1).equals("set") ? "options" : m.group(1).equals("allocator") ? "allocators" : m.group(1);
-        YamlNode n = s.field(field);
-        if (n != null) {
-          throw n.error(m.group(2));
+        YamlNode conf = s.field("torch-alloc-conf");
+        if (conf != null && o.key().equals("torch-alloc-conf")) {
+          throw conf.error(e.getMessage());
         }
       }
+      String message = e.getMessage();
       throw (message.startsWith("KV memory") || message.startsWith("the weights") ? s.node() : s.field("workload")).error(message);
     }
   }

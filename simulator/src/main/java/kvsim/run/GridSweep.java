@@ -276,22 +276,12 @@ public final class GridSweep {
   }
 
   /**
-   * An error of a whole cell. A serving cell's settings carry their origins in the grid, so their
-   * errors arrive placed ({@link SettingException}); an L1 cell's run library names a value by its
-   * command-line option ({@code --weights: …}), placed at the grid's field of that name. Anything
-   * else is reported at the cell's workload, naming the cell.
+   * An error of a whole cell: the cell's values carry their origins in the grid (a serving cell's
+   * {@link Settings}, an L1 cell's {@link RunRequest#withOrigin}), so an error about one of them
+   * arrives placed ({@link SettingException}); anything else is reported at the cell's workload,
+   * naming the cell.
    */
   private static InputException cellError(GridSpec g, Cell c, String message) {
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("^--([a-z-]+)[^:]*: (.*)$", java.util.regex.Pattern.DOTALL).matcher(message);
-    if (!g.serving() && m.matches()) {
-      String option = m.group(1);
-      if ((option.equals("weights") || option.equals("activations")) && g.plan().containsKey(option)) {
-        return g.error("plan." + option, -1, m.group(2));
-      }
-      if ((option.equals("device") || option.equals("model")) && c.params().containsKey(option)) {
-        return g.error(option, (option.equals("device") ? g.devices() : g.models()).indexOf(c.params().get(option)), m.group(2));
-      }
-    }
     Map<String, String> p = new LinkedHashMap<>(c.params());
     p.remove("seed");
     StringBuilder cell = new StringBuilder();
@@ -375,7 +365,14 @@ public final class GridSweep {
       }
     }
     RunRequest request = RunRequest.of(workload).withAllocators(List.of(allocator)).withDevice(p.get("device")).withModel(p.get("model"))
-        .withPlan(g.plan().get("weights"), g.plan().get("activations")).withSettings(settings);
+        .withPlan(g.plan().get("weights"), g.plan().get("activations")).withSettings(settings)
+        .withOrigin("--weights", g.at("plan.weights", -1)).withOrigin("--activations", g.at("plan.activations", -1));
+    if (p.get("device") != null) {
+      request = request.withOrigin("--device", g.at("device", g.devices().indexOf(p.get("device"))));
+    }
+    if (p.get("model") != null) {
+      request = request.withOrigin("--model", g.at("model", g.models().indexOf(p.get("model"))));
+    }
     return RunSpec.resolve(request, new PrintWriter(PrintWriter.nullWriter()));
   }
 

@@ -1,7 +1,10 @@
 package kvsim.run;
 
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import kvsim.config.Origin;
 import kvsim.config.WorkloadSpec;
 
 /**
@@ -25,6 +28,7 @@ public final class RunRequest {
   private String calibration;
   private boolean check;
   private long sampleEvery;
+  private Map<String, Origin> origins = Map.of();
 
   private RunRequest() {}
 
@@ -43,6 +47,7 @@ public final class RunRequest {
     r.calibration = calibration;
     r.check = check;
     r.sampleEvery = sampleEvery;
+    r.origins = origins;
     return r;
   }
 
@@ -123,6 +128,24 @@ public final class RunRequest {
     RunRequest r = copy();
     r.sampleEvery = events;
     return r;
+  }
+
+  /**
+   * Returns this request with the value of {@code option} ({@code --device}, {@code --model},
+   * {@code --weights}, {@code --activations}) given at {@code origin} (a suite's field, a grid's),
+   * where {@link RunSpec#resolve} reports a problem with it.
+   */
+  public RunRequest withOrigin(String option, Origin origin) {
+    RunRequest r = copy();
+    Map<String, Origin> m = new LinkedHashMap<>(origins);
+    m.put(option, origin);
+    r.origins = Map.copyOf(m);
+    return r;
+  }
+
+  /** Returns where the value of {@code option} was given: its {@link #withOrigin}, else the option itself. */
+  public Origin origin(String option) {
+    return origins.getOrDefault(option, Origin.option(option));
   }
 
   /** Returns the workload argument as written (trace path, generator spec, or the spec file's name). */

@@ -174,6 +174,28 @@ class SettingsTableTest {
     assertFalse(Files.exists(tmp.resolve("b")));
   }
 
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "weights not a size | weights: banana\\n | :9: scenarios[0].weights: ",
+        "unknown device | device: h900\\n | :9: scenarios[0].device: unknown device 'h900'",
+        "unknown model | model: gpt-9\\n | :9: scenarios[0].model: ",
+      })
+  void anAllocatorScenariosValueIsReportedAtItsFieldWithoutReadingTheMessage(String name, String fields, String message) throws IOException {
+    Path suite = tmp.resolve("l1.yaml");
+    Files.writeString(suite, ("version: 1\nwatch:\n  allocators:\n    - {metric: oom_count, better: lower}\nscenarios:\n"
+        + "  - name: a\n    workload: churn:ops=50\n    allocators: [first-fit]\n    " + fields).replace("\\n", "\n"));
+    assertOneLineError(CliRun.of("regress", suite.toString(), "--baseline", tmp.resolve("b").toString(), "--update", "--quiet"), suite + message);
+  }
+
+  @Test
+  void anAllocatorGridsPlanIsReportedAtItsLine() throws IOException {
+    Path grid = tmp.resolve("grid.yaml");
+    Files.writeString(grid, "workloads: [\"churn:ops=50\"]\nallocators: [first-fit]\nplan:\n  weights: banana\n");
+    assertOneLineError(CliRun.of("sweep", grid.toString(), "-o", tmp.resolve("o").toString()), grid + ":4: plan.weights: ");
+  }
+
   /** Returns README's row of a setting. */
   static String readmeRow(Setting s) {
     String aliases = s.aliases().isEmpty() ? "" : s.aliases().stream().map(a -> "`" + a + "`").collect(Collectors.joining(", "));
