@@ -102,8 +102,8 @@ class PackageDependencyTest {
           // names allocators and serving systems by registry name (checking them against the
           // registry and serving's system table), reads result formats' names from report and
           // writes its tables through report and its baseline folders through report's
-          // ResultFolder.
-          Map.entry("regress", Set.of("run", "registry", "serving", "report", "core")));
+          // ResultFolder. It reads a serving scenario's settings with config's table of settings.
+          Map.entry("regress", Set.of("run", "registry", "serving", "report", "config", "core")));
 
   private static final Pattern PACKAGE = Pattern.compile("^\\s*package\\s+kvsim((?:\\.[a-z_][a-z0-9_]*)*)\\s*;", Pattern.MULTILINE);
   // kvsim.a.b followed by .ClassName or .* : the package part of an import or qualified name.
