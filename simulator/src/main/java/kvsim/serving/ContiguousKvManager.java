@@ -54,7 +54,9 @@ import kvsim.registry.AllocatorRegistry;
  *       Reservation#GROW}), timed like a growth copy.
  * </ul>
  */
-public final class ContiguousKvManager implements KvManager {
+public final class ContiguousKvManager implements KvManager, KvManager.Forking, KvManager.Activations, KvManager.Observable, KvManager.GroupCounting {
+  /** Where a sequence's buffer is kept. */
+  static final Sequence.KvStateKey<Buffer> STATE = new Sequence.KvStateKey<>("contiguous");
 
   /** How many tokens a sequence's buffer holds. */
   public enum Reservation {
@@ -189,7 +191,7 @@ public final class ContiguousKvManager implements KvManager {
   }
 
   private static Buffer of(Sequence s) {
-    return (Buffer) s.kvState;
+    return s.kvState(STATE);
   }
 
   /** Returns the tokens the policy reserves for {@code s} at admission, which needs {@code needed}. */
@@ -210,7 +212,7 @@ public final class ContiguousKvManager implements KvManager {
 
   @Override
   public void add(Sequence s) {
-    s.kvState = null;
+    s.setKvState(STATE, null);
   }
 
   @Override
@@ -220,15 +222,15 @@ public final class ContiguousKvManager implements KvManager {
 
   @Override
   public boolean allocate(Sequence s, int numNewTokens) {
-    if (numNewTokens <= 0 || (long) s.numComputedTokens + numNewTokens > s.numTokens) {
+    if (numNewTokens <= 0 || (long) s.numComputedTokens() + numNewTokens > s.numTokens()) {
       throw new IllegalArgumentException(numNewTokens + " new tokens for " + s);
     }
-    int needed = s.numComputedTokens + numNewTokens;
+    int needed = s.numComputedTokens() + numNewTokens;
     Buffer b = of(s);
     if (b == null) {
       int tokens = admissionTokens(s, needed);
       SequenceGroup g = s.group;
-      int count = g.forking() && s.index == 0 && s.outputTokens == 0 ? g.width() : 1;
+      int count = g.forking() && s.index == 0 && s.outputTokens() == 0 ? g.width() : 1;
       long[] handles = new long[count];
       long[] traceIds = new long[count];
       for (int k = 0; k < count; k++) {
@@ -248,7 +250,7 @@ public final class ContiguousKvManager implements KvManager {
         one.handle = handles[k];
         one.traceId = traceIds[k];
         one.reservedTokens = tokens;
-        owner.kvState = one;
+        owner.setKvState(STATE, one);
         holding.add(owner);
         reservations++;
       }
@@ -257,11 +259,11 @@ public final class ContiguousKvManager implements KvManager {
       if (reservation != Reservation.GROW) {
         throw new IllegalStateException(s + " outgrows its " + reservation.label() + " reservation of " + b.reservedTokens + " tokens");
       }
-      if (!grow(b, needed, s.numComputedTokens)) {
+      if (!grow(b, needed, s.numComputedTokens())) {
         return false;
       }
     }
-    s.numComputedTokens = needed;
+    s.advanceComputedTo(needed);
     return true;
   }
 
@@ -314,7 +316,7 @@ public final class ContiguousKvManager implements KvManager {
     if (b == null) {
       throw new IllegalStateException(target + " holds no buffer to fork " + source + " into");
     }
-    int needed = source.numComputedTokens;
+    int needed = source.numComputedTokens();
     if (needed > b.reservedTokens && (reservation != Reservation.GROW || !grow(b, needed, 0))) {
       throw new IllegalStateException("out of KV memory: " + target + " cannot hold the " + needed + " tokens of " + source);
     }
@@ -399,7 +401,7 @@ public final class ContiguousKvManager implements KvManager {
     Buffer b = of(s);
     if (b != null) {
       release(b.handle, b.traceId);
-      s.kvState = null;
+      s.setKvState(STATE, null);
       holding.remove(s);
     }
   }
@@ -422,8 +424,8 @@ public final class ContiguousKvManager implements KvManager {
     for (Sequence s : holding) {
       int reserved = of(s).reservedTokens;
       long usable = Math.min(reserved, s.finalTokens());
-      tokens += s.numComputedTokens;
-      future += usable - s.numComputedTokens;
+      tokens += s.numComputedTokens();
+      future += usable - s.numComputedTokens();
       waste += reserved - usable;
     }
     out[0] = tokens;
@@ -456,10 +458,10 @@ public final class ContiguousKvManager implements KvManager {
     long requested = 0;
     for (Sequence s : holding) {
       Buffer b = of(s);
-      if (b == null || s.status == Sequence.Status.FINISHED) {
+      if (b == null || s.status() == Sequence.Status.FINISHED) {
         throw new IllegalStateException(s + " is listed as holding a buffer");
       }
-      if (s.numComputedTokens > b.reservedTokens) {
+      if (s.numComputedTokens() > b.reservedTokens) {
         throw new IllegalStateException(s + " computed more than its " + b.reservedTokens + " reserved tokens");
       }
       requested += b.reservedTokens * kvBytesPerToken;

@@ -55,7 +55,7 @@ public final class OrcaScheduler extends QueueScheduler {
     long budget = config.maxNumBatchedTokens();
     int stalled = 0;
     for (Sequence s : runningList) {
-      int n = s.numTokens - s.numComputedTokens;
+      int n = s.numTokens() - s.numComputedTokens();
       if (n <= 0) {
         continue;
       }
@@ -70,7 +70,7 @@ public final class OrcaScheduler extends QueueScheduler {
     if (stalled == 0) {
       while (!waitingQueue.isEmpty() && runningList.size() < config.maxNumSeqs()) {
         Sequence s = waitingQueue.peekFirst();
-        int n = s.numTokens - s.numComputedTokens;
+        int n = s.numTokens() - s.numComputedTokens();
         if (n > budget && plan.size() > 0) {
           break;
         }
@@ -78,7 +78,7 @@ public final class OrcaScheduler extends QueueScheduler {
           if (runningList.isEmpty()) {
             // Nothing holds memory, so its reservation can never be had: refused, counted.
             waitingQueue.pollFirst();
-            s.status = Sequence.Status.FINISHED;
+            s.ignore();
             ignored++;
             continue;
           }
@@ -86,7 +86,7 @@ public final class OrcaScheduler extends QueueScheduler {
         }
         waitingQueue.pollFirst();
         runningList.add(s);
-        s.status = Sequence.Status.RUNNING;
+        s.admit();
         plan.add(s, n);
         budget -= n;
       }

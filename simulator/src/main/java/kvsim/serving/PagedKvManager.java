@@ -47,7 +47,10 @@ import kvsim.alloc.paged.PrefixCacheStats;
  * each sequence and supplies its prompt's token ids ({@link #add(Sequence, String, int[])}) and
  * every sampled token id, which are used as they are: prefix hits then follow the real tokens.
  */
-public final class PagedKvManager implements KvManager {
+public final class PagedKvManager implements KvManager, KvManager.Forking, KvManager.Watermarked, KvManager.Swapping, KvManager.Observable,
+    KvManager.GroupCounting {
+  /** Where a sequence's block-manager request is kept. */
+  private static final Sequence.KvStateKey<PagedRequest> STATE = new Sequence.KvStateKey<>("paged");
   private final KvBlockManager blocks;
   private final int blockTokens;
   private final int hashBlockTokens;
@@ -120,12 +123,12 @@ public final class PagedKvManager implements KvManager {
     if (!givenTokens) {
       throw new IllegalStateException("named sequences with given tokens need withGivenTokens");
     }
-    s.kvState = blocks.addRequest(name, prompt, null, null, null);
+    s.setKvState(STATE, blocks.addRequest(name, prompt, null, null, null));
   }
 
   /** Returns the block manager's request of a sequence. */
   static PagedRequest requestOf(Sequence s) {
-    return (PagedRequest) s.kvState;
+    return s.kvState(STATE);
   }
 
   /** Returns the block manager. */
@@ -159,11 +162,11 @@ public final class PagedKvManager implements KvManager {
       }
     }
     // A fanned-out group's other sequences are requests of their own: "id.index".
-    s.kvState = blocks.addRequest(s.index == 0 ? Long.toString(id) : id + "." + s.index, tokens, null, null, hashIds);
+    s.setKvState(STATE, blocks.addRequest(s.index == 0 ? Long.toString(id) : id + "." + s.index, tokens, null, null, hashIds));
   }
 
   private static PagedRequest of(Sequence s) {
-    return (PagedRequest) s.kvState;
+    return s.kvState(STATE);
   }
 
   @Override
@@ -178,6 +181,7 @@ public final class PagedKvManager implements KvManager {
    * token not hit. Returns the watermark's verdict; on OK the sequence holds its blocks and its
    * computed tokens are its tokens. v0 managers only.
    */
+  @Override
   public OpLog.Admission admitWhole(Sequence s) {
     PagedRequest r = of(s);
     int before = r.numBlocks();
@@ -186,7 +190,7 @@ public final class PagedKvManager implements KvManager {
     OpLog.Admission verdict = blocks.log().admission();
     if (ok) {
       modelledNanos += latency.allocPerStepNanos() * (r.numBlocks() - before);
-      s.numComputedTokens = r.numComputedTokens();
+      s.advanceComputedTo(r.numComputedTokens());
       holding.add(s);
       return OpLog.Admission.OK;
     }
@@ -209,7 +213,7 @@ public final class PagedKvManager implements KvManager {
         cowCopies += copies;
         copyNanos += (double) copies * blocks.config().blockBytes() / copyBytesPerSecond * 1e9;
       }
-      s.numComputedTokens = r.numComputedTokens();
+      s.advanceComputedTo(r.numComputedTokens());
       holding.add(s);
     }
     return ok;
@@ -217,7 +221,7 @@ public final class PagedKvManager implements KvManager {
 
   @Override
   public void append(Sequence s, int token) {
-    int t = givenTokens ? token : s.outputTokens == 1 ? firstOutputToken(s) : token;
+    int t = givenTokens ? token : s.outputTokens() == 1 ? firstOutputToken(s) : token;
     blocks.appendTokens(of(s), new int[] {t});
   }
 
@@ -254,10 +258,10 @@ public final class PagedKvManager implements KvManager {
    */
   @Override
   public void fork(Sequence source, Sequence target) {
-    if (target.kvState != null && holding.contains(target)) {
+    if (target.kvState(STATE) != null && holding.contains(target)) {
       finish(target);
     }
-    target.kvState = blocks.fork(of(source), source.request.id() + "/" + (++forks));
+    target.setKvState(STATE, blocks.fork(of(source), source.request.id() + "/" + (++forks)));
     holding.add(target);
   }
 
@@ -265,6 +269,7 @@ public final class PagedKvManager implements KvManager {
    * Swaps a running group's sequences out to the host pool (v0's swap-out, {@code can_swap_out}), their distinct blocks once;
    * returns false, changing nothing, when the host pool lacks blocks.
    */
+  @Override
   public boolean swapOut(List<Sequence> sequences) {
     List<PagedRequest> group = requestsOf(sequences);
     if (!blocks.swapOut(group)) {
@@ -281,6 +286,7 @@ public final class PagedKvManager implements KvManager {
   }
 
   /** Swaps a swapped group's sequences back in (v0's swap-in, {@code can_swap_in}); returns the watermark's verdict (OK: done). */
+  @Override
   public OpLog.Admission swapIn(List<Sequence> sequences) {
     if (!blocks.swapIn(requestsOf(sequences))) {
       return blocks.log().admission();
@@ -309,10 +315,11 @@ public final class PagedKvManager implements KvManager {
    * has a token to compute, counted worst case as vLLM V2's {@code can_append_slots} does (new
    * blocks plus a copy for each shared block written).
    */
+  @Override
   public boolean canAppend(List<Sequence> sequences) {
     long need = 0;
     for (Sequence s : sequences) {
-      int n = s.numTokens - s.numComputedTokens;
+      int n = s.numTokens() - s.numComputedTokens();
       if (n > 0) {
         need += blocks.blocksToAppend(of(s), n);
       }
@@ -437,7 +444,7 @@ public final class PagedKvManager implements KvManager {
   public void checkInvariants() {
     blocks.checkInvariants();
     for (Sequence s : holding) {
-      if (of(s).numComputedTokens() != s.numComputedTokens) {
+      if (of(s).numComputedTokens() != s.numComputedTokens()) {
         throw new IllegalStateException(s + ": the block manager counts " + of(s).numComputedTokens() + " computed tokens");
       }
     }

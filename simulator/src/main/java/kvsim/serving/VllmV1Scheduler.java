@@ -47,7 +47,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
       n = Math.min(n, config.longPrefillTokenThreshold());
     }
     n = Math.min(n, budget);
-    return Math.min(n, config.maxModelLen() - 1 - s.numComputedTokens);
+    return Math.min(n, config.maxModelLen() - 1 - s.numComputedTokens());
   }
 
   @Override
@@ -57,7 +57,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
     int i = 0;
     while (i < runningList.size() && budget > 0) {
       Sequence s = runningList.get(i);
-      int n = cap(s.numTokens - s.numComputedTokens, budget, s);
+      int n = cap(s.numTokens() - s.numComputedTokens(), budget, s);
       if (n <= 0) {
         i++;
         continue;
@@ -88,7 +88,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
     while (!waitingQueue.isEmpty() && budget > 0 && runningList.size() < config.maxNumSeqs()) {
       Sequence s = waitingQueue.peekFirst();
       int hits = kv.lookup(s);
-      int uncomputed = s.numTokens - hits;
+      int uncomputed = s.numTokens() - hits;
       int capped = cap(uncomputed, Integer.MAX_VALUE, s);
       if (!config.enableChunkedPrefill() && capped > budget) {
         break;
@@ -99,7 +99,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
       }
       waitingQueue.pollFirst();
       runningList.add(s);
-      s.status = Sequence.Status.RUNNING;
+      s.admit();
       plan.add(s, n);
       budget -= n;
     }
