@@ -4,12 +4,14 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.Capability;
 import kvsim.alloc.OomReason;
+import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.Tag;
@@ -55,6 +57,49 @@ import kvsim.registry.AllocatorRegistry;
  * </ul>
  */
 public final class ContiguousKvManager implements KvManager, KvManager.Forking, KvManager.Activations, KvManager.Observable, KvManager.GroupCounting {
+  /**
+   * A contiguous KV manager as a system part: one buffer per sequence in the registered allocator
+   * {@code allocator} (its options read as {@code ALLOCATOR.KEY}) under {@code reservation}; it can
+   * hold an iteration's activations (the naive plan). The KV memory must give one sequence {@code
+   * max_model_len} tokens (while it grows, old and new buffer).
+   */
+  public static KvManagerFactory factory(String allocator, Reservation reservation) {
+    return new Factory(allocator, reservation);
+  }
+
+  private record Factory(String allocator, Reservation reservation) implements KvManagerFactory {
+    @Override
+    public String name() {
+      return "contiguous";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return Set.of();
+    }
+
+    @Override
+    public boolean holdsActivations() {
+      return true;
+    }
+
+    @Override
+    public KvManager create(String system, ServingSystems.Build b, SchedulerConfig config, Map<String, Object> parts) {
+      ContiguousKvManager kv = ContiguousKvManager.create(allocator, b.allocatorOptions().getOrDefault(allocator, Map.of()), b.kvMemoryBytes(), b.device(),
+          b.model(), reservation, config.maxModelLen());
+      if (kv.capacityTokens() < config.maxModelLen()) {
+        throw new InputException(system + ": " + allocator + " over KV memory of " + Bytes.format(b.kvMemoryBytes()) + " gives one sequence at most "
+            + kv.capacityTokens() + " tokens" + (reservation == Reservation.GROW ? " while it grows (old and new buffer)" : "")
+            + ", fewer than max_model_len " + config.maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
+      }
+      parts.put("allocator", allocator);
+      parts.put("allocator_options", kv.allocatorOptions());
+      parts.put("reservation", reservation.label());
+      parts.put("prefix_caching", false);
+      return kv;
+    }
+  }
+
   /** Where a sequence's buffer is kept. */
   static final Sequence.KvStateKey<Buffer> STATE = new Sequence.KvStateKey<>("contiguous");
 

@@ -6,12 +6,17 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import kvsim.alloc.LatencyModel;
+import kvsim.alloc.paged.BlockHasher;
 import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.KvBlockManager;
 import kvsim.alloc.paged.OpLog;
 import kvsim.alloc.paged.PagedRequest;
 import kvsim.alloc.paged.PrefixCacheStats;
+import kvsim.core.Bytes;
+import kvsim.core.InputException;
+import kvsim.registry.AllocatorRegistry;
 
 /**
  * KV memory as vLLM keeps it: a {@link KvBlockManager} (v1: free queue, null block, prefix caching
@@ -49,6 +54,77 @@ import kvsim.alloc.paged.PrefixCacheStats;
  */
 public final class PagedKvManager implements KvManager, KvManager.Forking, KvManager.Watermarked, KvManager.Swapping, KvManager.Observable,
     KvManager.GroupCounting {
+  /** vLLM v1's block manager as a system part: prefix caching on, FIFO free queue, the null block; reads {@code block-size}. */
+  public static final KvManagerFactory V1_FACTORY = new KvManagerFactory() {
+    @Override
+    public String name() {
+      return "paged";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return Set.of("block-size");
+    }
+
+    @Override
+    public KvManager create(String system, ServingSystems.Build b, SchedulerConfig config, Map<String, Object> parts) {
+      long numBlocks = checkedBlocks(b);
+      // A serving run prints no block hash, so it hashes with the faster function (BlockHasher's Note [Block hash]).
+      BlockManagerConfig c = new BlockManagerConfig((int) numBlocks, b.blockTokens(), true, BlockManagerConfig.Mode.V1, 0,
+          BlockManagerConfig.FreeOrder.FIFO, 0, config.maxModelLen(), b.kvBytesPerToken(), BlockHasher.Algorithm.MURMUR3);
+      PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(c), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(),
+          ContiguousKvManager.copyBytesPerSecond(b.device()), b.device().hostLinkBytesPerSecond());
+      parts.put("block_tokens", b.blockTokens());
+      parts.put("num_gpu_blocks", numBlocks);
+      parts.put("prefix_caching", true);
+      return kv;
+    }
+  };
+
+  /**
+   * vLLM v0's block manager as a system part: free deque with LIFO reuse, no null block, prefix
+   * caching off, a host pool of {@code swap_space} for swapped groups; reads {@code block-size} and
+   * {@code swap-space}.
+   */
+  public static final KvManagerFactory V0_FACTORY = new KvManagerFactory() {
+    @Override
+    public String name() {
+      return "paged";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return Set.of("block-size", "swap-space");
+    }
+
+    @Override
+    public KvManager create(String system, ServingSystems.Build b, SchedulerConfig config, Map<String, Object> parts) {
+      long numBlocks = checkedBlocks(b);
+      long hostBlocks = b.swapSpaceBytes() / ((long) b.blockTokens() * b.kvBytesPerToken());
+      if (hostBlocks > Integer.MAX_VALUE / 2 - numBlocks) {
+        throw new InputException("--swap-space: " + Bytes.format(b.swapSpaceBytes()) + " makes too many host blocks");
+      }
+      BlockManagerConfig c = new BlockManagerConfig((int) numBlocks, b.blockTokens(), false, BlockManagerConfig.Mode.V0,
+          config.watermark(), BlockManagerConfig.FreeOrder.LIFO, (int) hostBlocks, config.maxModelLen(), b.kvBytesPerToken());
+      PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(c), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(),
+          ContiguousKvManager.copyBytesPerSecond(b.device()), b.device().hostLinkBytesPerSecond());
+      parts.put("block_tokens", b.blockTokens());
+      parts.put("num_gpu_blocks", numBlocks);
+      parts.put("prefix_caching", false);
+      parts.put("swap_space_bytes", b.swapSpaceBytes());
+      parts.put("num_cpu_blocks", hostBlocks);
+      return kv;
+    }
+  };
+
+  private static long checkedBlocks(ServingSystems.Build b) {
+    long numBlocks = ServingSystems.numBlocks(b.kvMemoryBytes(), b.kvBytesPerToken(), b.blockTokens());
+    if (numBlocks < 2 || numBlocks > Integer.MAX_VALUE / 2) {
+      throw new InputException("KV memory of " + b.kvMemoryBytes() + " B makes " + numBlocks + " blocks of " + b.blockTokens() + " tokens; need 2 to " + Integer.MAX_VALUE / 2);
+    }
+    return numBlocks;
+  }
+
   /** Where a sequence's block-manager request is kept. */
   private static final Sequence.KvStateKey<PagedRequest> STATE = new Sequence.KvStateKey<>("paged");
   private final KvBlockManager blocks;

@@ -3,10 +3,13 @@ package kvsim.serving;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
+import kvsim.core.Bytes;
+import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.Tag;
 import kvsim.devicemodel.DeviceSpec;
@@ -40,6 +43,33 @@ import kvsim.registry.AllocatorRegistry;
  * </ul>
  */
 public final class VAttentionKvManager implements KvManager, KvManager.Observable {
+  /** vAttention's KV cache as a system part: the {@code vattention} allocator at its default options, no prefix caching. */
+  public static final KvManagerFactory FACTORY = new KvManagerFactory() {
+    @Override
+    public String name() {
+      return "vattention";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return Set.of();
+    }
+
+    @Override
+    public KvManager create(String system, ServingSystems.Build b, SchedulerConfig config, Map<String, Object> parts) {
+      VAttentionKvManager kv = VAttentionKvManager.create(Map.of(), b.kvMemoryBytes(), b.device(), b.model());
+      if (kv.capacityTokens() < config.maxModelLen()) {
+        throw new InputException(system + ": KV memory of " + Bytes.format(b.kvMemoryBytes()) + " maps one sequence at most " + kv.capacityTokens()
+            + " tokens, fewer than max_model_len " + config.maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
+      }
+      parts.put("allocator", ALLOCATOR);
+      parts.put("allocator_options", kv.allocatorOptions());
+      parts.put("step_tokens", kv.stepTokens());
+      parts.put("prefix_caching", false);
+      return kv;
+    }
+  };
+
   /** Where a sequence's mapping is kept. */
   private static final Sequence.KvStateKey<Mapping> STATE = new Sequence.KvStateKey<>("vattention");
   /** The allocator model under this manager. */

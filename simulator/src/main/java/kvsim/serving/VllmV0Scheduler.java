@@ -3,6 +3,8 @@ package kvsim.serving;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import kvsim.alloc.paged.OpLog;
 
 /**
@@ -33,6 +35,44 @@ import kvsim.alloc.paged.OpLog;
  * </ul>
  */
 public final class VllmV0Scheduler extends QueueScheduler {
+  /**
+   * vLLM v0's scheduler as a system part: reads {@code max-num-seqs} and {@code watermark}; its
+   * token budget is at least {@code max_model_len} (v0 requires it without chunked prefill), chunked
+   * prefill off; preemption by recompute, by swap for groups of several sequences.
+   */
+  public static final SchedulerFactory FACTORY = new SchedulerFactory() {
+    @Override
+    public String name() {
+      return "vllm-v0";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return Set.of("max-num-seqs", "watermark");
+    }
+
+    @Override
+    public SchedulerConfig effective(SchedulerConfig c) {
+      return new SchedulerConfig(Math.max(c.maxNumBatchedTokens(), c.maxModelLen()), c.maxNumSeqs(), c.maxModelLen(), false, 0, c.watermark());
+    }
+
+    @Override
+    public Scheduler create(SchedulerConfig config, KvManager kv) {
+      return new VllmV0Scheduler(config, kv);
+    }
+
+    @Override
+    public void describe(SchedulerConfig config, Map<String, Object> parts) {
+      parts.put("watermark", config.watermark());
+      parts.put("max_num_batched_tokens", config.maxNumBatchedTokens());
+      parts.put("max_num_seqs", config.maxNumSeqs());
+      parts.put("max_model_len", config.maxModelLen());
+      parts.put("enable_chunked_prefill", false);
+      parts.put("preemption", "recompute");
+      parts.put("preemption_multi_sequence", "swap");
+    }
+  };
+
   private final KvManager.Watermarked watermarked;
   private final KvManager.Swapping swapping;
   private final ArrayDeque<SequenceGroup> swapped = new ArrayDeque<>();
