@@ -92,7 +92,7 @@ public final class Sequence {
    * @throws IllegalStateException when the sequence holds another manager's state
    */
   @SuppressWarnings("unchecked")
-  <T> T kvState(KvStateKey<T> key) {
+  public <T> T kvState(KvStateKey<T> key) {
     if (kvKey != key && kvKey != null) {
       throw new IllegalStateException(this + " holds the KV state of " + kvKey + ", not of " + key);
     }
@@ -100,7 +100,7 @@ public final class Sequence {
   }
 
   /** Stores {@code key}'s manager's state for this sequence (null: none). */
-  <T> void setKvState(KvStateKey<T> key, T state) {
+  public <T> void setKvState(KvStateKey<T> key, T state) {
     if (kvKey != key && kvKey != null && kvState != null) {
       throw new IllegalStateException(this + " holds the KV state of " + kvKey + ", not of " + key);
     }
@@ -177,9 +177,11 @@ public final class Sequence {
 
   /**
    * Advances the computed tokens to {@code computed} (a KV manager, when it found slots for them):
-   * never backwards, never past the tokens, never for a sequence swapped out or finished.
+   * never backwards, never past the tokens, never for a sequence swapped out or finished. Public,
+   * with the KV state, for KV managers outside this package; the status transitions stay the
+   * schedulers' here.
    */
-  void advanceComputedTo(int computed) {
+  public void advanceComputedTo(int computed) {
     if (computed < numComputedTokens || computed > numTokens || status == Status.FINISHED || status == Status.SWAPPED) {
       throw illegal("computed tokens " + numComputedTokens + " -> " + computed);
     }
