@@ -116,6 +116,71 @@ public final class ServingSystems {
         DeviceSpec device) {
       this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, SWAP_SPACE_BYTES, null, Map.of());
     }
+
+    /**
+     * Starts a build of a system serving {@code model} on {@code device} with KV memory {@code
+     * kvMemoryBytes} and scheduler limits {@code scheduler}; the rest by name, each at its default
+     * (block of 16 tokens, no prefix hashes, vLLM's swap space, each system's plan, default allocator
+     * options), without the positional constructor.
+     */
+    public static Builder of(ModelPreset model, DeviceSpec device, long kvMemoryBytes, SchedulerConfig scheduler) {
+      return new Builder(model, device, kvMemoryBytes, scheduler);
+    }
+  }
+
+  /** The optional settings of a {@link Build} by name ({@link Build#of}). */
+  public static final class Builder {
+    private final ModelPreset model;
+    private final DeviceSpec device;
+    private final long kvMemoryBytes;
+    private final SchedulerConfig scheduler;
+    private int blockTokens = 16;
+    private int hashBlockTokens;
+    private long swapSpaceBytes = SWAP_SPACE_BYTES;
+    private String plan;
+    private Map<String, Map<String, String>> allocatorOptions = Map.of();
+
+    private Builder(ModelPreset model, DeviceSpec device, long kvMemoryBytes, SchedulerConfig scheduler) {
+      this.model = model;
+      this.device = device;
+      this.kvMemoryBytes = kvMemoryBytes;
+      this.scheduler = scheduler;
+    }
+
+    /** Tokens per KV block of the paged systems (16 by default). */
+    public Builder blockTokens(int tokens) {
+      this.blockTokens = tokens;
+      return this;
+    }
+
+    /** Tokens per prefix hash of the request source (0, the default: none). */
+    public Builder hashBlockTokens(int tokens) {
+      this.hashBlockTokens = tokens;
+      return this;
+    }
+
+    /** Host memory for vLLM v0's swapped blocks ({@link #SWAP_SPACE_BYTES} by default). */
+    public Builder swapSpaceBytes(long bytes) {
+      this.swapSpaceBytes = bytes;
+      return this;
+    }
+
+    /** The memory plan, or null (the default) for each system's own. */
+    public Builder plan(String name) {
+      this.plan = name;
+      return this;
+    }
+
+    /** Options of the contiguous systems' allocators, by allocator name (none by default). */
+    public Builder allocatorOptions(Map<String, Map<String, String>> options) {
+      this.allocatorOptions = options;
+      return this;
+    }
+
+    /** Returns the build; throws as {@link Build}'s constructor does. */
+    public Build build() {
+      return new Build(kvMemoryBytes, model.kvBytesPerToken(), blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, plan, allocatorOptions);
+    }
   }
 
   /**

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 import kvsim.core.Bytes;
@@ -19,6 +20,7 @@ import org.apache.commons.rng.UniformRandomProvider;
 import org.apache.commons.rng.simple.RandomSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -91,7 +93,7 @@ class ServingSystemContractTest {
     @Override public long capacityTokens() { return kv.capacityTokens(); }
     @Override public long modelledNanos() { return kv.modelledNanos(); }
     @Override public void breakdown(long[] o) { kv.breakdown(o); }
-    @Override public java.util.Map<String, Long> counters() { return kv.counters(); }
+    @Override public Map<String, Long> counters() { return kv.counters(); }
   }
 
   /** Requests of one sample, of {@code n} parallel samples, and of a beam width, arriving at 4 per second. */
@@ -115,8 +117,7 @@ class ServingSystemContractTest {
 
   private static Run run(String system, List<Request> requests, long seed) throws IOException {
     SchedulerConfig config = SchedulerConfig.defaults(MAX_MODEL_LEN);
-    ServingSystems.Built built = ServingSystems.build(system,
-        new ServingSystems.Build(4 * Bytes.GiB, MODEL.kvBytesPerToken(), 16, config, 0, MODEL, DEVICE));
+    ServingSystems.Built built = ServingSystems.build(system, ServingSystems.Build.of(MODEL, DEVICE, 4 * Bytes.GiB, config).build());
     Checked kv = new Checked(built.kv());
     ServingEngine engine = new ServingEngine(built.scheduler(), kv, Roofline.of(MODEL, DEVICE), config, MODEL.kvBytesPerToken(), true, null, seed);
     if (built.activationBytesPerToken() > 0) {
@@ -143,7 +144,7 @@ class ServingSystemContractTest {
       assertEquals(expectedOutput, m.outputTokens(), at + ": every output token of every sequence, once");
       if (first.forks()) {
         @SuppressWarnings("unchecked")
-        java.util.Map<String, Object> groups = (java.util.Map<String, Object>) m.toMap().get("sequence_groups");
+        Map<String, Object> groups = (Map<String, Object>) m.toMap().get("sequence_groups");
         assertTrue((Long) groups.get("beam_replacements") > 0, at + ": beams were re-selected by forks");
       }
       assertTrue(first.kv().checks >= 2 * m.iterations(), at + ": invariants after planning and after finishing every iteration");
@@ -157,5 +158,16 @@ class ServingSystemContractTest {
         assertArrayEquals(m.series().get(i), second.metrics().series().get(i), at + ": same iteration series");
       }
     }
+  }
+
+  @Test
+  void theBuilderGivesThePositionalBuild() {
+    SchedulerConfig config = SchedulerConfig.defaults(MAX_MODEL_LEN);
+    Map<String, Map<String, String>> options = Map.of("buddy", Map.of("min-block", "64KiB"));
+    assertEquals(new ServingSystems.Build(Bytes.GiB, MODEL.kvBytesPerToken(), 16, config, 0, MODEL, DEVICE),
+        ServingSystems.Build.of(MODEL, DEVICE, Bytes.GiB, config).build());
+    assertEquals(new ServingSystems.Build(Bytes.GiB, MODEL.kvBytesPerToken(), 32, config, 64, MODEL, DEVICE, Bytes.MiB, "naive", options),
+        ServingSystems.Build.of(MODEL, DEVICE, Bytes.GiB, config).blockTokens(32).hashBlockTokens(64).swapSpaceBytes(Bytes.MiB).plan("naive")
+            .allocatorOptions(options).build());
   }
 }

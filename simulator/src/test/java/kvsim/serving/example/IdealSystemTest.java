@@ -38,8 +38,8 @@ class IdealSystemTest {
       assertFalse(ServingSystems.reads(IdealKvManager.SYSTEM, "block-size"));
       assertEquals("ideal does not read block-size (vllm, vllm-v0 do)", ServingSystems.notRead(IdealKvManager.SYSTEM, "block-size"));
       ModelPreset model = ModelPreset.parse("opt-13b");
-      ServingSystems.Built built = ServingSystems.build(IdealKvManager.SYSTEM, new ServingSystems.Build(Bytes.GiB, model.kvBytesPerToken(), 16,
-          SchedulerConfig.defaults(1024), 0, model, DeviceSpec.parse("a100-40")));
+      ServingSystems.Built built = ServingSystems.build(IdealKvManager.SYSTEM,
+          ServingSystems.Build.of(model, DeviceSpec.parse("a100-40"), Bytes.GiB, SchedulerConfig.defaults(1024)).build());
       Map<String, Object> parts = built.parts();
       assertEquals(List.of("scheduler", "kv_manager", "max_num_batched_tokens", "max_num_seqs", "max_model_len", "enable_chunked_prefill", "slots"),
           List.copyOf(parts.keySet()), "its parts come from its factories, its own after the known ones");
