@@ -27,7 +27,8 @@ import kvsim.trace.TraceEvent;
  *       forking group that the KV memory could not hold alone ({@link KvManager.Forking#canEverHold}) is
  *       rejected too.
  *   <li>{@code Iteration} (priority 1, so requests that arrive at the same instant are seen first):
- *       the end of the iteration in flight, if any (every scheduled sequence that caught up
+ *       the end of the iteration in flight, if any, taken by the scheduler (Note [Iteration
+ *       contract] in {@link Scheduler}: every scheduled sequence that caught up
  *       samples one token; a sequence that reached its output length finishes and frees its
  *       memory), then the plan of the next one; its duration is the roofline's forward time of the
  *       scheduled tokens reading the scheduled sequences' KV, plus the allocator's modelled time
@@ -39,11 +40,12 @@ import kvsim.trace.TraceEvent;
  *
  * <p>Requests with {@code n} parallel samples or a beam width are {@link SequenceGroup}s. A
  * scheduler that forks groups ({@link Scheduler#forksGroups}) gets the lead alone; when the lead
- * samples its first token the engine forks the group's other sequences from it ({@link
- * KvManager.Forking#fork}) into the running list, and every one of them samples that iteration. Beam
- * groups then re-select their beams after every iteration in which all of them sampled (Note
- * [Beam selection] in {@link SequenceGroup}): a dropped beam's sequence becomes a fork of a
- * surviving one. A scheduler that fans groups out gets every sequence as a request of its own.
+ * samples its first token the scheduler's end of the iteration ({@link Scheduler#updateFromOutput})
+ * forks the group's other sequences from it ({@link KvManager.Forking#fork}) into the running
+ * list, and every one of them samples that iteration. Beam groups then re-select their beams
+ * after every iteration in which all of them sampled (Note [Beam selection] in {@link
+ * SequenceGroup}): a dropped beam's sequence becomes a fork of a surviving one; the engine charges
+ * the forks' modelled time to the next iteration. A scheduler that fans groups out gets every sequence as a request of its own.
  * Deterministic: the only randomness is the beam selection, seeded per request from the run seed,
  * and events run in (time, priority, insertion) order.
  */
