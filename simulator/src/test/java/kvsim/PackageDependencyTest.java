@@ -79,8 +79,9 @@ class PackageDependencyTest {
           Map.entry("report", Set.of("metrics", "config", "core")),
           // Beyond the base lists: the run library under cli, which resolves a run specification
           // (workload, device, memory plan, models by registry name) and runs it on the engine, or
-          // a serving run on the serving engine.
-          Map.entry("run", Set.of("engine", "serving", "registry", "alloc", "trace", "devicemodel", "metrics", "config", "core")),
+          // a serving run on the serving engine, and gives a capacity search's answers as report's
+          // typed results (report.CapacityResults), which the result folder holds.
+          Map.entry("run", Set.of("engine", "serving", "registry", "alloc", "trace", "devicemodel", "metrics", "config", "core", "report")),
           // Beyond the base lists: PyTorch snapshot import, inspection, recording and replay. It
           // reads the caching family's value types and model interface, gets the model from the
           // registry, writes L1 traces and reports a snapshot's fragmentation as runs do (metrics).
@@ -101,8 +102,8 @@ class PackageDependencyTest {
           // names allocators and serving systems by registry name (checking them against the
           // registry and serving's system table), reads result formats' names from report and
           // writes its tables through report and its baseline folders through report's
-          // ResultFolder.
-          Map.entry("regress", Set.of("run", "registry", "serving", "report", "core")));
+          // ResultFolder. It reads a serving scenario's settings with config's table of settings.
+          Map.entry("regress", Set.of("run", "registry", "serving", "report", "config", "core")));
 
   private static final Pattern PACKAGE = Pattern.compile("^\\s*package\\s+kvsim((?:\\.[a-z_][a-z0-9_]*)*)\\s*;", Pattern.MULTILINE);
   // kvsim.a.b followed by .ClassName or .* : the package part of an import or qualified name.

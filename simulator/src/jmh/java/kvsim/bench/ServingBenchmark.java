@@ -47,8 +47,8 @@ public class ServingBenchmark {
 
   @Setup(Level.Trial)
   public void resolve() {
-    spec = ServingSpec.resolve(new ServingSpec.Request(
-        "requests:preset=azure-conv,count=20000,seed=1", List.of("vllm"), "llama-2-7b", "h100-80", null, null, null, null, null, null, false));
+    spec = ServingSpec.resolve(ServingSpec.Request.of("requests:preset=azure-conv,count=20000,seed=1", List.of("vllm"),
+        kvsim.config.Settings.none().and(kvsim.config.ServingSettings.MODEL, "llama-2-7b").and(kvsim.config.ServingSettings.DEVICE, "h100-80")));
   }
 
   /** Runs the hour on one thread. */

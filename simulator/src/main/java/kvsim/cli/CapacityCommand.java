@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import kvsim.report.CapacityResults;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
 import kvsim.report.TextTable;
@@ -80,75 +81,20 @@ final class CapacityCommand implements Callable<Integer> {
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.CAPACITY, force)
         : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.CAPACITY)).reading(Inputs.of(workload, s.workload().file())).check();
     List<CapacitySearch.Capacity> result = CapacitySearch.searchCells(cells, targets, minRate, maxRate, steps);
-    CapacitySearch.Slo first = targets.latency().get(0);
-
-    List<String> columns = new ArrayList<>(List.of("system"));
-    columns.addAll(ServingGrid.keys(axes));
-    columns.addAll(List.of("rate_rps", "met", "requests", "finished", "rejected", "aborted", "rejected_fraction", "goodput_rps"));
-    for (CapacitySearch.Slo t : targets.latency()) {
-      columns.add(t.metric() + "_" + t.statistic() + "_seconds");
-    }
-    List<List<Object>> rows = new ArrayList<>();
-    List<Map<String, Object>> systems = new ArrayList<>();
-    Map<String, Object> jsonSystems = new LinkedHashMap<>();
-    Map<String, List<double[]>> points = new LinkedHashMap<>();
-    for (int i = 0; i < result.size(); i++) {
-      CapacitySearch.Capacity c = result.get(i);
-      ServingGrid.Cell cell = cells.get(i);
-      String label = axes.isEmpty() ? c.system() : cell.label();
-      List<Map<String, Object>> probes = new ArrayList<>();
-      List<double[]> pts = new ArrayList<>();
-      for (CapacitySearch.Probe p : c.probes()) {
-        List<Object> row = new ArrayList<>(List.of(c.system()));
-        row.addAll(cell.settings().values());
-        row.addAll(List.of(p.rate(), p.met(), p.requests(), p.finished(), p.rejected(), p.aborted(), p.rejectedFraction(), p.goodputRps()));
-        row.addAll(p.values().values());
-        rows.add(row);
-        Map<String, Object> pm = new LinkedHashMap<>();
-        pm.put("rate_rps", p.rate());
-        pm.put("met", p.met());
-        pm.put("requests", p.requests());
-        pm.put("finished", p.finished());
-        pm.put("rejected", p.rejected());
-        pm.put("aborted", p.aborted());
-        pm.put("rejected_fraction", p.rejectedFraction());
-        pm.put("goodput_rps", p.goodputRps());
-        Map<String, Object> values = new LinkedHashMap<>();
-        p.values().forEach((k, v) -> values.put(k, Double.isNaN(v) ? null : v));
-        pm.put("values_seconds", values);
-        probes.add(pm);
-        pts.add(new double[] {p.rate(), p.values().get(first.text())});
-      }
-      points.put(legend(label, c), pts);
-      Map<String, Object> sys = new LinkedHashMap<>();
-      sys.put("system", c.system());
-      if (!axes.isEmpty()) {
-        sys.put("cell", new LinkedHashMap<>(cell.settings()));
-        sys.put("kv_memory_bytes", cell.spec().kvMemoryBytes());
-      }
-      Map<String, Object> answer = answer(c, targets);
-      sys.putAll(answer);
-      sys.put("probes", probes);
-      systems.add(sys);
-      Map<String, Object> js = new LinkedHashMap<>(answer);
-      js.remove("at_upper_bound");
-      js.put("probes", probes);
-      jsonSystems.put(label, js);
-    }
-    Map<String, Object> config = ServingGrid.configEcho(cells, axes);
-    config.put("min_rate_rps", minRate);
-    config.put("max_rate_rps", maxRate);
-    config.put("steps", steps);
-    config.put("rejected_fraction_allowed", targets.rejectedFractionAllowed());
-    if (!s.hasRateOption()) {
-      config.put("trace_mean_rate_rps", s.recordedMeanRate());
-    }
-    List<Object> targetTexts = new ArrayList<>(slos.stream().map(String::strip).toList());
-    Path dir = ResultsWriter.writeCapacity(target, config, targetTexts, systems, columns, rows, first.text(), first.limitSeconds(), points);
+    CapacityResults results = CapacitySearch.results(cells, axes, targets, slos, minRate, maxRate, steps, result);
+    Path dir = ResultsWriter.writeCapacity(target, results);
+    List<String> targetTexts = results.targets();
     if (json) {
+      Map<String, Object> jsonSystems = new LinkedHashMap<>();
+      for (CapacityResults.SystemEntry e : results.systems()) {
+        Map<String, Object> js = ResultsWriter.capacityAnswer(e);
+        js.remove("at_upper_bound");
+        js.put("probes", e.probes().stream().map(ResultsWriter::capacityProbe).toList());
+        jsonSystems.put(e.label(), js);
+      }
       out.println(new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(Map.of("systems", jsonSystems)));
     } else {
-      List<String> written = new ArrayList<>(targetTexts.stream().map(Object::toString).toList());
+      List<String> written = new ArrayList<>(targetTexts);
       if (!written.contains(targets.rejectedText())) {
         written.add(targets.rejectedText() + " (the default: every request must finish)");
       }
@@ -188,40 +134,6 @@ final class CapacityCommand implements Callable<Integer> {
     return KvSim.EXIT_OK;
   }
 
-  /**
-   * Returns a system's answer as the results give it: the rate, whether it is the upper bound, the
-   * goodput and the requests not finished at it (at the low bound when no rate met), and the
-   * targets the low bound missed (Note [Rejections fail the target] on {@link CapacitySearch}).
-   */
-  private static Map<String, Object> answer(CapacitySearch.Capacity c, CapacitySearch.Targets targets) {
-    CapacitySearch.Probe a = c.answer();
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("max_rate_rps", c.maxRate());
-    m.put("at_upper_bound", c.atUpperBound());
-    m.put("goodput_rps", c.anyMet() ? a.goodputRps() : null);
-    m.put("requests", a.requests());
-    m.put("finished", a.finished());
-    m.put("rejected", a.rejected());
-    m.put("aborted", a.aborted());
-    m.put("rejected_fraction", a.rejectedFraction());
-    List<String> unmet = new ArrayList<>();
-    if (!c.anyMet()) {
-      if (!a.latencyMet()) {
-        for (CapacitySearch.Slo t : targets.latency()) {
-          double v = a.values().get(t.text());
-          if (Double.isNaN(v) || v > t.limitSeconds()) {
-            unmet.add(t.text());
-          }
-        }
-      }
-      if (!a.rejectionsMet()) {
-        unmet.add(targets.rejectedText());
-      }
-    }
-    m.put("unmet_at_min_rate", unmet);
-    return m;
-  }
-
   /** Returns {@code "416 of 1000 (41.6 %)"}, or {@code "0"}. */
   private static String notFinished(CapacitySearch.Probe p) {
     long n = p.requests() - p.finished();
@@ -235,16 +147,5 @@ final class CapacityCommand implements Callable<Integer> {
         + CapacitySearch.rate(low.rate()) + " req/s, the lowest rate probed (" + low.rejected() + " rejected on arrival, " + low.aborted()
         + " aborted); to count only the finished ones, allow that share with --slo 'rejected.fraction<="
         + String.format(java.util.Locale.ROOT, "%.2f", suggest) + "'";
-  }
-
-  /** Returns a system's name in the chart's legend, with its answer and the share not finished there. */
-  private static String legend(String label, CapacitySearch.Capacity c) {
-    CapacitySearch.Probe a = c.answer();
-    String share = String.format(java.util.Locale.ROOT, "%.1f %% not finished", 100 * a.rejectedFraction());
-    if (!c.anyMet()) {
-      return label + ": no rate meets the targets (" + share + " at " + CapacitySearch.rate(a.rate()) + " req/s)";
-    }
-    return label + ": " + (c.atUpperBound() ? ">= " : "") + CapacitySearch.rate(c.maxRate()) + " req/s, goodput " + CapacitySearch.rate(a.goodputRps())
-        + ", " + share;
   }
 }

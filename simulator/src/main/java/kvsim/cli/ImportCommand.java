@@ -16,6 +16,7 @@ import kvsim.torch.SnapshotReader;
 import kvsim.torch.TorchSnapshot;
 import kvsim.trace.ImportedRequestSource;
 import kvsim.trace.Request;
+import kvsim.trace.RequestFiles;
 import kvsim.trace.RequestSource;
 import kvsim.trace.RequestTraceWriter;
 import kvsim.trace.RequestWriter;
@@ -138,34 +139,19 @@ final class ImportCommand implements Callable<Integer> {
     return KvSim.EXIT_OK;
   }
 
-  /**
-   * Writes every request of {@code w} as a request trace at {@code output}, atomically, and
-   * returns how many; {@code afterward} sees the source once it is exhausted.
-   */
+  /** Writes every request of {@code w} as a request trace at {@code output}: {@link RequestFiles#writeTrace}. */
   static long writeRequestTrace(WorkloadRegistry.RequestWorkload w, OutputFile output, Consumer<RequestSource> afterward) throws IOException {
-    return writeRequests(w, output, (out, source) -> new RequestTraceWriter(out, source.describe(), source.hashBlockTokens()), afterward);
+    try (RequestSource source = w.open()) {
+      return RequestFiles.writeTrace(source, output, afterward);
+    }
   }
 
-  /**
-   * Writes every request of {@code w} at {@code output} in the format {@code format} opens,
-   * atomically, and returns how many; {@code afterward} sees the source once it is exhausted.
-   */
+  /** Writes every request of {@code w} at {@code output} in the format {@code format} opens: {@link RequestFiles#write}. */
   static long writeRequests(WorkloadRegistry.RequestWorkload w, OutputFile output, RequestWriter.Factory format, Consumer<RequestSource> afterward)
       throws IOException {
-    long[] written = new long[1];
     try (RequestSource source = w.open()) {
-      output.write(out -> {
-        RequestWriter writer = format.open(out, source);
-        Request r;
-        while ((r = source.next()) != null) {
-          writer.write(r);
-        }
-        writer.flush();
-        written[0] = writer.requestsWritten();
-        afterward.accept(source);
-      });
+      return RequestFiles.write(source, output, format, afterward);
     }
-    return written[0];
   }
 
   /** {@code kvsim import azure FILE -o trace.jsonl}. */

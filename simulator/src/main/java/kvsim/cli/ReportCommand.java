@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import kvsim.report.HtmlReport;
+import kvsim.report.ResultCharts;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -15,7 +16,8 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = {
       "Write one self-contained HTML report (inline SVG charts, data tables, no network) of result folders of replay, compare, serving or capacity.",
-      "With two or more folders, a comparison of the runs comes first."
+      "With two or more folders, a comparison of the runs comes first. Every chart is drawn from the folders' data files (summary.json, timeseries.csv, …), not from their PNG/SVG files;",
+      "--redraw-charts also writes those chart files again."
     },
     footer = {"", "Exit status: 0 success, 2 bad input or usage."})
 final class ReportCommand implements Callable<Integer> {
@@ -30,9 +32,17 @@ final class ReportCommand implements Callable<Integer> {
   @Option(names = "--force", description = "Replace FILE even if it is not a report that kvsim wrote.")
   boolean force;
 
+  @Option(names = "--redraw-charts", description = "Also draw each folder's chart files (PNG and SVG) again from its data files, replacing them"
+      + " (byte-identical SVG to those the run wrote; a deleted chart comes back).")
+  boolean redrawCharts;
+
   @Override
   public Integer call() throws Exception {
     HtmlReport.write(output, dirs, force);
+    if (redrawCharts) {
+      int files = ResultCharts.redraw(dirs);
+      spec.commandLine().getOut().println("charts: " + files + " files redrawn");
+    }
     spec.commandLine().getOut().println("report: " + output);
     spec.commandLine().getOut().flush();
     return KvSim.EXIT_OK;

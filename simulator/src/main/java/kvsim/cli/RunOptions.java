@@ -69,8 +69,7 @@ final class RunOptions {
 
   /** Returns the run request these options and the workload argument make. */
   RunRequest request(String workload, WorkloadSpec spec, Path specDir) {
-    return new RunRequest(
-        workload, spec, specDir, List.copyOf(allocators), device, model, weights, activations, List.copyOf(settings), torchAllocConf, calibration, check,
-        sampleEvery);
+    return RunRequest.of(workload).withSpec(spec, specDir).withAllocators(allocators).withDevice(device).withModel(model).withPlan(weights, activations)
+        .withSettings(settings).withTorchAllocConf(torchAllocConf).withCalibration(calibration).withCheck(check).withSampleEvery(sampleEvery);
   }
 }

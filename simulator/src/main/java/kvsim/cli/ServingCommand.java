@@ -3,21 +3,19 @@ package kvsim.cli;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.OutputFile;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
+import kvsim.report.ServingResults;
 import kvsim.report.TextTable;
 import kvsim.run.ServingGrid;
 import kvsim.run.ServingRunner;
 import kvsim.run.ServingSpec;
-import kvsim.serving.ServingMetrics;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -93,31 +91,11 @@ final class ServingCommand implements Callable<Integer> {
     List<ServingRunner.SystemResult> results = emitTrace != null
         ? new ServingRunner().run(whole, progress, traces)
         : new ServingRunner().runCells(cells, progress);
-    List<Map<String, Object>> summaries = new ArrayList<>();
-    List<Map<String, Object>> timings = new ArrayList<>();
-    Map<String, List<double[]>> series = new LinkedHashMap<>();
-    Map<String, List<double[]>> quantiles = new LinkedHashMap<>();
-    for (int i = 0; i < results.size(); i++) {
-      ServingRunner.SystemResult r = results.get(i);
-      ServingGrid.Cell cell = cells.get(i);
-      Map<String, Object> summary = r.summary();
-      Map<String, Object> timing = r.timing();
-      if (!axes.isEmpty()) {
-        summary = ServingGrid.withCell(summary, cell);
-        timing.put("system", cell.label());
-      }
-      summaries.add(summary);
-      timings.add(timing);
-      String label = axes.isEmpty() ? r.system() : cell.label();
-      series.put(label, r.metrics().series());
-      quantiles.put(label, r.metrics().latencyQuantiles());
-    }
-    Map<String, Object> config = ServingGrid.configEcho(cells, axes);
-    Path dir = ResultsWriter.writeServing(target, config, summaries, timings, ServingMetrics.SERIES_COLUMNS, series,
-        ServingMetrics.QUANTILE_COLUMNS, quantiles);
+    ServingResults folder = ServingRunner.results(cells, axes, results);
+    Path dir = ResultsWriter.writeServing(target, folder, ServingRunner.timings(cells, axes, results));
     out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.device().name(),
         ServingGrid.sameKvMemory(cells) ? Bytes.format(s.kvMemoryBytes()) : "per cell (summary.json)");
-    table(out, axes, cells, results);
+    table(out, axes, folder);
     out.println();
     out.println("results: " + dir);
     if (emitTrace != null) {
@@ -129,45 +107,37 @@ final class ServingCommand implements Callable<Integer> {
     return KvSim.EXIT_OK;
   }
 
-  @SuppressWarnings("unchecked")
-  private static void table(PrintWriter out, List<ServingGrid.Axis> axes, List<ServingGrid.Cell> cells, List<ServingRunner.SystemResult> results) {
+  private static void table(PrintWriter out, List<ServingGrid.Axis> axes, ServingResults folder) {
     List<String> header = new ArrayList<>(ServingGrid.keys(axes));
     header.addAll(List.of("system", "requests", "rejected", "tokens/s", "TTFT p50", "TPOT p50", "norm. lat", "batch", "preempt", "tokens", "reserv.", "int.",
         "ext."));
-    List<List<String>> rows = new ArrayList<>();
-    for (int i = 0; i < results.size(); i++) {
-      ServingRunner.SystemResult r = results.get(i);
-      Map<String, Object> m = r.metrics().toMap();
-      Map<String, Object> ttft = (Map<String, Object>) m.get("ttft_seconds");
-      Map<String, Object> tpot = (Map<String, Object>) m.get("tpot_seconds");
-      Map<String, Object> norm = (Map<String, Object>) m.get("normalized_latency_seconds_per_token");
-      List<String> row = new ArrayList<>(cells.get(i).settings().values());
-      row.addAll(List.of(r.system(), Long.toString(r.metrics().finished()), Long.toString(r.metrics().rejected()),
-          num(m.get("throughput_tokens_per_second"), "%.0f"), seconds(ttft.get("p50")), seconds(tpot.get("p50")), seconds(norm.get("mean")),
-          num(m.get("batch_size_mean"), "%.1f"), Long.toString(r.metrics().preemptions()), frac(r.metrics().meanFraction("token_states")),
-          frac(r.metrics().meanFraction("reserved_future")), frac(r.metrics().meanFraction("internal_waste")),
-          frac(r.metrics().meanFraction("external_waste"))));
-      rows.add(row);
-    }
     List<String[]> table = new ArrayList<>();
     table.add(header.toArray(String[]::new));
-    rows.forEach(row -> table.add(row.toArray(String[]::new)));
+    for (ServingResults.Entry e : folder.entries()) {
+      List<String> row = new ArrayList<>(e.cell().values());
+      row.addAll(List.of(e.system(), Long.toString(e.count("requests_finished")), Long.toString(e.count("requests_rejected")),
+          num(e.number("throughput_tokens_per_second"), "%.0f"), seconds(e.latency("ttft_seconds", "p50")), seconds(e.latency("tpot_seconds", "p50")),
+          seconds(e.latency("normalized_latency_seconds_per_token", "mean")), num(e.number("batch_size_mean"), "%.1f"),
+          Long.toString(e.count("preemptions")), frac(e.kvMeanShare("token_states")), frac(e.kvMeanShare("reserved_future")),
+          frac(e.kvMeanShare("internal_waste")), frac(e.kvMeanShare("external_waste"))));
+      table.add(row.toArray(String[]::new));
+    }
     TextTable.print(out, table, axes.size() + 1);
   }
 
-  private static String num(Object v, String format) {
-    return v == null ? "-" : String.format(Locale.ROOT, format, ((Number) v).doubleValue());
+  private static String num(Double v, String format) {
+    return v == null ? "-" : String.format(Locale.ROOT, format, v);
   }
 
-  private static String seconds(Object v) {
+  private static String seconds(Double v) {
     if (v == null) {
       return "-";
     }
-    double s = ((Number) v).doubleValue();
+    double s = v;
     return s < 1 ? String.format(Locale.ROOT, "%.1f ms", s * 1e3) : String.format(Locale.ROOT, "%.2f s", s);
   }
 
-  private static String frac(double f) {
-    return Double.isNaN(f) ? "-" : String.format(Locale.ROOT, "%.3f", f);
+  private static String frac(Double f) {
+    return f == null ? "-" : String.format(Locale.ROOT, "%.3f", f);
   }
 }

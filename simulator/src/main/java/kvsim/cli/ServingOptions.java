@@ -2,9 +2,11 @@ package kvsim.cli;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.nio.file.Path;
+import kvsim.config.Origin;
+import kvsim.config.ServingSettings;
+import kvsim.config.Setting;
+import kvsim.config.Settings;
 import kvsim.core.InputException;
-import kvsim.run.CalibrationFile;
 import kvsim.run.ServingGrid;
 import kvsim.run.ServingSpec;
 import kvsim.serving.ServingSystems;
@@ -30,30 +32,33 @@ final class ServingOptions {
   String kvMemory;
 
   @Option(names = "--gpu-memory-utilization", paramLabel = "F", description = "Share of the device for weights, activations and KV, as vLLM's option (default 0.9).")
-  Double gpuMemoryUtilization;
+  String gpuMemoryUtilization;
 
   @Option(names = "--max-model-len", paramLabel = "N", description = "Longest sequence in tokens. Default: the model's context length.")
-  Integer maxModelLen;
+  String maxModelLen;
 
   @Option(names = "--max-num-seqs", paramLabel = "N", description = "Most sequences running at once (default 256).")
-  Integer maxNumSeqs;
+  String maxNumSeqs;
 
   @Option(names = "--max-num-batched-tokens", paramLabel = "N", description = "Token budget of one iteration (default 2048).")
-  Integer maxNumBatchedTokens;
+  String maxNumBatchedTokens;
 
-  @Option(names = "--block-size", paramLabel = "TOKENS", description = "KV block size in tokens (default 16).")
-  Integer blockSize;
+  @Option(names = "--block-tokens", paramLabel = "TOKENS", description = "KV block size of the paged systems, in tokens (default 16).")
+  String blockTokens;
+
+  @Option(names = "--block-size", paramLabel = "TOKENS", description = "The old name of --block-tokens.")
+  String blockSize;
 
   @Option(names = "--swap-space", paramLabel = "SIZE", description = "Host memory for vLLM v0's swapped blocks, as vLLM's swap_space (default 4GiB).")
   String swapSpace;
 
   @Option(names = "--seed", paramLabel = "N", description = "Seed of the workload generator: a requests: or lengths: workload runs with seed=N,"
       + " as a sweep's seeds: give it (default: the workload's own, 1). A recorded trace has no seed: --seed with one is an error.")
-  Long seed;
+  String seed;
 
   @Option(names = "--beam-seed", paramLabel = "N", description = "Run seed of the beam selection of beam-search requests (default 42);"
       + " the workload's lengths and arrivals do not depend on it.")
-  Long beamSeed;
+  String beamSeed;
 
   @Option(names = "--plan", paramLabel = "PLAN", description = "Memory plan: two-pool (vLLM's: activations in a region of their own) or naive"
       + " (activations in the KV's allocator, as a plain PyTorch program; contiguous systems only). Default: naive for hf-naive, two-pool otherwise.")
@@ -63,17 +68,45 @@ final class ServingOptions {
   boolean check;
 
   @Option(names = "--watermark", paramLabel = "F", description = "vllm-v0's admission watermark, a share of the KV blocks (default 0.01).")
-  Double watermark;
+  String watermark;
 
   @Option(names = "--calibration", paramLabel = "FILE", description = "A calibration file (results/calibration/<gpu>.json) whose measured costs"
       + " replace the defaults: forward-pass efficiencies, copy efficiencies, allocator and block-manager latencies.")
   String calibration;
 
   @Option(names = "--set", paramLabel = "KEY=V1,V2,…", description = "A what-if grid (repeatable): run every combination of the values "
-      + "with every --system. KEY is a serving option (block-size, max-num-seqs, max-num-batched-tokens, kv-memory, gpu-memory-utilization, "
-      + "max-model-len, watermark) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
-      + "e.g. --set block-size=8,16,32.")
+      + "with every --system. KEY is a serving setting (block-tokens, max-num-seqs, max-num-batched-tokens, kv-memory, gpu-memory-utilization, "
+      + "max-model-len, watermark, swap-space, plan; or an alias, such as block-size) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
+      + "e.g. --set block-tokens=8,16,32.")
   List<String> settings = new ArrayList<>();
+
+  /**
+   * Returns the settings these options give, each parsed by its table entry ({@link
+   * ServingSettings}) with the option as its origin; a setting given under two names is refused.
+   */
+  Settings settings() {
+    Settings s = Settings.none();
+    s = give(s, ServingSettings.MODEL, "--model", model);
+    s = give(s, ServingSettings.DEVICE, "--device", device);
+    s = give(s, ServingSettings.KV_MEMORY, "--kv-memory", kvMemory);
+    s = give(s, ServingSettings.GPU_MEMORY_UTILIZATION, "--gpu-memory-utilization", gpuMemoryUtilization);
+    s = give(s, ServingSettings.MAX_MODEL_LEN, "--max-model-len", maxModelLen);
+    s = give(s, ServingSettings.MAX_NUM_SEQS, "--max-num-seqs", maxNumSeqs);
+    s = give(s, ServingSettings.MAX_NUM_BATCHED_TOKENS, "--max-num-batched-tokens", maxNumBatchedTokens);
+    s = give(s, ServingSettings.BLOCK_TOKENS, "--block-tokens", blockTokens);
+    s = give(s, ServingSettings.BLOCK_TOKENS, "--block-size", blockSize);
+    s = give(s, ServingSettings.SWAP_SPACE, "--swap-space", swapSpace);
+    s = give(s, ServingSettings.SEED, "--seed", seed);
+    s = give(s, ServingSettings.BEAM_SEED, "--beam-seed", beamSeed);
+    s = give(s, ServingSettings.PLAN, "--plan", plan);
+    s = give(s, ServingSettings.WATERMARK, "--watermark", watermark);
+    s = give(s, ServingSettings.CALIBRATION, "--calibration", calibration);
+    return s;
+  }
+
+  private static Settings give(Settings s, Setting setting, String option, String text) {
+    return text == null ? s : s.and(setting, text, Origin.option(option));
+  }
 
   /**
    * Returns the request these options and {@code workload} make: {@code workload} with {@code
@@ -81,14 +114,13 @@ final class ServingOptions {
    */
   ServingSpec.Request request(String workload) {
     List<String> names = systems.isEmpty() ? List.of("vllm") : systems;
-    refuseUnread(names, "block-size", blockSize);
-    refuseUnread(names, "max-num-seqs", maxNumSeqs);
-    refuseUnread(names, "watermark", watermark);
-    refuseUnread(names, "swap-space", swapSpace);
-    String w = seed == null ? workload : ServingSpec.seededWorkload(workload, seed);
-    return new ServingSpec.Request(
-        w, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockSize, swapSpace, beamSeed, plan,
-        check, watermark, java.util.Map.of(), calibration == null ? null : CalibrationFile.read(Path.of(calibration)));
+    Settings given = settings();
+    for (Settings.Value v : given.values()) {
+      refuseUnread(names, v);
+    }
+    Settings.Value seedValue = given.value(ServingSettings.SEED);
+    String w = seedValue == null ? workload : ServingSpec.seededWorkload(workload, (Long) seedValue.value());
+    return new ServingSpec.Request(w, systems, given.without(ServingSettings.SEED), check, java.util.Map.of());
   }
 
   /**
@@ -108,14 +140,15 @@ final class ServingOptions {
    * [Settings each system reads] on {@code serving.ServingSystems}): a silent no-op reads as a
    * result.
    */
-  private static void refuseUnread(List<String> systems, String key, Object value) {
-    if (value == null) {
+  private static void refuseUnread(List<String> systems, Settings.Value value) {
+    String key = value.setting().readsKey();
+    if (key.isEmpty()) {
       return;
     }
     for (String s : systems) {
       String why = ServingSystems.notRead(s, key); // an unknown system is refused here too
       if (why != null) {
-        throw new InputException("--" + key + " " + value + ": " + why + "; leave it out for " + s + ", or run only systems that read it");
+        throw new InputException(value.origin() + " " + value.text() + ": " + why + "; leave it out for " + s + ", or run only systems that read it");
       }
     }
   }

@@ -14,7 +14,6 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import kvsim.core.InputException;
 
 /**
@@ -35,9 +34,10 @@ import kvsim.core.InputException;
  * </pre>
  *
  * <p>Serving grids name {@code systems} instead of {@code allocators}; their {@code set} keys are
- * the serving options ({@code block-size}, {@code kv-memory}, {@code max-num-seqs},
- * {@code max-num-batched-tokens}, {@code max-model-len}, {@code gpu-memory-utilization}, {@code swap-space},
- * {@code plan}, {@code watermark}), and
+ * the serving settings a grid's {@code set:} accepts ({@link ServingSettings}: {@code block-tokens},
+ * {@code kv-memory}, {@code max-num-seqs}, {@code max-num-batched-tokens}, {@code max-model-len},
+ * {@code gpu-memory-utilization}, {@code swap-space}, {@code plan}, {@code watermark}, or an alias
+ * such as {@code block-size}), each value parsed by its setting at its line, and
  * {@code seeds} apply to request generators ({@code requests:…}).
  *
  * @param workloads workload specs as written (trace paths relative to {@link #dir})
@@ -73,10 +73,6 @@ public record GridSpec(
     this(workloads, allocators, systems, seeds, devices, models, sets, plan, dir, origin, lines, null);
   }
 
-  /** Keys of {@code set} that a serving grid accepts. */
-  public static final Set<String> SERVING_SET_KEYS =
-      Set.of("block-size", "kv-memory", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "gpu-memory-utilization", "swap-space", "plan", "watermark");
-
   private static final List<String> FIELDS =
       List.of("workloads", "allocators", "systems", "seeds", "device", "model", "set", "plan", "calibration");
   /** A key given twice and a second YAML document are errors, not silently the last or ignored. */
@@ -100,12 +96,25 @@ public record GridSpec(
   }
 
   private static InputException error(String source, Map<String, Integer> lines, String field, int index, String problem) {
+    return at(source, lines, field, index).error(problem);
+  }
+
+  /**
+   * Returns the origin of the {@code index}th value of {@code field} (a top-level field or {@code
+   * set.KEY}; the field itself where {@code index} is negative or the field holds one value), for
+   * a setting given there ({@link Settings}).
+   */
+  public Origin at(String field, int index) {
+    return at(origin.source(), lines, field, index);
+  }
+
+  private static Origin at(String source, Map<String, Integer> lines, String field, int index) {
     String pointer = pointer(field);
     Integer line = index >= 0 ? lines.get(pointer + "/" + index) : null;
     if (line == null) {
       line = lines.get(pointer);
     }
-    return InputException.at(source, line == null ? 0 : line, field, problem);
+    return Origin.at(source, line == null ? 0 : line, field);
   }
 
   /** Where parsing reports its problems: the file and the line of each node. */
@@ -116,6 +125,10 @@ public record GridSpec(
 
     InputException error(String field, int index, String problem) {
       return GridSpec.error(source, lines, field, index, problem);
+    }
+
+    Origin origin(String field, int index) {
+      return GridSpec.at(source, lines, field, index);
     }
   }
 
@@ -189,14 +202,22 @@ public record GridSpec(
       for (Iterator<Map.Entry<String, JsonNode>> it = set.fields(); it.hasNext(); ) {
         Map.Entry<String, JsonNode> e = it.next();
         String key = e.getKey();
-        if (systems.isEmpty() ? !key.matches("[^.\\s]+\\.[^.\\s]+") : !SERVING_SET_KEYS.contains(key)) {
-          throw at.error("set." + key, systems.isEmpty()
-              ? "an L1 option is written ALLOCATOR.KEY, as in replay --set"
-              : "unknown serving option (known: " + String.join(", ", SERVING_SET_KEYS.stream().sorted().toList()) + ")");
+        String field = "set." + key;
+        if (systems.isEmpty() && !key.matches("[^.\\s]+\\.[^.\\s]+")) {
+          throw at.error(field, "an L1 option is written ALLOCATOR.KEY, as in replay --set");
         }
-        List<String> values = values(at, "set." + key, e.getValue());
+        Setting setting = systems.isEmpty() ? null : ServingSettings.require(key, Setting.Level.GRID_SET, at.origin(field, -1));
+        for (String other : sets.keySet()) {
+          if (setting != null && setting.named(other)) {
+            throw at.error(field, setting.key() + " is given twice (also as set." + other + ")");
+          }
+        }
+        List<String> values = values(at, field, e.getValue());
         if (values.isEmpty()) {
-          throw at.error("set." + key, "needs at least one value");
+          throw at.error(field, "needs at least one value");
+        }
+        for (int i = 0; setting != null && i < values.size(); i++) {
+          setting.parse(values.get(i), at.origin(field, e.getValue().isArray() ? i : -1));
         }
         sets.put(key, values);
       }

@@ -19,6 +19,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import kvsim.config.Origin;
+import kvsim.config.ServingSettings;
+import kvsim.config.Setting;
+import kvsim.config.Settings;
 import kvsim.core.InputException;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.registry.WorkloadRegistry;
@@ -48,7 +52,7 @@ import kvsim.serving.ServingSystems;
  *     serving: requests:preset=sharegpt,count=100,rate=2
  *     systems: [vllm, orca-max]
  *     model: opt-13b
- *     kv-memory: 12GiB
+ *     kv-memory: 12GiB                 # any setting a suite accepts (ServingSettings), by name or alias
  *     calibration: ../../results/calibration/h100.json   # optional, either kind; relative to this file
  * </pre>
  *
@@ -107,9 +111,18 @@ public final class Suite {
   private static final Set<String> L1_FIELDS =
       new LinkedHashSet<>(List.of("name", "workload", "allocators", "device", "model", "weights", "activations", "options", "torch-alloc-conf",
           "calibration", "watch"));
-  private static final Set<String> SERVING_FIELDS =
-      new LinkedHashSet<>(List.of("name", "serving", "systems", "model", "device", "kv-memory", "gpu-memory-utilization", "max-model-len",
-          "max-num-seqs", "max-num-batched-tokens", "block-size", "calibration", "watch"));
+  /** A serving scenario's fields: its own, then every setting a suite accepts ({@link ServingSettings}), by name or alias. */
+  private static final Set<String> SERVING_FIELDS = servingFields();
+  private static final String SERVING_FIELDS_TEXT = "name, serving, systems, " + ServingSettings.keys(Setting.Level.SUITE) + " (or an alias), watch";
+
+  private static Set<String> servingFields() {
+    Set<String> fields = new LinkedHashSet<>(List.of("name", "serving", "systems", "watch"));
+    for (Setting s : ServingSettings.at(Setting.Level.SUITE)) {
+      fields.add(s.key());
+      fields.addAll(s.aliases());
+    }
+    return fields;
+  }
 
   private final String name;
   private final String source;
@@ -206,7 +219,7 @@ public final class Suite {
       throw s.require("workload").error("a scenario has either workload: (an L1 workload on allocators) or serving: (requests on serving systems), not both");
     }
     Set<String> fields = kind == Kind.SERVING ? SERVING_FIELDS : L1_FIELDS;
-    s.mapping(fields, String.join(", ", fields));
+    s.mapping(fields, kind == Kind.SERVING ? SERVING_FIELDS_TEXT : String.join(", ", fields));
     String name = s.require("name").text();
     if (!name.matches("[A-Za-z0-9._-]+")) {
       throw s.require("name").error("a scenario's name names its baseline file; use letters, digits, '.', '_' and '-' only, found '" + name + "'");
@@ -252,7 +265,27 @@ public final class Suite {
     }
     YamlNode cal = s.get("calibration");
     String calibration = cal == null ? null : dir.resolve(cal.text()).normalize().toString();
-    return new Scenario(name, kind, s, workload, runs, watch, calibration, digest(s, kind, workload, runs, watch, calibration));
+    return new Scenario(name, kind, s, workload, runs, watch, calibration, digest(s, kind, workload, runs, watch, calibration),
+        kind == Kind.SERVING ? settings(s) : Settings.none());
+  }
+
+  /**
+   * Returns a serving scenario's settings, each parsed by its setting at its field's line; a
+   * setting given twice (by its name and an alias) is refused there.
+   */
+  private static Settings settings(YamlNode s) {
+    Settings settings = Settings.none();
+    for (String key : s.keys()) {
+      Setting setting = ServingSettings.find(key);
+      if (setting != null) {
+        YamlNode n = s.get(key);
+        if (n == null) {
+          throw InputException.at(s.source(), s.line(), s.field() + "." + key, "a value is needed");
+        }
+        settings = settings.and(setting, n.text(), Origin.at(n.source(), n.line(), n.field()));
+      }
+    }
+    return settings;
   }
 
   /** A trace path is relative to the suite file; generator and importer specs stay as written. */
@@ -356,8 +389,10 @@ public final class Suite {
     private final List<Watch> watch;
     private final String calibration;
     private final String digest;
+    private final Settings settings;
 
-    private Scenario(String name, Kind kind, YamlNode node, String workload, List<String> runs, List<Watch> watch, String calibration, String digest) {
+    private Scenario(String name, Kind kind, YamlNode node, String workload, List<String> runs, List<Watch> watch, String calibration, String digest,
+        Settings settings) {
       this.name = name;
       this.kind = kind;
       this.node = node;
@@ -366,6 +401,12 @@ public final class Suite {
       this.watch = List.copyOf(watch);
       this.calibration = calibration;
       this.digest = digest;
+      this.settings = settings;
+    }
+
+    /** Returns a serving scenario's settings, each with its line ({@link ServingSettings}); none for an L1 scenario. */
+    public Settings settings() {
+      return settings;
     }
 
     /** Returns the calibration file ({@code calibration:}) resolved against the suite's folder, or null for none. */

@@ -5,8 +5,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import kvsim.config.Origin;
+import kvsim.config.SettingException;
+import kvsim.config.Settings;
 import kvsim.core.InputException;
 import kvsim.core.OptionMap;
+import kvsim.registry.WorkloadRegistry;
 import kvsim.report.ResultsWriter;
 import kvsim.run.Parallel;
 import kvsim.run.CalibrationFile;
@@ -127,25 +131,36 @@ final class SuiteRunner {
     };
   }
 
-  /** The scenario fields that are serving settings (ServingSystems' Note [Settings each system reads]). */
-  private static final List<String> SERVING_SETTINGS =
-      List.of("kv-memory", "gpu-memory-utilization", "max-model-len", "max-num-seqs", "max-num-batched-tokens", "block-size");
-
   private static Parallel.Work<RunSummary> servingCell(Suite.Scenario s, String system) {
-    for (String field : SERVING_SETTINGS) {
-      YamlNode n = s.field(field);
-      String problem = n == null ? null : ServingSystems.notRead(system, field);
+    for (Settings.Value v : s.settings().values()) {
+      String key = v.setting().readsKey();
+      String problem = key.isEmpty() ? null : ServingSystems.notRead(system, key);
       if (problem != null) {
-        throw n.error(problem + "; move it to a scenario of the systems that read it");
+        throw v.error(problem + "; move it to a scenario of the systems that read it");
       }
     }
-    calibration(s); // checked here, outside at(), so that its problem is reported at its own line alone
-    // Built once here, so that what only a build finds fails before any run.
-    ServingSpec spec = at(s, () -> {
-      ServingSpec resolved = ServingSpec.resolve(servingRequest(s, system));
-      ServingGrid.checkBuilds(resolved);
-      return resolved;
-    });
+    YamlNode workload = s.field("serving");
+    try {
+      WorkloadRegistry.resolveRequests(s.workload(), Map.of());
+    } catch (InputException e) {
+      throw workload.error(e.getMessage());
+    }
+    // Built once here, so that what only a build finds fails before any run. A setting's problem is
+    // at its line already; a build's, at the value that sized the KV memory (Note [Builds that find
+    // too little KV memory] on ServingSpec.kvMemorySource), else at the scenario.
+    ServingSpec spec;
+    try {
+      spec = ServingSpec.resolve(ServingSpec.Request.of(s.workload(), List.of(system), s.settings()));
+    } catch (SettingException e) {
+      throw e;
+    } catch (InputException e) {
+      throw s.node().error(e.getMessage());
+    }
+    try {
+      ServingGrid.checkBuilds(spec);
+    } catch (InputException e) {
+      throw spec.kvMemorySource() != null ? spec.kvMemorySource().error(e.getMessage()) : s.node().error(e.getMessage());
+    }
     return i -> {
       ServingRunner.SystemResult r = new ServingRunner(1).run(spec, null).get(0);
       return new RunSummary(system, r.summary(), r.wallNanos());
@@ -181,8 +196,17 @@ final class SuiteRunner {
     // A policy change of the PyTorch options on the command line replaces the scenario's own.
     boolean confSet = own.stream().anyMatch(x -> x.startsWith("pytorch-caching.torch-alloc-conf="));
     String conf = allocators.contains("pytorch-caching") && !confSet ? s.text("torch-alloc-conf") : null;
-    return new RunRequest(s.workload(), null, null, allocators, s.text("device"), s.text("model"), s.text("weights"), s.text("activations"),
-        own, conf, calibration(s), false, 0);
+    RunRequest r = RunRequest.of(s.workload()).withAllocators(allocators).withDevice(s.text("device")).withModel(s.text("model"))
+        .withPlan(s.text("weights"), s.text("activations")).withSettings(own).withTorchAllocConf(conf)
+        .withCalibration(calibration(s));
+    // Each value's problem is reported at its field's line.
+    for (String field : List.of("device", "model", "weights", "activations")) {
+      YamlNode n = s.field(field);
+      if (n != null) {
+        r = r.withOrigin("--" + field, Origin.at(n.source(), n.line(), n.field()));
+      }
+    }
+    return r;
   }
 
   /**
@@ -203,57 +227,33 @@ final class SuiteRunner {
     return s.calibration();
   }
 
-  private static ServingSpec.Request servingRequest(Suite.Scenario s, String system) {
-    YamlNode util = s.field("gpu-memory-utilization");
-    Double utilization;
-    try {
-      utilization = util == null ? null : Double.valueOf(util.text());
-    } catch (NumberFormatException e) {
-      throw util.error("expected a number in (0, 1], found '" + util.text() + "'");
-    }
-    return new ServingSpec.Request(s.workload(), List.of(system), s.text("model"), s.text("device"), s.text("kv-memory"), utilization,
-        intField(s, "max-model-len"), intField(s, "max-num-seqs"), intField(s, "max-num-batched-tokens"), intField(s, "block-size"), false)
-        .withCalibration(calibration(s) == null ? null : CalibrationFile.read(java.nio.file.Path.of(s.calibration())));
-  }
-
-  private static Integer intField(Suite.Scenario s, String field) {
-    YamlNode n = s.field(field);
-    return n == null ? null : n.positiveInt();
-  }
-
   /**
-   * Runs a resolution of the scenario's own fields and reports a problem at the field it names:
-   * the run library names a value by its command-line option ({@code --device: ...}), which is the
-   * suite's field of the same name ({@code --set} stands for {@code options}).
+   * Runs a resolution of the scenario's own fields and reports a problem where it belongs: a value
+   * given with its origin ({@link RunRequest#withOrigin}) at its field already; an allocator
+   * option's at its {@code options:} entry (or {@code torch-alloc-conf:}); anything else at the
+   * scenario's workload, or at the scenario for its memory.
    */
   private static <T> T at(Suite.Scenario s, java.util.function.Supplier<T> resolve) {
     try {
       return resolve.get();
+    } catch (SettingException e) {
+      throw e;
     } catch (InputException e) {
       YamlNode options = s.field("options");
-      if (e instanceof OptionMap.OptionException o && options != null) {
-        for (String allocator : options.keys()) {
+      if (e instanceof OptionMap.OptionException o) {
+        for (String allocator : options == null ? List.<String>of() : options.keys()) {
           YamlNode option = options.get(allocator).get(o.key());
           if (option != null) {
             throw option.error(e.getMessage());
           }
         }
-      }
-      String message = e.getMessage();
-      java.util.regex.Matcher m = java.util.regex.Pattern.compile("^--([a-z-]+)[^:]*: (.*)$", java.util.regex.Pattern.DOTALL).matcher(message);
-      if (m.matches()) {
-        String field = m.group(1).equals("set") ? "options" : m.group(1).equals("allocator") ? "allocators" : m.group(1);
-        YamlNode n = s.field(field);
-        if (n != null) {
-          throw n.error(m.group(2));
+        YamlNode conf = s.field("torch-alloc-conf");
+        if (conf != null && o.key().equals("torch-alloc-conf")) {
+          throw conf.error(e.getMessage());
         }
       }
-      YamlNode w = s.field(s.kind() == Suite.Kind.SERVING ? "serving" : "workload");
-      YamlNode kv = s.field("kv-memory");
-      if (kv != null && message.contains("KV memory")) {
-        throw kv.error(message);
-      }
-      throw (message.startsWith("KV memory") || message.startsWith("the weights") ? s.node() : w).error(message);
+      String message = e.getMessage();
+      throw (message.startsWith("KV memory") || message.startsWith("the weights") ? s.node() : s.field("workload")).error(message);
     }
   }
 

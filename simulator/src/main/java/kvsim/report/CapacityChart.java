@@ -5,6 +5,8 @@ import java.awt.Color;
 import java.awt.Font;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.jfree.chart.JFreeChart;
@@ -24,11 +26,12 @@ import org.jfree.data.xy.XYSeriesCollection;
  * legend entry carries its answer, the goodput there and the share of its requests not finished,
  * as the caller words it: the latencies are over finished requests only, so the chart alone would
  * hide rejections (Note [Rejections fail the target] on {@code run.CapacitySearch}). PNG and SVG;
- * the same probes give byte-identical files.
+ * the same probes give byte-identical files, and the chart is drawn from {@code summary.json} read
+ * back, so {@link #redraw} and {@code kvsim report} draw it again from the folder alone.
  */
 public final class CapacityChart {
-  private static final int WIDTH = 1000;
-  private static final int HEIGHT = 620;
+  static final int WIDTH = 1000;
+  static final int HEIGHT = 620;
   private static final Color[] PALETTE = {
     new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c), new Color(0xff7f0e),
     new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2), new Color(0x7f7f7f)
@@ -42,14 +45,35 @@ public final class CapacityChart {
   private CapacityChart() {}
 
   /**
-   * Writes the chart into {@code dir}.
-   *
-   * @param target the target as written, e.g. {@code normalized_latency.mean<=0.2s}
-   * @param limitSeconds the target's limit
-   * @param points per system (keyed by its legend entry: name, answer, goodput, share not finished),
-   *     its probes as (rate, measured seconds) pairs, in any order
+   * Writes the chart of a capacity search into {@code dir}: its first latency target against the
+   * rate, one line per system (legend: {@link CapacityResults.SystemEntry#legend}) through its
+   * probes where that target's value is defined.
    */
-  public static void write(Path dir, String target, double limitSeconds, Map<String, List<double[]>> points) throws IOException {
+  public static void write(Path dir, CapacityResults r) throws IOException {
+    ChartFiles.write(dir, build(r), PNG_FILE, SVG_FILE, WIDTH, HEIGHT);
+  }
+
+  /** Draws the chart again from the capacity folder {@code dir}'s {@code summary.json} alone. */
+  public static void redraw(Path dir) throws IOException {
+    write(dir, CapacityResultsReader.read(dir));
+  }
+
+  /** Builds the chart of a capacity search. */
+  public static JFreeChart build(CapacityResults r) {
+    String target = r.latencyTargets().get(0);
+    Map<String, List<double[]>> points = new LinkedHashMap<>();
+    for (CapacityResults.SystemEntry e : r.systems()) {
+      List<double[]> pts = new ArrayList<>();
+      for (CapacityResults.Probe p : e.probes()) {
+        Double v = p.valuesSeconds().get(target);
+        pts.add(new double[] {p.rateRps(), v == null ? Double.NaN : v});
+      }
+      points.put(e.legend(), pts);
+    }
+    return build(target, CapacityResults.limitSeconds(target), points);
+  }
+
+  private static JFreeChart build(String target, double limitSeconds, Map<String, List<double[]>> points) {
     XYSeriesCollection data = new XYSeriesCollection();
     XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
     int i = 0;
@@ -81,6 +105,6 @@ public final class CapacityChart {
     plot.addRangeMarker(limit);
     JFreeChart chart = new JFreeChart("Latency against load", new Font("SansSerif", Font.BOLD, 16), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
-    ChartFiles.write(dir, chart, PNG_FILE, SVG_FILE, WIDTH, HEIGHT);
+    return chart;
   }
 }

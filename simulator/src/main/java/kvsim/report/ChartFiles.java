@@ -18,12 +18,17 @@ final class ChartFiles {
   /** Writes {@code chart} as {@code dir/png} and {@code dir/svg}, {@code width} × {@code height} pixels. */
   static void write(Path dir, JFreeChart chart, String png, String svg, int width, int height) throws IOException {
     AtomicFiles.write(dir.resolve(png), out -> ChartUtils.writeChartAsPNG(out, chart, width, height));
+    byte[] bytes = svgDocument(chart, width, height).getBytes(StandardCharsets.UTF_8);
+    AtomicFiles.write(dir.resolve(svg), out -> out.write(bytes));
+  }
+
+  /** Returns the text of the SVG file that {@link #write} writes for {@code chart}. */
+  static String svgDocument(JFreeChart chart, int width, int height) {
     SVGGraphics2D g = graphics(width, height);
     // The default prefix of clip-path ids is taken from the clock; a fixed one keeps the SVG deterministic.
     g.setDefsKeyPrefix("kvsim-");
     chart.draw(g, new Rectangle(0, 0, width, height));
-    byte[] bytes = g.getSVGDocument().getBytes(StandardCharsets.UTF_8);
-    AtomicFiles.write(dir.resolve(svg), out -> out.write(bytes));
+    return g.getSVGDocument();
   }
 
   /**

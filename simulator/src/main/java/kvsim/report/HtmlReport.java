@@ -474,28 +474,24 @@ public final class HtmlReport {
 
   // ---- a capacity search
 
-  @SuppressWarnings("unchecked")
   private void capacity(Loaded l) throws IOException {
     CapacityResults c = l.capacity();
     config(c.config());
     List<List<String>> rows = new ArrayList<>();
     List<List<String>> probes = new ArrayList<>();
     List<String> none = new ArrayList<>();
-    for (Map<String, Object> s : c.systems()) {
-      String system = (String) s.get("system");
-      boolean met = s.get("max_rate_rps") instanceof Number n && n.doubleValue() > 0;
-      // Folders written before rejections counted have no goodput or shares: their cells show "-".
-      List<?> unmet = s.get("unmet_at_min_rate") instanceof List<?> u ? u : List.of();
-      rows.add(List.of(system, met ? num(s.get("max_rate_rps")) : "none", num(s.get("goodput_rps")), notFinished(s), str(s.get("at_upper_bound"))));
-      if (!met && !unmet.isEmpty()) {
-        none.add(system + ": the lowest rate probed misses " + unmet.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(", "))
-            + " (" + notFinished(s) + " not finished there)");
+    for (CapacityResults.SystemEntry s : c.systems()) {
+      String system = s.system();
+      boolean met = s.anyMet();
+      rows.add(List.of(system, met ? num(s.maxRateRps()) : "none", num(s.goodputRps()), notFinished(s.requests(), s.finished()),
+          str(s.atUpperBound())));
+      if (!met && !s.unmetAtMinRate().isEmpty()) {
+        none.add(system + ": the lowest rate probed misses " + String.join(", ", s.unmetAtMinRate()) + " (" + notFinished(s.requests(), s.finished())
+            + " not finished there)");
       }
-      if (s.get("probes") instanceof List<?> list) {
-        for (Object o : list) {
-          Map<String, Object> p = (Map<String, Object>) o;
-          probes.add(List.of(system, num(p.get("rate_rps")), str(p.get("met")), num(p.get("goodput_rps")), notFinished(p), str(p.get("values_seconds"))));
-        }
+      for (CapacityResults.Probe p : s.probes()) {
+        probes.add(List.of(system, num(p.rateRps()), str(p.met()), num(p.goodputRps()), notFinished(p.requests(), p.finished()),
+            str(p.valuesSeconds())));
       }
     }
     Object allowed = c.config().get("rejected_fraction_allowed");
@@ -505,11 +501,11 @@ public final class HtmlReport {
     for (String n : none) {
       out.append("<p>").append(Html.escape(n)).append("</p>\n");
     }
-    Path svg = l.source().dir().resolve(CapacityChart.SVG_FILE);
+    // The chart is drawn again from summary.json, not taken from capacity.svg: the report needs the folder's data files only.
+    String text = ChartFiles.svgDocument(CapacityChart.build(c), CapacityChart.WIDTH, CapacityChart.HEIGHT);
     String id = "c" + (++charts);
     out.append("<figure>\n<figcaption>Latency against request rate</figcaption>\n");
-    if (Files.isRegularFile(svg)) {
-      String text = Files.readString(svg, StandardCharsets.UTF_8);
+    {
       int open = text.indexOf("<svg");
       int close = text.indexOf('>', open);
       String alt = "Line chart of the first latency target's value against the request rate, one line per system through its probes, the target dashed; the legend gives each system's highest rate, its goodput and the share of requests not finished there.";
@@ -578,12 +574,9 @@ public final class HtmlReport {
   }
 
   /** Returns a capacity answer's or probe's requests not finished as {@code "416 of 1000 (41.6 %)"}, {@code "0"}, or "-" where not recorded. */
-  private static String notFinished(Map<String, Object> m) {
-    if (!(m.get("requests") instanceof Number requests) || !(m.get("finished") instanceof Number finished)) {
-      return "-";
-    }
-    long n = requests.longValue() - finished.longValue();
-    return n == 0 ? "0" : n + " of " + requests + " (" + String.format(Locale.ROOT, "%.1f %%", 100.0 * n / requests.longValue()) + ")";
+  private static String notFinished(long requests, long finished) {
+    long n = requests - finished;
+    return n == 0 ? "0" : n + " of " + requests + " (" + String.format(Locale.ROOT, "%.1f %%", 100.0 * n / requests) + ")";
   }
 
   private static String num(Object o) {

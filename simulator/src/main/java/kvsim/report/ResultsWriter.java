@@ -16,7 +16,6 @@ import java.util.Map;
 import kvsim.core.AtomicFiles;
 import kvsim.core.InputException;
 import kvsim.metrics.AllocatorResult;
-import kvsim.metrics.Gauge;
 import kvsim.metrics.MemoryMap;
 import kvsim.metrics.RunMetrics;
 import kvsim.metrics.SeedSweep;
@@ -151,13 +150,28 @@ public final class ResultsWriter {
       writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
       writeJson(tmp.resolve(ResultsReader.TIMING_FILE), timing);
       writeSeries(tmp.resolve(ResultsReader.TIMESERIES_FILE), "system", seriesColumns, series);
-      ServingChart.write(tmp, seriesColumns, series);
       if (!quantiles.isEmpty()) {
         writeQuantiles(tmp.resolve(ResultsReader.QUANTILES_FILE), quantileColumns, quantiles);
       }
-      ServingCharts.write(tmp, readBack(() -> ResultsReader.readServing(tmp)));
+      // Note [Charts from files]: every chart, kv-breakdown included, from the files read back.
+      ServingResults read = readBack(() -> ServingResultsReader.read(tmp));
+      ServingChart.write(tmp, read.seriesColumns(), read.series());
+      ServingCharts.write(tmp, read);
       HtmlReport.writeInto(tmp, HtmlReport.titleOf(config));
     });
+  }
+
+  /**
+   * Writes a serving run's result folder from its typed results (see {@link #writeServing(ResultFolder.Target,
+   * Map, List, List, List, Map, List, Map)} for the files) and the entries' wall-clock figures.
+   */
+  public static Path writeServing(ResultFolder.Target target, ServingResults results, List<ServingResults.Timing> timings) throws IOException {
+    Map<String, Object> config = new LinkedHashMap<>(results.config());
+    if (!results.grid().isEmpty()) {
+      config.put("grid", results.grid());
+    }
+    return writeServing(target, config, results.systems(), timings.stream().map(ServingResults.Timing::toMap).toList(), results.seriesColumns(),
+        results.series(), results.quantileColumns(), results.quantiles());
   }
 
   /** Returns a serving run's {@code summary.json} tree: the markers, the configuration echo, then {@code systems}. */
@@ -181,44 +195,97 @@ public final class ResultsWriter {
 
   /**
    * Writes a capacity search's result folder: {@code summary.json} ({@code "format":
-   * "kvsim-capacity"}, the configuration echo, the targets and one object per system),
-   * {@code probes.csv} (one row per probe) and the chart of the first target ({@link
-   * CapacityChart}).
-   *
-   * @param probeColumns the CSV's columns
-   * @param probeRows the CSV's rows, values in column order
-   * @param chartPoints per system, (rate, value of the first target) pairs
+   * "kvsim-capacity"}, the configuration echo, the targets and one object per system), {@code
+   * probes.csv} (one row per probe), the chart of the first latency target ({@link CapacityChart})
+   * and {@code report.html}, the chart and report drawn from the summary read back (Note [Charts
+   * from files]).
    */
-  public static Path writeCapacity(
-      ResultFolder.Target target,
-      Map<String, Object> config,
-      List<Object> targets,
-      List<Map<String, Object>> systems,
-      List<String> probeColumns,
-      List<List<Object>> probeRows,
-      String chartTarget,
-      double chartLimitSeconds,
-      Map<String, List<double[]>> chartPoints)
-      throws IOException {
-    Map<String, Object> summary = header(ResultsReader.CAPACITY_FORMAT, config, "targets", "systems");
-    summary.put("targets", targets);
-    summary.put("systems", systems);
+  public static Path writeCapacity(ResultFolder.Target target, CapacityResults results) throws IOException {
+    Map<String, Object> summary = capacitySummary(results);
     return ResultFolder.write(target, tmp -> {
       writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
-      AtomicFiles.write(tmp.resolve("probes.csv"), out -> {
-        StringBuilder sb = new StringBuilder(String.join(",", probeColumns)).append('\n');
-        for (List<Object> row : probeRows) {
-          for (int i = 0; i < row.size(); i++) {
-            Object v = row.get(i);
-            sb.append(i == 0 ? "" : ",").append(v instanceof Double d ? (Double.isNaN(d) ? "" : String.format(Locale.ROOT, "%.6f", d)) : String.valueOf(v));
-          }
-          sb.append('\n');
-        }
-        out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
-      });
-      CapacityChart.write(tmp, chartTarget, chartLimitSeconds, chartPoints);
-      HtmlReport.writeInto(tmp, HtmlReport.titleOf(config));
+      AtomicFiles.write(tmp.resolve(CAPACITY_PROBES_FILE), out -> out.write(capacityProbes(results).getBytes(StandardCharsets.UTF_8)));
+      CapacityChart.write(tmp, readBack(() -> CapacityResultsReader.read(tmp)));
+      HtmlReport.writeInto(tmp, HtmlReport.titleOf(results.config()));
     });
+  }
+
+  /** The name of a capacity search's file of probes. */
+  public static final String CAPACITY_PROBES_FILE = "probes.csv";
+
+  /** Returns a capacity search's {@code summary.json} tree. */
+  public static Map<String, Object> capacitySummary(CapacityResults r) {
+    Map<String, Object> summary = header(ResultsReader.CAPACITY_FORMAT, r.config(), "targets", "systems");
+    summary.put("targets", r.targets());
+    List<Object> systems = new ArrayList<>();
+    for (CapacityResults.SystemEntry e : r.systems()) {
+      Map<String, Object> sys = new LinkedHashMap<>();
+      sys.put("system", e.system());
+      if (e.kvMemoryBytes() != null) {
+        sys.put("cell", e.cell());
+        sys.put("kv_memory_bytes", e.kvMemoryBytes());
+      }
+      sys.putAll(capacityAnswer(e));
+      List<Object> probes = new ArrayList<>();
+      for (CapacityResults.Probe p : e.probes()) {
+        probes.add(capacityProbe(p));
+      }
+      sys.put("probes", probes);
+      systems.add(sys);
+    }
+    summary.put("systems", systems);
+    return summary;
+  }
+
+  /** Returns a system's answer as {@code summary.json} gives it: from {@code max_rate_rps} to {@code unmet_at_min_rate}. */
+  public static Map<String, Object> capacityAnswer(CapacityResults.SystemEntry e) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("max_rate_rps", e.maxRateRps());
+    m.put("at_upper_bound", e.atUpperBound());
+    m.put("goodput_rps", e.goodputRps());
+    m.put("requests", e.requests());
+    m.put("finished", e.finished());
+    m.put("rejected", e.rejected());
+    m.put("aborted", e.aborted());
+    m.put("rejected_fraction", e.rejectedFraction());
+    m.put("unmet_at_min_rate", e.unmetAtMinRate());
+    return m;
+  }
+
+  /** Returns one probe as {@code summary.json} gives it. */
+  public static Map<String, Object> capacityProbe(CapacityResults.Probe p) {
+    Map<String, Object> pm = new LinkedHashMap<>();
+    pm.put("rate_rps", p.rateRps());
+    pm.put("met", p.met());
+    pm.put("requests", p.requests());
+    pm.put("finished", p.finished());
+    pm.put("rejected", p.rejected());
+    pm.put("aborted", p.aborted());
+    pm.put("rejected_fraction", p.rejectedFraction());
+    pm.put("goodput_rps", p.goodputRps());
+    pm.put("values_seconds", p.valuesSeconds());
+    return pm;
+  }
+
+  /** Returns {@code probes.csv}: {@link CapacityResults#probeColumns}, decimals {@code %.6f}, empty where undefined. */
+  static String capacityProbes(CapacityResults r) {
+    StringBuilder sb = new StringBuilder(String.join(",", r.probeColumns())).append('\n');
+    for (CapacityResults.SystemEntry e : r.systems()) {
+      for (CapacityResults.Probe p : e.probes()) {
+        List<Object> row = new ArrayList<>(List.of(e.system()));
+        row.addAll(e.cell().values());
+        row.addAll(List.of(p.rateRps(), p.met(), p.requests(), p.finished(), p.rejected(), p.aborted(), p.rejectedFraction(), p.goodputRps()));
+        for (Double v : p.valuesSeconds().values()) {
+          row.add(v == null ? Double.NaN : v);
+        }
+        for (int i = 0; i < row.size(); i++) {
+          Object v = row.get(i);
+          sb.append(i == 0 ? "" : ",").append(v instanceof Double d ? (Double.isNaN(d) ? "" : String.format(Locale.ROOT, "%.6f", d)) : String.valueOf(v));
+        }
+        sb.append('\n');
+      }
+    }
+    return sb.toString();
   }
 
   /** Writes latency quantiles as a long-format CSV: {@code system}, then the columns, {@code %.6f}, empty where undefined. */

@@ -48,6 +48,17 @@ public final class ServingCharts {
 
   private ServingCharts() {}
 
+  /**
+   * Draws every chart of the serving folder {@code dir} again from its data files alone ({@link
+   * ServingResultsReader}): {@code kv-breakdown} ({@link ServingChart}) and the three of {@link
+   * #write}, replacing those PNG and SVG files only.
+   */
+  public static void redraw(Path dir) throws IOException {
+    ServingResults r = ServingResultsReader.read(dir);
+    ServingChart.write(dir, r.seriesColumns(), r.series());
+    write(dir, r);
+  }
+
   /** Writes the three charts of a serving folder, read back from its files, into {@code dir}. */
   public static void write(Path dir, ServingResults r) throws IOException {
     ChartFiles.write(dir, breakdownBars(r), BARS_FILE + ".png", BARS_FILE + ".svg", WIDTH, BARS_HEIGHT);

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import kvsim.core.InputException;
+import kvsim.report.CapacityResults;
 
 /**
  * The capacity question: at what request rate does each serving system stop meeting its latency
@@ -286,6 +287,65 @@ public final class CapacitySearch {
     long finished = r.metrics().finished();
     boolean rejectionsMet = requests - finished <= targets.rejectedFractionAllowed() * requests;
     return new Probe(rate, values, met, rejectionsMet, requests, finished, r.metrics().rejected());
+  }
+
+  /**
+   * Returns the typed results of a search, as its result folder holds them ({@code
+   * report.CapacityResults}): the configuration echo of the cells and the search's bounds, the
+   * targets as written, and one entry per cell with its answer and every probe.
+   *
+   * @param cells the cells searched, in order
+   * @param axes the grid's axes (empty without {@code --set})
+   * @param targets the targets parsed
+   * @param targetTexts the targets as written ({@code --slo})
+   * @param found the answers of {@link #searchCells}, in the cells' order
+   */
+  public static CapacityResults results(List<ServingGrid.Cell> cells, List<ServingGrid.Axis> axes, Targets targets, List<String> targetTexts,
+      double lowRate, double highRate, int steps, List<Capacity> found) throws IOException {
+    Map<String, Object> config = ServingGrid.configEcho(cells, axes);
+    config.put("min_rate_rps", lowRate);
+    config.put("max_rate_rps", highRate);
+    config.put("steps", steps);
+    config.put("rejected_fraction_allowed", targets.rejectedFractionAllowed());
+    ServingSpec s = cells.get(0).spec();
+    if (!s.hasRateOption()) {
+      config.put("trace_mean_rate_rps", s.recordedMeanRate());
+    }
+    List<CapacityResults.SystemEntry> systems = new ArrayList<>();
+    for (int i = 0; i < found.size(); i++) {
+      systems.add(entry(found.get(i), cells.get(i), !axes.isEmpty(), targets));
+    }
+    return new CapacityResults(config, targetTexts.stream().map(String::strip).toList(), systems);
+  }
+
+  /** Returns one cell's answer and probes as typed results; the answer is {@link Capacity#answer}'s probe. */
+  private static CapacityResults.SystemEntry entry(Capacity c, ServingGrid.Cell cell, boolean grid, Targets targets) {
+    List<CapacityResults.Probe> probes = new ArrayList<>();
+    for (Probe p : c.probes()) {
+      Map<String, Double> values = new LinkedHashMap<>();
+      p.values().forEach((k, v) -> values.put(k, Double.isNaN(v) ? null : v));
+      probes.add(new CapacityResults.Probe(p.rate(), p.met(), p.requests(), p.finished(), p.rejected(), p.aborted(), p.rejectedFraction(),
+          p.goodputRps(), values));
+    }
+    Probe a = c.answer();
+    // The targets the low bound missed, when no rate met them (Note [Rejections fail the target]).
+    List<String> unmet = new ArrayList<>();
+    if (!c.anyMet()) {
+      if (!a.latencyMet()) {
+        for (Slo t : targets.latency()) {
+          double v = a.values().get(t.text());
+          if (Double.isNaN(v) || v > t.limitSeconds()) {
+            unmet.add(t.text());
+          }
+        }
+      }
+      if (!a.rejectionsMet()) {
+        unmet.add(targets.rejectedText());
+      }
+    }
+    return new CapacityResults.SystemEntry(c.system(), grid ? cell.settings() : Map.of(), grid ? cell.spec().kvMemoryBytes() : null, c.maxRate(),
+        c.atUpperBound(), c.anyMet() ? a.goodputRps() : null, a.requests(), a.finished(), a.rejected(), a.aborted(), a.rejectedFraction(), unmet,
+        probes);
   }
 
   /** Formats a rate for tables: three significant digits. */

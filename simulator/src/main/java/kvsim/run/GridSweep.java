@@ -14,7 +14,10 @@ import java.util.Map;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import kvsim.config.GridSpec;
-import kvsim.core.Bytes;
+import kvsim.config.ServingSettings;
+import kvsim.config.Setting;
+import kvsim.config.SettingException;
+import kvsim.config.Settings;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
@@ -214,8 +217,8 @@ public final class GridSweep {
         throw g.error("model", i, e.getMessage());
       }
     }
-    for (Map.Entry<String, List<String>> e : g.sets().entrySet()) {
-      checkSetting(g, e.getKey(), e.getValue());
+    for (String key : g.sets().keySet()) {
+      checkSetting(g, key);
     }
     String firstSeed = g.seeds().isEmpty() ? null : String.valueOf(g.seeds().get(0));
     for (int i = 0; i < g.workloads().size(); i++) {
@@ -241,6 +244,8 @@ public final class GridSweep {
           String key = c.params().get("allocator") + "." + e.key();
           throw g.sets().containsKey(key) ? g.error("set." + key, g.sets().get(key).indexOf(c.params().get(key)), e.getMessage())
               : cellError(g, c, e.getMessage());
+        } catch (SettingException e) {
+          throw e; // at a value of the grid already
         } catch (InputException e) {
           throw cellError(g, c, e.getMessage());
         }
@@ -249,11 +254,11 @@ public final class GridSweep {
   }
 
   /**
-   * Checks one {@code set} key and its values on their own: an L1 key names an allocator of the
-   * grid; a serving key is read by every system of the grid (ServingSystems' Note [Settings each
-   * system reads]) and its values have the key's type.
+   * Checks one {@code set} key on its own: an L1 key names an allocator of the grid; a serving key
+   * is read by every system of the grid (ServingSystems' Note [Settings each system reads]). A
+   * serving key's values were parsed by its setting when the grid was read ({@link GridSpec#parse}).
    */
-  private static void checkSetting(GridSpec g, String key, List<String> values) {
+  private static void checkSetting(GridSpec g, String key) {
     String field = "set." + key;
     if (!g.serving()) {
       String allocator = key.substring(0, key.indexOf('.'));
@@ -262,78 +267,22 @@ public final class GridSweep {
       }
       return;
     }
+    Setting setting = ServingSettings.find(key);
     for (String system : g.systems()) {
-      String problem = ServingSystems.notRead(system, key);
+      String problem = setting.readsKey().isEmpty() ? null : ServingSystems.notRead(system, setting.readsKey());
       if (problem != null) {
         throw g.error(field, -1, problem + "; its cells would repeat one run, so sweep it over the systems that read it");
       }
     }
-    for (int i = 0; i < values.size(); i++) {
-      String v = values.get(i).trim();
-      String problem = switch (key) {
-        case "block-size", "max-num-seqs", "max-num-batched-tokens", "max-model-len" -> v.matches("-?\\d+") && fitsInt(v) ? null : "'" + v + "' is not a whole number";
-        case "gpu-memory-utilization", "watermark" -> isNumber(v) ? null : "'" + v + "' is not a number";
-        case "kv-memory", "swap-space" -> isSize(v);
-        case "plan" -> v.equals(ServingSystems.PLAN_TWO_POOL) || v.equals(ServingSystems.PLAN_NAIVE) ? null
-            : "'" + v + "' is not a plan (known: " + ServingSystems.PLAN_TWO_POOL + ", " + ServingSystems.PLAN_NAIVE + ")";
-        default -> null;
-      };
-      if (problem != null) {
-        throw g.error(field, i, problem);
-      }
-    }
-  }
-
-  private static boolean fitsInt(String v) {
-    try {
-      Integer.parseInt(v);
-      return true;
-    } catch (NumberFormatException e) {
-      return false;
-    }
-  }
-
-  private static boolean isNumber(String v) {
-    try {
-      return Double.isFinite(Double.parseDouble(v));
-    } catch (NumberFormatException e) {
-      return false;
-    }
-  }
-
-  private static String isSize(String v) {
-    try {
-      Bytes.parse(v);
-      return null;
-    } catch (IllegalArgumentException e) {
-      return e.getMessage();
-    }
   }
 
   /**
-   * An error of a whole cell: at the line of the field the run library's message names ({@code
-   * --kv-memory: …} is {@code set.kv-memory}), else at the cell's workload, naming the cell.
+   * An error of a whole cell: the cell's values carry their origins in the grid (a serving cell's
+   * {@link Settings}, an L1 cell's {@link RunRequest#withOrigin}), so an error about one of them
+   * arrives placed ({@link SettingException}); anything else is reported at the cell's workload,
+   * naming the cell.
    */
   private static InputException cellError(GridSpec g, Cell c, String message) {
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("^--([a-z-]+)[^:]*: (.*)$", java.util.regex.Pattern.DOTALL).matcher(message);
-    if (m.matches()) {
-      String option = m.group(1);
-      if (g.sets().containsKey(option)) {
-        return g.error("set." + option, g.sets().get(option).indexOf(c.params().get(option)), m.group(2));
-      }
-      if ((option.equals("weights") || option.equals("activations")) && g.plan().containsKey(option)) {
-        return g.error("plan." + option, -1, m.group(2));
-      }
-      if ((option.equals("device") || option.equals("model")) && c.params().containsKey(option)) {
-        return g.error(option, (option.equals("device") ? g.devices() : g.models()).indexOf(c.params().get(option)), m.group(2));
-      }
-    }
-    // The KV memory's own checks name no option; the KV memory is the grid's where it varies.
-    for (String option : List.of("kv-memory", "gpu-memory-utilization")) {
-      if ((message.contains("KV memory") || message.startsWith("the weights of")) && g.sets().containsKey(option)) {
-        return g.error("set." + option, g.sets().get(option).indexOf(c.params().get(option)), message);
-      }
-    }
     Map<String, String> p = new LinkedHashMap<>(c.params());
     p.remove("seed");
     StringBuilder cell = new StringBuilder();
@@ -383,13 +332,32 @@ public final class GridSweep {
     Map<String, String> p = cell.params();
     String workload = workload(g, p.get("workload"), p.get("seed"));
     if (g.serving()) {
-      ServingSpec spec = ServingSpec.resolve(new ServingSpec.Request(
-          workload, List.of(p.get("system")), p.get("model"), p.get("device"), p.get("kv-memory"),
-          doubleOrNull(p.get("gpu-memory-utilization")), intOrNull(p.get("max-model-len")), intOrNull(p.get("max-num-seqs")),
-          intOrNull(p.get("max-num-batched-tokens")), intOrNull(p.get("block-size")), p.get("swap-space"), null, p.get("plan"), false,
-          doubleOrNull(p.get("watermark")), Map.of(), calibration(g)));
+      Settings settings = Settings.none();
+      for (Map.Entry<String, String> e : p.entrySet()) {
+        String key = e.getKey();
+        boolean field = key.equals("model") || key.equals("device");
+        if (field || g.sets().containsKey(key)) {
+          List<String> values = field ? (key.equals("model") ? g.models() : g.devices()) : g.sets().get(key);
+          String at = field ? key : "set." + key;
+          settings = settings.and(ServingSettings.find(key), e.getValue(), g.at(at, values.size() == 1 ? -1 : values.indexOf(e.getValue())));
+        }
+      }
+      if (g.calibration() != null) {
+        settings = settings.and(ServingSettings.CALIBRATION, calibrationPath(g).toString(), g.at("calibration", -1));
+      }
+      ServingSpec spec = ServingSpec.resolve(ServingSpec.Request.of(workload, List.of(p.get("system")), settings));
       if (check) {
-        ServingGrid.checkBuilds(spec);
+        try {
+          ServingGrid.checkBuilds(spec);
+        } catch (SettingException e) {
+          throw e;
+        } catch (InputException e) {
+          // Note [Builds that find too little KV memory]
+          if (spec.kvMemorySource() != null) {
+            throw spec.kvMemorySource().error(e.getMessage());
+          }
+          throw e;
+        }
       }
       return spec;
     }
@@ -400,9 +368,16 @@ public final class GridSweep {
         settings.add(key + "=" + p.get(key));
       }
     }
-    String calibrationFile = g.calibration() == null ? null : calibrationPath(g).toString();
-    RunRequest request = new RunRequest(workload, null, null, List.of(allocator), p.get("device"), p.get("model"),
-        g.plan().get("weights"), g.plan().get("activations"), settings, null, calibrationFile, false, 0);
+    RunRequest request = RunRequest.of(workload).withAllocators(List.of(allocator)).withDevice(p.get("device")).withModel(p.get("model"))
+        .withPlan(g.plan().get("weights"), g.plan().get("activations")).withSettings(settings)
+        .withCalibration(g.calibration() == null ? null : calibrationPath(g).toString())
+        .withOrigin("--weights", g.at("plan.weights", -1)).withOrigin("--activations", g.at("plan.activations", -1));
+    if (p.get("device") != null) {
+      request = request.withOrigin("--device", g.at("device", g.devices().indexOf(p.get("device"))));
+    }
+    if (p.get("model") != null) {
+      request = request.withOrigin("--model", g.at("model", g.models().indexOf(p.get("model"))));
+    }
     return RunSpec.resolve(request, new PrintWriter(PrintWriter.nullWriter()));
   }
 
@@ -482,28 +457,6 @@ public final class GridSweep {
       return JSON.writeValueAsString(row);
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
-    }
-  }
-
-  private static Integer intOrNull(String s) {
-    if (s == null) {
-      return null;
-    }
-    try {
-      return Integer.valueOf(s.trim());
-    } catch (NumberFormatException e) {
-      throw new InputException("a grid option value '" + s + "' is not a whole number");
-    }
-  }
-
-  private static Double doubleOrNull(String s) {
-    if (s == null) {
-      return null;
-    }
-    try {
-      return Double.valueOf(s.trim());
-    } catch (NumberFormatException e) {
-      throw new InputException("a grid option value '" + s + "' is not a number");
     }
   }
 }

@@ -7,6 +7,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import kvsim.config.ServingSettings;
+import kvsim.config.Settings;
 import kvsim.core.InputException;
 import kvsim.metrics.SeedSweep;
 
@@ -95,8 +97,7 @@ public final class Reproductions {
     for (int k = 0; k < CHURN_OPS.length; k++) {
       int ops = CHURN_OPS[k];
       progress(err, "seed000-churn: first-fit, " + ops + " operations, " + CHURN_SEEDS + " seeds");
-      RunSpec spec = RunSpec.resolve(new RunRequest("churn:ops=" + ops, null, null, List.of("first-fit"), "h100-80", null, null, null,
-          List.of(), null, null, false, 0), err);
+      RunSpec spec = RunSpec.resolve(RunRequest.of("churn:ops=" + ops).withAllocators(List.of("first-fit")).withDevice("h100-80"), err);
       SweepResult r = new Runner(kvsimVersion).sweep(spec, seeds, null);
       sweeps.add(new Sweep("ops-" + ops, r));
       SeedSweep s = r.sweeps().get("first-fit");
@@ -134,8 +135,9 @@ public final class Reproductions {
   }
 
   private static ServingSpec vllmSpec(String preset, double rate) {
-    return ServingSpec.resolve(new ServingSpec.Request("requests:preset=" + preset + ",rate=" + rate + ",count=" + REQUESTS + ",seed=1",
-        VLLM_SYSTEMS, "opt-13b", "a100-40", "12GiB", null, null, null, null, null, false));
+    Settings settings = Settings.none().and(ServingSettings.MODEL, "opt-13b").and(ServingSettings.DEVICE, "a100-40").and(ServingSettings.KV_MEMORY, "12GiB");
+    return ServingSpec.resolve(ServingSpec.Request.of("requests:preset=" + preset + ",rate=" + rate + ",count=" + REQUESTS + ",seed=1", VLLM_SYSTEMS,
+        settings));
   }
 
   private static Serving serve(String name, ServingSpec spec, PrintWriter err) throws IOException {

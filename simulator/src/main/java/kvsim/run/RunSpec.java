@@ -11,14 +11,15 @@ import java.util.Map;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.Calibration;
+import kvsim.config.Origin;
 import kvsim.config.WorkloadSpec;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
-import kvsim.engine.RegionRouter;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.devicemodel.MemoryPlan;
+import kvsim.engine.RegionRouter;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.trace.EventSource;
@@ -115,12 +116,12 @@ public final class RunSpec {
     WorkloadRegistry.Workload workload = resolveWorkload(o.workload(), yaml, o.specDir());
     Map<String, Object> header = workload.header();
     DeviceSpec device =
-        choose("--device", o.device(), yaml, "device", yaml == null ? null : yaml.device(), workload, header, DeviceSpec::parse, err);
+        choose("--device", o.origin("--device"), o.device(), yaml, "device", yaml == null ? null : yaml.device(), workload, header, DeviceSpec::parse, err);
     if (device == null) {
       device = DeviceSpec.defaultDevice();
     }
     ModelPreset model =
-        choose("--model", o.model(), yaml, "model", yaml == null ? null : yaml.model(), workload, header, ModelPreset::parse, err);
+        choose("--model", o.origin("--model"), o.model(), yaml, "model", yaml == null ? null : yaml.model(), workload, header, ModelPreset::parse, err);
     if (model == null) {
       model = ModelPreset.defaultModel();
     }
@@ -130,8 +131,8 @@ public final class RunSpec {
         throw yaml.origin().error("plan." + key, "unknown field (known: weights, activations)");
       }
     }
-    long weights = size("--weights", o.weights(), yaml, "plan.weights", yamlPlan.get("weights"));
-    long activations = size("--activations", o.activations(), yaml, "plan.activations", yamlPlan.get("activations"));
+    long weights = size(o.origin("--weights"), o.weights(), yaml, "plan.weights", yamlPlan.get("weights"));
+    long activations = size(o.origin("--activations"), o.activations(), yaml, "plan.activations", yamlPlan.get("activations"));
     MemoryPlan plan;
     try {
       plan = new MemoryPlan(device, weights, activations);
@@ -242,6 +243,7 @@ public final class RunSpec {
    */
   private static <T> T choose(
       String option,
+      Origin cliOrigin,
       String cliText,
       WorkloadSpec yaml,
       String yamlField,
@@ -255,7 +257,7 @@ public final class RunSpec {
     T chosen;
     String from;
     if (cliText != null) {
-      chosen = parseOr(parse, cliText, e -> new InputException(option + ": " + e.getMessage()));
+      chosen = parseOr(parse, cliText, e -> cliOrigin.error(e.getMessage()));
       from = option + " " + cliText;
     } else if (yamlText != null) {
       chosen = parseOr(parse, yamlText, e -> yaml.origin().error(yamlField, e.getMessage()));
@@ -316,7 +318,7 @@ public final class RunSpec {
     }
   }
 
-  private static long size(String option, String cliText, WorkloadSpec yaml, String yamlField, String yamlText) {
+  private static long size(Origin cliOrigin, String cliText, WorkloadSpec yaml, String yamlField, String yamlText) {
     String text = cliText != null ? cliText : yamlText;
     if (text == null) {
       return 0;
@@ -324,7 +326,7 @@ public final class RunSpec {
     try {
       return Bytes.parse(text);
     } catch (IllegalArgumentException e) {
-      throw cliText != null ? new InputException(option + ": " + e.getMessage()) : yaml.origin().error(yamlField, e.getMessage());
+      throw cliText != null ? cliOrigin.error(e.getMessage()) : yaml.origin().error(yamlField, e.getMessage());
     }
   }
 

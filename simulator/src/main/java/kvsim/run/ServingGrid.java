@@ -4,6 +4,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import kvsim.config.Origin;
+import kvsim.config.ServingSettings;
+import kvsim.config.Setting;
+import kvsim.config.Settings;
 import kvsim.core.InputException;
 import kvsim.serving.ServingSystems;
 
@@ -13,9 +17,10 @@ import kvsim.serving.ServingSystems;
  * one capacity search) of one system with one value per key. Cells are ordered with the first
  * {@code --set} varying slowest and the system fastest, so results never depend on threads.
  *
- * <p>KEY is a serving option without its dashes ({@link #SERVING_KEYS}: {@code block-size}, {@code
- * max-num-seqs}, {@code max-num-batched-tokens}, {@code kv-memory}, {@code gpu-memory-utilization},
- * {@code max-model-len}, {@code watermark}) or an allocator option {@code ALLOCATOR.KEY} of the
+ * <p>KEY is a serving setting that {@code --set} accepts ({@link ServingSettings}: {@code
+ * block-tokens}, {@code max-num-seqs}, {@code max-num-batched-tokens}, {@code kv-memory}, {@code
+ * gpu-memory-utilization}, {@code max-model-len}, {@code watermark}, {@code swap-space}, {@code
+ * plan}, or an alias such as {@code block-size}) or an allocator option {@code ALLOCATOR.KEY} of the
  * allocator under test of a contiguous system ({@code buddy.min-block=2MiB,4MiB}), checked as {@code
  * kvsim replay --set} checks it. A value set in the grid replaces the command line's for that key;
  * {@code kv-memory} and {@code gpu-memory-utilization} replace each other. A key that a system of
@@ -24,17 +29,18 @@ import kvsim.serving.ServingSystems;
  * anything runs (ServingSystems' Note [Settings each system reads]).
  */
 public final class ServingGrid {
-  /** The serving options a grid may vary. */
-  public static final List<String> SERVING_KEYS =
-      List.of("block-size", "max-num-seqs", "max-num-batched-tokens", "kv-memory", "gpu-memory-utilization", "max-model-len", "watermark");
-
   /**
    * One key and its values, as given.
    *
    * @param key the key
    * @param values the values in the order given
    */
-  public record Axis(String key, List<String> values) {}
+  public record Axis(String key, List<String> values) {
+    /** Returns the serving setting the key names, or null for an allocator option {@code ALLOCATOR.KEY}. */
+    public Setting setting() {
+      return ServingSettings.find(key);
+    }
+  }
 
   /**
    * One cell: a system and one value per key.
@@ -54,7 +60,12 @@ public final class ServingGrid {
 
   private ServingGrid() {}
 
-  /** Parses {@code KEY=V1,V2,…} settings; throws InputException for a bad key, value list or a key given twice. */
+  /**
+   * Parses {@code KEY=V1,V2,…} settings; throws InputException for a key that is neither a serving
+   * setting {@code --set} accepts ({@link ServingSettings}, by its name or an alias) nor {@code
+   * ALLOCATOR.KEY}, for a bad value (each parsed by its setting, at {@code --set KEY=VALUE}), an
+   * empty or repeated value, and a setting given twice (under one name or two).
+   */
   public static List<Axis> parse(List<String> settings) {
     List<Axis> axes = new ArrayList<>();
     for (String s : settings) {
@@ -64,20 +75,29 @@ public final class ServingGrid {
       }
       String key = s.substring(0, eq).strip();
       int dot = key.indexOf('.');
-      if (!SERVING_KEYS.contains(key) && (dot <= 0 || dot == key.length() - 1)) {
-        throw new InputException("--set " + s + ": '" + key + "' is not a serving option (" + String.join(", ", SERVING_KEYS)
-            + ") or an allocator option ALLOCATOR.KEY");
+      Origin origin = Origin.option("--set " + s);
+      Setting setting = ServingSettings.find(key);
+      if (setting == null && (dot <= 0 || dot == key.length() - 1)) {
+        throw origin.error("'" + key + "' is not a serving setting (" + ServingSettings.keys(Setting.Level.SET) + ") or an allocator option ALLOCATOR.KEY");
       }
-      if (axes.stream().anyMatch(a -> a.key().equals(key))) {
-        throw new InputException("--set " + s + ": " + key + " is given twice; list its values in one --set");
+      if (setting != null) {
+        ServingSettings.require(key, Setting.Level.SET, origin);
+      }
+      for (Axis a : axes) {
+        if (a.key().equals(key) || (setting != null && setting == a.setting())) {
+          throw origin.error(key + " is given twice" + (a.key().equals(key) ? "" : " (also as " + a.key() + ")") + "; list its values in one --set");
+        }
       }
       List<String> values = new ArrayList<>();
       for (String v : s.substring(eq + 1).split(",", -1)) {
         if (v.isBlank()) {
-          throw new InputException("--set " + s + ": an empty value");
+          throw origin.error("an empty value");
         }
         if (values.contains(v.strip())) {
-          throw new InputException("--set " + s + ": the value " + v.strip() + " is given twice");
+          throw origin.error("the value " + v.strip() + " is given twice");
+        }
+        if (setting != null) {
+          setting.parse(v.strip(), Origin.option("--set " + key + "=" + v.strip()));
         }
         values.add(v.strip());
       }
@@ -109,7 +129,7 @@ public final class ServingGrid {
       }
       combinations = next;
     }
-    List<String> systems = base.systems() == null || base.systems().isEmpty() ? List.of("vllm") : base.systems();
+    List<String> systems = base.systems().isEmpty() ? List.of("vllm") : base.systems();
     checkRead(axes, systems);
     // The workload is resolved (and a recorded one measured) once, shared by every cell.
     ServingSpec first = null;
@@ -170,13 +190,14 @@ public final class ServingGrid {
    */
   private static void checkRead(List<Axis> axes, List<String> systems) {
     for (Axis a : axes) {
-      boolean allocatorKey = a.key().indexOf('.') > 0;
+      boolean allocatorKey = a.setting() == null;
       if (allocatorKey && systems.stream().noneMatch(s -> ServingSystems.reads(s, a.key()))) {
         continue;
       }
+      String readsKey = allocatorKey ? a.key() : a.setting().readsKey();
       for (String system : systems) {
         ServingSystems.get(system);
-        String problem = ServingSystems.notRead(system, a.key());
+        String problem = readsKey.isEmpty() ? null : ServingSystems.notRead(system, readsKey);
         if (problem != null) {
           throw new InputException("--set " + a.key() + "=" + String.join(",", a.values()) + ": " + problem
               + "; its cells would repeat one run, so give it only to the systems that read it");
@@ -221,54 +242,27 @@ public final class ServingGrid {
     return cells.stream().mapToLong(c -> c.spec().kvMemoryBytes()).distinct().count() == 1;
   }
 
-  /** Returns {@code base} with each setting of {@code combination} in place of the command line's. */
+  /**
+   * Returns {@code base} with each setting of {@code combination} in place of the command line's,
+   * each at its origin {@code --set KEY=VALUE}; a {@code kv-memory} replaces a {@code
+   * gpu-memory-utilization} and the other way round ({@link ServingSettings#replaces}).
+   */
   static ServingSpec.Request apply(ServingSpec.Request base, Map<String, String> combination) {
-    ServingSpec.Request r = base;
+    Settings settings = base.settings();
     Map<String, Map<String, String>> allocatorOptions = new LinkedHashMap<>();
     base.allocatorOptions().forEach((k, v) -> allocatorOptions.put(k, new LinkedHashMap<>(v)));
     for (Map.Entry<String, String> e : combination.entrySet()) {
       String key = e.getKey();
       String v = e.getValue();
-      r = switch (key) {
-        case "block-size" -> new ServingSpec.Request(r.workload(), r.systems(), r.model(), r.device(), r.kvMemory(), r.gpuMemoryUtilization(),
-            r.maxModelLen(), r.maxNumSeqs(), r.maxNumBatchedTokens(), integer(key, v), r.swapSpace(), r.seed(), r.plan(), r.check(), r.watermark(), r.allocatorOptions());
-        case "max-num-seqs" -> new ServingSpec.Request(r.workload(), r.systems(), r.model(), r.device(), r.kvMemory(), r.gpuMemoryUtilization(),
-            r.maxModelLen(), integer(key, v), r.maxNumBatchedTokens(), r.blockTokens(), r.swapSpace(), r.seed(), r.plan(), r.check(), r.watermark(), r.allocatorOptions());
-        case "max-num-batched-tokens" -> new ServingSpec.Request(r.workload(), r.systems(), r.model(), r.device(), r.kvMemory(),
-            r.gpuMemoryUtilization(), r.maxModelLen(), r.maxNumSeqs(), integer(key, v), r.blockTokens(), r.swapSpace(), r.seed(), r.plan(), r.check(), r.watermark(), r.allocatorOptions());
-        case "max-model-len" -> new ServingSpec.Request(r.workload(), r.systems(), r.model(), r.device(), r.kvMemory(), r.gpuMemoryUtilization(),
-            integer(key, v), r.maxNumSeqs(), r.maxNumBatchedTokens(), r.blockTokens(), r.swapSpace(), r.seed(), r.plan(), r.check(), r.watermark(), r.allocatorOptions());
-        case "kv-memory" -> new ServingSpec.Request(r.workload(), r.systems(), r.model(), r.device(), v, null, r.maxModelLen(), r.maxNumSeqs(),
-            r.maxNumBatchedTokens(), r.blockTokens(), r.swapSpace(), r.seed(), r.plan(), r.check(), r.watermark(), r.allocatorOptions());
-        case "gpu-memory-utilization" -> new ServingSpec.Request(r.workload(), r.systems(), r.model(), r.device(), null, number(key, v),
-            r.maxModelLen(), r.maxNumSeqs(), r.maxNumBatchedTokens(), r.blockTokens(), r.swapSpace(), r.seed(), r.plan(), r.check(), r.watermark(), r.allocatorOptions());
-        case "watermark" -> new ServingSpec.Request(r.workload(), r.systems(), r.model(), r.device(), r.kvMemory(), r.gpuMemoryUtilization(),
-            r.maxModelLen(), r.maxNumSeqs(), r.maxNumBatchedTokens(), r.blockTokens(), r.swapSpace(), r.seed(), r.plan(), r.check(), number(key, v), r.allocatorOptions());
-        default -> {
-          int dot = key.indexOf('.');
-          allocatorOptions.computeIfAbsent(key.substring(0, dot), k -> new LinkedHashMap<>()).put(key.substring(dot + 1), v);
-          yield r;
-        }
-      };
+      Setting setting = ServingSettings.find(key);
+      if (setting != null) {
+        Setting replaced = ServingSettings.replaces(setting);
+        settings = (replaced == null ? settings : settings.without(replaced)).with(setting, v, Origin.option("--set " + key + "=" + v));
+      } else {
+        int dot = key.indexOf('.');
+        allocatorOptions.computeIfAbsent(key.substring(0, dot), k -> new LinkedHashMap<>()).put(key.substring(dot + 1), v);
+      }
     }
-    return new ServingSpec.Request(r.workload(), r.systems(), r.model(), r.device(), r.kvMemory(), r.gpuMemoryUtilization(), r.maxModelLen(),
-        r.maxNumSeqs(), r.maxNumBatchedTokens(), r.blockTokens(), r.swapSpace(), r.seed(), r.plan(), r.check(), r.watermark(), allocatorOptions,
-        base.calibration());
-  }
-
-  private static int integer(String key, String v) {
-    try {
-      return Integer.parseInt(v);
-    } catch (NumberFormatException e) {
-      throw new InputException("--set " + key + "=" + v + ": not an integer");
-    }
-  }
-
-  private static double number(String key, String v) {
-    try {
-      return Double.parseDouble(v);
-    } catch (NumberFormatException e) {
-      throw new InputException("--set " + key + "=" + v + ": not a number");
-    }
+    return new ServingSpec.Request(base.workload(), base.systems(), settings, base.check(), allocatorOptions);
   }
 }

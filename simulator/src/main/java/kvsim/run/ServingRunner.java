@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import kvsim.core.InputException;
+import kvsim.report.ServingResults;
 import kvsim.serving.ServingEngine;
 import kvsim.serving.ServingMetrics;
 import kvsim.serving.ServingSystems;
@@ -80,6 +81,44 @@ public final class ServingRunner {
       }
       return new Outputs(summaries, timings, series, quantiles);
     }
+  }
+
+  /**
+   * Returns what the result folder of these results holds ({@code report.ServingResults}): the
+   * configuration echo of the cells, the grid of {@code axes}, each result's entry of {@code
+   * summary.json} (with its cell in a grid), its sampled series and latency quantiles, keyed by its
+   * label.
+   *
+   * @param cells the cells run, in order (one per result)
+   * @param axes the grid's axes; empty without {@code --set}
+   * @param results the results, in the cells' order
+   */
+  public static ServingResults results(List<ServingGrid.Cell> cells, List<ServingGrid.Axis> axes, List<SystemResult> results) {
+    Map<String, Object> config = ServingGrid.configEcho(cells, axes);
+    config.remove("grid");
+    Map<String, List<String>> grid = new LinkedHashMap<>();
+    axes.forEach(a -> grid.put(a.key(), List.copyOf(a.values())));
+    List<Map<String, Object>> systems = new ArrayList<>();
+    Map<String, List<double[]>> series = new LinkedHashMap<>();
+    Map<String, List<double[]>> quantiles = new LinkedHashMap<>();
+    for (int i = 0; i < results.size(); i++) {
+      SystemResult r = results.get(i);
+      String label = axes.isEmpty() ? r.system() : cells.get(i).label();
+      systems.add(axes.isEmpty() ? r.summary() : ServingGrid.withCell(r.summary(), cells.get(i)));
+      series.put(label, r.metrics().series());
+      quantiles.put(label, r.metrics().latencyQuantiles());
+    }
+    return new ServingResults(config, grid, systems, ServingMetrics.SERIES_COLUMNS, series, ServingMetrics.QUANTILE_COLUMNS, quantiles);
+  }
+
+  /** Returns the wall-clock figures of these results, each under its label as in {@link #results}. */
+  public static List<ServingResults.Timing> timings(List<ServingGrid.Cell> cells, List<ServingGrid.Axis> axes, List<SystemResult> results) {
+    List<ServingResults.Timing> out = new ArrayList<>();
+    for (int i = 0; i < results.size(); i++) {
+      SystemResult r = results.get(i);
+      out.add(new ServingResults.Timing(axes.isEmpty() ? r.system() : cells.get(i).label(), r.metrics().iterations(), r.wallNanos()));
+    }
+    return out;
   }
 
   private final int threads;

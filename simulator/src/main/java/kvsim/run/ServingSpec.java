@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import kvsim.alloc.Calibration;
+import kvsim.config.ServingSettings;
+import kvsim.config.Settings;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
@@ -32,70 +34,32 @@ public final class ServingSpec {
   public static final int DEFAULT_BLOCK_TOKENS = 16;
 
   /**
-   * What a user asked for, as given; null or 0 where the user said nothing.
+   * What a user asked for: the workload, the systems and the settings as given, each with its
+   * origin ({@link Settings}; a setting not given takes its default).
    *
-   * @param workload a request generator spec or a request trace path
-   * @param systems system names
-   * @param model model preset
-   * @param device device preset or size
-   * @param kvMemory KV memory size text
-   * @param gpuMemoryUtilization share of the device vLLM may use
-   * @param maxModelLen longest sequence (default: the model's context length)
-   * @param maxNumSeqs running-sequence limit
-   * @param maxNumBatchedTokens token budget per iteration
-   * @param blockTokens KV block size in tokens
-   * @param swapSpace host memory for vLLM v0's swapped blocks (default {@link ServingSystems#SWAP_SPACE_BYTES})
-   * @param seed run seed of the beam selection ({@code --beam-seed}; default {@link kvsim.serving.ServingEngine#DEFAULT_SEED});
-   *     the workload's own seed is part of {@code workload} ({@link #seededWorkload})
-   * @param plan memory plan, {@code two-pool} or {@code naive} (default: each system's own)
+   * @param workload a request generator spec or a request trace path; a generator's seed ({@code
+   *     --seed}) is part of it ({@link #seededWorkload})
+   * @param systems system names (empty: vllm)
+   * @param settings the serving settings given ({@link ServingSettings})
    * @param check run the invariant checkers after every iteration
-   * @param watermark vLLM v0's admission watermark (default {@value SchedulerConfig#DEFAULT_WATERMARK})
    * @param allocatorOptions options of the contiguous systems' allocators by allocator name, as
    *     {@code --set ALLOCATOR.KEY=VALUE} gives them (empty: defaults)
-   * @param calibration a calibration file as read ({@code --calibration}), or null for kvsim's
-   *     default costs
    */
-  public record Request(
-      String workload,
-      List<String> systems,
-      String model,
-      String device,
-      String kvMemory,
-      Double gpuMemoryUtilization,
-      Integer maxModelLen,
-      Integer maxNumSeqs,
-      Integer maxNumBatchedTokens,
-      Integer blockTokens,
-      String swapSpace,
-      Long seed,
-      String plan,
-      boolean check,
-      Double watermark,
-      Map<String, Map<String, String>> allocatorOptions,
-      Calibration calibration) {
-    /** A request without a calibration. */
-    public Request(String workload, List<String> systems, String model, String device, String kvMemory, Double gpuMemoryUtilization,
-        Integer maxModelLen, Integer maxNumSeqs, Integer maxNumBatchedTokens, Integer blockTokens, String swapSpace, Long seed, String plan,
-        boolean check, Double watermark, Map<String, Map<String, String>> allocatorOptions) {
-      this(workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockTokens, swapSpace, seed,
-          plan, check, watermark, allocatorOptions, null);
-    }
-
-    /** Returns this request with {@code calibration} (null: none). */
-    public Request withCalibration(Calibration calibration) {
-      return new Request(workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockTokens,
-          swapSpace, seed, plan, check, watermark, allocatorOptions, calibration);
-    }
-
-    /** A request with the defaults of swap space, seed, plan, watermark and allocator options. */
-    public Request(String workload, List<String> systems, String model, String device, String kvMemory, Double gpuMemoryUtilization,
-        Integer maxModelLen, Integer maxNumSeqs, Integer maxNumBatchedTokens, Integer blockTokens, boolean check) {
-      this(workload, systems, model, device, kvMemory, gpuMemoryUtilization, maxModelLen, maxNumSeqs, maxNumBatchedTokens, blockTokens, null, null,
-          null, check, null, Map.of());
-    }
-
+  public record Request(String workload, List<String> systems, Settings settings, boolean check, Map<String, Map<String, String>> allocatorOptions) {
     public Request {
+      systems = systems == null ? List.of() : List.copyOf(systems);
+      settings = settings == null ? Settings.none() : settings;
       allocatorOptions = allocatorOptions == null ? Map.of() : Map.copyOf(allocatorOptions);
+    }
+
+    /** A request without invariant checks or allocator options. */
+    public static Request of(String workload, List<String> systems, Settings settings) {
+      return new Request(workload, systems, settings, false, Map.of());
+    }
+
+    /** Returns this request with other settings. */
+    public Request with(Settings other) {
+      return new Request(workload, systems, other, check, allocatorOptions);
     }
   }
 
@@ -113,6 +77,7 @@ public final class ServingSpec {
   private final String plan;
   private final Calibration calibration;
   private final Map<String, Object> echo;
+  private final Settings.Value sizing;
   /** The recorded workload's mean rate once measured, shared by the specs of one workload. */
   private final java.util.concurrent.atomic.AtomicReference<Double> recordedMeanRate;
 
@@ -122,78 +87,79 @@ public final class ServingSpec {
     }
     this.workload = shared != null ? shared.workload : WorkloadRegistry.resolveRequests(r.workload(), Map.of());
     this.recordedMeanRate = shared != null ? shared.recordedMeanRate : new java.util.concurrent.atomic.AtomicReference<>();
+    Settings given = r.settings();
+    Settings.Value modelValue = given.value(ServingSettings.MODEL);
+    Settings.Value deviceValue = given.value(ServingSettings.DEVICE);
     try {
-      this.model = r.model() == null ? ModelPreset.defaultModel() : ModelPreset.parse(r.model());
-      this.device = r.device() == null ? DeviceSpec.defaultDevice() : DeviceSpec.parse(r.device());
+      this.model = modelValue == null ? ModelPreset.defaultModel() : ModelPreset.parse(modelValue.text());
     } catch (IllegalArgumentException e) {
-      throw new InputException(e.getMessage());
+      throw modelValue.error(e.getMessage());
     }
-    this.systems = new ArrayList<>(r.systems() == null || r.systems().isEmpty() ? List.of("vllm") : r.systems());
+    try {
+      this.device = deviceValue == null ? DeviceSpec.defaultDevice() : DeviceSpec.parse(deviceValue.text());
+    } catch (IllegalArgumentException e) {
+      throw deviceValue.error(e.getMessage());
+    }
+    this.systems = new ArrayList<>(r.systems().isEmpty() ? List.of("vllm") : r.systems());
     for (String s : systems) {
       ServingSystems.get(s);
     }
-    int maxModelLen = r.maxModelLen() == null ? model.maxModelLen() : positive("--max-model-len", r.maxModelLen());
-    int maxNumSeqs = r.maxNumSeqs() == null ? SchedulerConfig.DEFAULT_MAX_NUM_SEQS : positive("--max-num-seqs", r.maxNumSeqs());
-    int budget = r.maxNumBatchedTokens() == null ? SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS : positive("--max-num-batched-tokens", r.maxNumBatchedTokens());
-    this.blockTokens = r.blockTokens() == null ? DEFAULT_BLOCK_TOKENS : positive("--block-size", r.blockTokens());
-    double watermark = r.watermark() == null ? SchedulerConfig.DEFAULT_WATERMARK : r.watermark();
-    if (!(watermark >= 0 && watermark < 1)) {
-      throw new InputException("--watermark: must be in [0, 1), got " + watermark);
-    }
+    int maxModelLen = given.get(ServingSettings.MAX_MODEL_LEN, model.maxModelLen());
+    int maxNumSeqs = given.get(ServingSettings.MAX_NUM_SEQS, SchedulerConfig.DEFAULT_MAX_NUM_SEQS);
+    int budget = given.get(ServingSettings.MAX_NUM_BATCHED_TOKENS, SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS);
+    this.blockTokens = given.get(ServingSettings.BLOCK_TOKENS, DEFAULT_BLOCK_TOKENS);
+    double watermark = given.get(ServingSettings.WATERMARK, SchedulerConfig.DEFAULT_WATERMARK);
     try {
       this.scheduler = new SchedulerConfig(budget, maxNumSeqs, maxModelLen, true, 0, watermark);
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }
     this.allocatorOptions = r.allocatorOptions();
-    if (r.kvMemory() != null && r.gpuMemoryUtilization() != null) {
-      throw new InputException("--kv-memory and --gpu-memory-utilization: give one of them");
+    String planName = given.get(ServingSettings.PLAN, null);
+    Settings.Value kv = given.value(ServingSettings.KV_MEMORY);
+    Settings.Value util = given.value(ServingSettings.GPU_MEMORY_UTILIZATION);
+    if (kv != null && util != null) {
+      throw util.error("give either it or " + kv.origin() + " (the KV memory), not both");
     }
-    if (r.kvMemory() != null) {
-      try {
-        this.kvMemoryBytes = Bytes.parse(r.kvMemory());
-      } catch (IllegalArgumentException e) {
-        throw new InputException("--kv-memory: " + e.getMessage());
-      }
+    // What sizes the KV memory, where given: a problem of its size is reported there.
+    Settings.Value sizing = kv != null ? kv : util;
+    if (kv != null) {
+      this.kvMemoryBytes = (Long) kv.value();
       if (kvMemoryBytes <= 0) {
-        throw new InputException("--kv-memory: " + r.kvMemory() + " is not within the device's " + Bytes.format(device.capacityBytes()));
+        throw kv.error(kv.text() + " is not within the device's " + Bytes.format(device.capacityBytes()));
       }
-      requireFits(r.kvMemory(), kvMemoryBytes, (long) budget * ServingSystems.activationBytesPerToken(model), r.plan());
+      requireFits(kv, kvMemoryBytes, (long) budget * ServingSystems.activationBytesPerToken(model), planName);
     } else {
-      double util = r.gpuMemoryUtilization() == null ? DEFAULT_GPU_MEMORY_UTILIZATION : r.gpuMemoryUtilization();
-      if (!(util > 0 && util <= 1)) {
-        throw new InputException("--gpu-memory-utilization: must be in (0, 1], got " + util);
-      }
+      double share = given.get(ServingSettings.GPU_MEMORY_UTILIZATION, DEFAULT_GPU_MEMORY_UTILIZATION);
       long activations = (long) budget * ServingSystems.activationBytesPerToken(model);
-      long usable = (long) (device.capacityBytes() * util);
+      long usable = (long) (device.capacityBytes() * share);
       this.kvMemoryBytes = usable - model.weightBytes() - activations;
       if (kvMemoryBytes <= 0) {
-        throw new InputException("the weights of " + model.name() + " (" + Bytes.format(model.weightBytes()) + ") and its activations ("
-            + Bytes.format(activations) + ") leave no KV memory in " + util + " of " + device.name() + "'s " + Bytes.format(device.capacityBytes()));
+        throw error(sizing, "the weights of " + model.name() + " (" + Bytes.format(model.weightBytes()) + ") and its activations ("
+            + Bytes.format(activations) + ") leave no KV memory in " + share + " of " + device.name() + "'s " + Bytes.format(device.capacityBytes()));
       }
     }
     long blockBytes = model.kvBytesPerToken() * blockTokens;
     long slots = ServingSystems.numBlocks(kvMemoryBytes, model.kvBytesPerToken(), blockTokens) * blockTokens - blockTokens;
     if (slots < maxModelLen) {
-      throw new InputException("KV memory of " + Bytes.format(kvMemoryBytes) + " holds " + Math.max(0, slots) + " tokens (" + Bytes.format(blockBytes)
+      throw error(sizing, "KV memory of " + Bytes.format(kvMemoryBytes) + " holds " + Math.max(0, slots) + " tokens (" + Bytes.format(blockBytes)
           + " per block of " + blockTokens + "), fewer than max_model_len " + maxModelLen + ": vLLM refuses to start so; give more --kv-memory or a lower --max-model-len");
     }
     this.check = r.check();
-    if (r.swapSpace() == null) {
-      this.swapSpaceBytes = ServingSystems.SWAP_SPACE_BYTES;
-    } else {
-      try {
-        this.swapSpaceBytes = Bytes.parse(r.swapSpace());
-      } catch (IllegalArgumentException ex) {
-        throw new InputException("--swap-space: " + ex.getMessage());
+    this.swapSpaceBytes = given.get(ServingSettings.SWAP_SPACE, ServingSystems.SWAP_SPACE_BYTES);
+    this.seed = given.get(ServingSettings.BEAM_SEED, kvsim.serving.ServingEngine.DEFAULT_SEED);
+    this.sizing = sizing;
+    this.plan = planName;
+    if (ServingSystems.PLAN_NAIVE.equals(planName)) {
+      // ServingSystems.build refuses it too; refused here, it is reported where the plan was given.
+      for (String s : systems) {
+        if (ServingSystems.allocatorOf(s) == null) {
+          throw given.value(ServingSettings.PLAN).error("naive: " + s + " keeps its KV in a block pool allocated at start-up; only the contiguous systems"
+              + " (orca-*, hf-naive) can share their allocator with the activations");
+        }
       }
     }
-    this.seed = r.seed() == null ? kvsim.serving.ServingEngine.DEFAULT_SEED : r.seed();
-    if (r.plan() != null && !r.plan().equals(ServingSystems.PLAN_NAIVE) && !r.plan().equals(ServingSystems.PLAN_TWO_POOL)) {
-      throw new InputException("--plan: unknown plan '" + r.plan() + "' (known: " + ServingSystems.PLAN_TWO_POOL + ", " + ServingSystems.PLAN_NAIVE + ")");
-    }
-    this.plan = r.plan();
-    this.calibration = r.calibration() == null ? Calibration.NONE : r.calibration();
+    this.calibration = calibration(given.value(ServingSettings.CALIBRATION));
     checkAllocatorOptions();
     Map<String, Object> e = new LinkedHashMap<>();
     e.put("workload", workload.spec());
@@ -209,13 +175,13 @@ public final class ServingSpec {
     e.put("kv_memory_bytes", kvMemoryBytes);
     e.put("check", check);
     // Echoed only when given, so that the result files of runs without them stay as they were.
-    if (r.swapSpace() != null) {
+    if (given.has(ServingSettings.SWAP_SPACE)) {
       e.put("swap_space_bytes", swapSpaceBytes);
     }
-    if (r.seed() != null) {
+    if (given.has(ServingSettings.BEAM_SEED)) {
       e.put("beam_seed", seed);
     }
-    if (r.plan() != null) {
+    if (plan != null) {
       e.put("plan", plan);
     }
     if (!calibration.isNone()) {
@@ -238,10 +204,26 @@ public final class ServingSpec {
     this.seed = o.seed;
     this.plan = o.plan;
     this.calibration = o.calibration;
+    this.sizing = o.sizing;
     Map<String, Object> e = new LinkedHashMap<>(o.echo);
     e.put("workload", workload.spec());
     this.echo = e;
     this.recordedMeanRate = workload == o.workload ? o.recordedMeanRate : new java.util.concurrent.atomic.AtomicReference<>();
+  }
+
+  /**
+   * Reads the calibration file of {@code given} (null: none), at the path its origin resolves; a
+   * file that is missing is reported at that origin, a problem inside it at the file's own line.
+   */
+  private static Calibration calibration(Settings.Value given) {
+    if (given == null) {
+      return Calibration.NONE;
+    }
+    java.nio.file.Path file = given.origin().resolve(given.text());
+    if (!java.nio.file.Files.isRegularFile(file)) {
+      throw given.error(file + ": no such calibration file");
+    }
+    return CalibrationFile.read(file);
   }
 
   /** Returns this spec with only these systems. */
@@ -361,7 +343,7 @@ public final class ServingSpec {
    * (Note [KV memory must fit] on {@link MemoryPlan#kvRoomBytes}); throws InputException with the
    * numbers otherwise.
    */
-  private void requireFits(String given, long kvBytes, long activationsBytes, String planName) {
+  private void requireFits(Settings.Value given, long kvBytes, long activationsBytes, String planName) {
     // The naive plan puts the activations into the KV region; hf-naive runs it unless told otherwise.
     boolean apart = systems.stream().anyMatch(s -> planName == null ? !s.equals("hf-naive") : !planName.equals(ServingSystems.PLAN_NAIVE));
     long activations = apart ? activationsBytes : 0;
@@ -371,16 +353,29 @@ public final class ServingSpec {
     }
     String parts = model.name() + "'s weights (" + Bytes.format(model.weightBytes()) + ")"
         + (apart ? " and activations (" + Bytes.format(activations) + ", " + scheduler.maxNumBatchedTokens() + " tokens)" : "");
-    throw new InputException("--kv-memory: " + given + " (" + Bytes.format(kvBytes) + ") of KV memory beside " + parts + " needs "
+    throw given.error(given.text() + " (" + Bytes.format(kvBytes) + ") of KV memory beside " + parts + " needs "
         + Bytes.format(kvBytes + model.weightBytes() + activations) + ", more than " + device.name() + "'s " + Bytes.format(device.capacityBytes())
         + (room > 0 ? "; at most " + Bytes.format(room) + " of KV memory fits" : "; the weights and activations alone do not fit: give a larger --device"));
   }
 
-  private static int positive(String option, int value) {
-    if (value < 1) {
-      throw new InputException(option + ": must be positive, got " + value);
-    }
-    return value;
+  /** Returns an error at {@code at}'s origin, or with no origin where the setting took its default. */
+  private static InputException error(Settings.Value at, String problem) {
+    return at == null ? new InputException(problem) : at.error(problem);
+  }
+
+  /**
+   * Returns the given value that sized the KV memory ({@code kv-memory} or {@code
+   * gpu-memory-utilization}), or null where it took its default: what a build that finds too
+   * little KV memory names.
+   *
+   * <p>Note [Builds that find too little KV memory]: a system's build refuses a spec when its KV
+   * memory gives too few blocks, or one sequence too few tokens, for the system (the contiguous
+   * systems' one reservation, vAttention's mapped pages); the build's message says so with the
+   * numbers. A sweep grid and a suite report that at the value that sized the KV memory, where it
+   * gave one, and otherwise at the cell's workload; the message keeps the system's name.
+   */
+  public Settings.Value kvMemorySource() {
+    return sizing;
   }
 
   /** Resolves a request; throws InputException naming the option for anything wrong. */

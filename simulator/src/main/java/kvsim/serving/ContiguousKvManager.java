@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
@@ -11,6 +12,7 @@ import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.Calibration;
 import kvsim.alloc.Capability;
 import kvsim.alloc.OomReason;
+import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.Tag;
@@ -57,7 +59,52 @@ import kvsim.registry.AllocatorRegistry;
  *       Reservation#GROW}), timed like a growth copy.
  * </ul>
  */
-public final class ContiguousKvManager implements KvManager {
+public final class ContiguousKvManager implements KvManager, KvManager.Forking, KvManager.Activations, KvManager.Observable, KvManager.GroupCounting {
+  /**
+   * A contiguous KV manager as a system part: one buffer per sequence in the registered allocator
+   * {@code allocator} (its options read as {@code ALLOCATOR.KEY}) under {@code reservation}; it can
+   * hold an iteration's activations (the naive plan). The KV memory must give one sequence {@code
+   * max_model_len} tokens (while it grows, old and new buffer).
+   */
+  public static KvManagerFactory factory(String allocator, Reservation reservation) {
+    return new Factory(allocator, reservation);
+  }
+
+  private record Factory(String allocator, Reservation reservation) implements KvManagerFactory {
+    @Override
+    public String name() {
+      return "contiguous";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return Set.of();
+    }
+
+    @Override
+    public boolean holdsActivations() {
+      return true;
+    }
+
+    @Override
+    public KvManager create(String system, ServingSystems.Build b, SchedulerConfig config, Map<String, Object> parts) {
+      ContiguousKvManager kv = ContiguousKvManager.create(allocator, b.allocatorOptions().getOrDefault(allocator, Map.of()), b.kvMemoryBytes(), b.device(),
+          b.model(), reservation, config.maxModelLen(), b.calibration());
+      if (kv.capacityTokens() < config.maxModelLen()) {
+        throw new InputException(system + ": " + allocator + " over KV memory of " + Bytes.format(b.kvMemoryBytes()) + " gives one sequence at most "
+            + kv.capacityTokens() + " tokens" + (reservation == Reservation.GROW ? " while it grows (old and new buffer)" : "")
+            + ", fewer than max_model_len " + config.maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
+      }
+      parts.put("allocator", allocator);
+      parts.put("allocator_options", kv.allocatorOptions());
+      parts.put("reservation", reservation.label());
+      parts.put("prefix_caching", false);
+      return kv;
+    }
+  }
+
+  /** Where a sequence's buffer is kept. */
+  static final Sequence.KvStateKey<Buffer> STATE = new Sequence.KvStateKey<>("contiguous");
 
   /** How many tokens a sequence's buffer holds. */
   public enum Reservation {
@@ -215,7 +262,7 @@ public final class ContiguousKvManager implements KvManager {
   }
 
   private static Buffer of(Sequence s) {
-    return (Buffer) s.kvState;
+    return s.kvState(STATE);
   }
 
   /** Returns the tokens the policy reserves for {@code s} at admission, which needs {@code needed}. */
@@ -236,7 +283,7 @@ public final class ContiguousKvManager implements KvManager {
 
   @Override
   public void add(Sequence s) {
-    s.kvState = null;
+    s.setKvState(STATE, null);
   }
 
   @Override
@@ -246,15 +293,15 @@ public final class ContiguousKvManager implements KvManager {
 
   @Override
   public boolean allocate(Sequence s, int numNewTokens) {
-    if (numNewTokens <= 0 || (long) s.numComputedTokens + numNewTokens > s.numTokens) {
+    if (numNewTokens <= 0 || (long) s.numComputedTokens() + numNewTokens > s.numTokens()) {
       throw new IllegalArgumentException(numNewTokens + " new tokens for " + s);
     }
-    int needed = s.numComputedTokens + numNewTokens;
+    int needed = s.numComputedTokens() + numNewTokens;
     Buffer b = of(s);
     if (b == null) {
       int tokens = admissionTokens(s, needed);
       SequenceGroup g = s.group;
-      int count = g.forking() && s.index == 0 && s.outputTokens == 0 ? g.width() : 1;
+      int count = g.forking() && s.index == 0 && s.outputTokens() == 0 ? g.width() : 1;
       long[] handles = new long[count];
       long[] traceIds = new long[count];
       for (int k = 0; k < count; k++) {
@@ -274,7 +321,7 @@ public final class ContiguousKvManager implements KvManager {
         one.handle = handles[k];
         one.traceId = traceIds[k];
         one.reservedTokens = tokens;
-        owner.kvState = one;
+        owner.setKvState(STATE, one);
         holding.add(owner);
         reservations++;
       }
@@ -283,11 +330,11 @@ public final class ContiguousKvManager implements KvManager {
       if (reservation != Reservation.GROW) {
         throw new IllegalStateException(s + " outgrows its " + reservation.label() + " reservation of " + b.reservedTokens + " tokens");
       }
-      if (!grow(b, needed, s.numComputedTokens)) {
+      if (!grow(b, needed, s.numComputedTokens())) {
         return false;
       }
     }
-    s.numComputedTokens = needed;
+    s.advanceComputedTo(needed);
     return true;
   }
 
@@ -340,7 +387,7 @@ public final class ContiguousKvManager implements KvManager {
     if (b == null) {
       throw new IllegalStateException(target + " holds no buffer to fork " + source + " into");
     }
-    int needed = source.numComputedTokens;
+    int needed = source.numComputedTokens();
     if (needed > b.reservedTokens && (reservation != Reservation.GROW || !grow(b, needed, 0))) {
       throw new IllegalStateException("out of KV memory: " + target + " cannot hold the " + needed + " tokens of " + source);
     }
@@ -425,7 +472,7 @@ public final class ContiguousKvManager implements KvManager {
     Buffer b = of(s);
     if (b != null) {
       release(b.handle, b.traceId);
-      s.kvState = null;
+      s.setKvState(STATE, null);
       holding.remove(s);
     }
   }
@@ -448,8 +495,8 @@ public final class ContiguousKvManager implements KvManager {
     for (Sequence s : holding) {
       int reserved = of(s).reservedTokens;
       long usable = Math.min(reserved, s.finalTokens());
-      tokens += s.numComputedTokens;
-      future += usable - s.numComputedTokens;
+      tokens += s.numComputedTokens();
+      future += usable - s.numComputedTokens();
       waste += reserved - usable;
     }
     out[0] = tokens;
@@ -482,10 +529,10 @@ public final class ContiguousKvManager implements KvManager {
     long requested = 0;
     for (Sequence s : holding) {
       Buffer b = of(s);
-      if (b == null || s.status == Sequence.Status.FINISHED) {
+      if (b == null || s.status() == Sequence.Status.FINISHED) {
         throw new IllegalStateException(s + " is listed as holding a buffer");
       }
-      if (s.numComputedTokens > b.reservedTokens) {
+      if (s.numComputedTokens() > b.reservedTokens) {
         throw new IllegalStateException(s + " computed more than its " + b.reservedTokens + " reserved tokens");
       }
       requested += b.reservedTokens * kvBytesPerToken;

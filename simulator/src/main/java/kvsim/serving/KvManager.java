@@ -1,6 +1,9 @@
 package kvsim.serving;
 
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import kvsim.alloc.paged.OpLog;
 
 /**
  * The KV-cache memory of a serving system as its scheduler sees it: a sequence asks for slots for
@@ -11,6 +14,11 @@ import java.util.Map;
  * <p>Contract: {@link #allocate} either succeeds or returns false and changes nothing; memory
  * comes back on {@link #preempt} and {@link #finish}. {@link #breakdown} accounts for every slot of
  * the KV region, in tokens.
+ *
+ * <p>Note [KV manager capabilities]: the interface is the core every scheduler uses; what only some
+ * managers can do (fork a group's sequences, admit under a watermark, swap, hold activations,
+ * report memory operations, count group sharing) is a {@link KvCapability} the manager implements
+ * and a part asks for by type ({@link #capability}) when it is built, never a method that throws.
  */
 public interface KvManager {
 
@@ -40,58 +48,107 @@ public interface KvManager {
   void finish(Sequence s);
 
   /**
-   * Gives {@code target}, a sequence of the same group, a copy of {@code source}'s KV (a fork for
-   * parallel sampling or beam search, as vLLM v0's block managers' {@code fork} at commit
-   * 1fb9c1b): paged managers share the blocks by reference
-   * (copy-on-write), contiguous ones copy into the target's own buffer. Whatever the target held
-   * before is given up. The caller copies the token counts ({@link Sequence#copyProgress}).
+   * Returns this manager as capability {@code type} ({@link Forking}, {@link Watermarked}, {@link
+   * Swapping}, {@link Activations}, {@link Observable}, {@link GroupCounting}), or empty when it
+   * has not got it. Schedulers and the engine ask once, when they are built, and keep the answer.
    */
-  default void fork(Sequence source, Sequence target) {
-    throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot fork sequences");
+  default <T extends KvCapability> Optional<T> capability(Class<T> type) {
+    return type.isInstance(this) ? Optional.of(type.cast(this)) : Optional.empty();
   }
 
   /**
-   * Returns whether the KV memory could hold the whole forking group {@code g} alone, every
-   * sequence at its final length without sharing; a group that fails this is refused on arrival,
-   * as a prompt of {@code max_model_len} tokens is, since it might never progress. True by default
-   * (a manager that reserves at admission finds out then).
+   * Returns capability {@code type} of {@code kv}, or throws naming {@code who} needs it: for a
+   * part that cannot work without it (a system assembled wrongly is a programming error).
    */
-  default boolean canEverHold(SequenceGroup g) {
-    return true;
+  static <T extends KvCapability> T require(KvManager kv, Class<T> type, String who) {
+    return kv.capability(type).orElseThrow(() -> new IllegalStateException(who + " needs a KV manager that is " + type.getSimpleName()
+        + "; " + kv.getClass().getSimpleName() + " is not"));
+  }
+
+  /** What a KV manager may offer beyond the core, asked for by type with {@link #capability}. */
+  interface KvCapability {}
+
+  /**
+   * Forking: gives a group's sequences copies of one another's KV (parallel sampling, beam search),
+   * as vLLM v0's block managers' {@code fork} at commit 1fb9c1b ({@code
+   * BlockSpaceManagerV2.fork} in {@code vllm/core/block_manager_v2.py}).
+   */
+  interface Forking extends KvCapability {
+    /**
+     * Gives {@code target}, a sequence of the same group, a copy of {@code source}'s KV: paged
+     * managers share the blocks by reference (copy-on-write), contiguous ones copy into the
+     * target's own buffer. Whatever the target held before is given up. The caller copies the
+     * token counts ({@link Sequence#copyProgress}).
+     */
+    void fork(Sequence source, Sequence target);
+
+    /**
+     * Returns whether the KV memory could hold the whole forking group {@code g} alone, every
+     * sequence at its final length without sharing; a group that fails this is refused on arrival,
+     * as a prompt of {@code max_model_len} tokens is, since it might never progress. True by default
+     * (a manager that reserves at admission finds out then).
+     */
+    default boolean canEverHold(SequenceGroup g) {
+      return true;
+    }
   }
 
   /**
-   * Tells {@code listener} of every allocation and free the manager makes on its allocator from
-   * now on (paged managers: each block taken and released; contiguous ones: each buffer, refused
-   * ones included).
+   * Whole admission under vLLM v0's watermark ({@code BlockSpaceManagerV2.can_allocate} and {@code
+   * can_append_slots} in {@code vllm/core/block_manager_v2.py} at commit 1fb9c1b).
    */
-  default void listen(MemoryListener listener) {
-    throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot report its memory operations");
+  interface Watermarked extends KvCapability {
+    /**
+     * Admits a waiting sequence whole: the watermark test on the blocks of all its tokens; on OK
+     * its slots are allocated and its computed tokens are its tokens. Returns the verdict.
+     */
+    OpLog.Admission admitWhole(Sequence s);
+
+    /** Returns whether the free memory suffices for one decode step of each of {@code sequences}, worst case. */
+    boolean canAppend(List<Sequence> sequences);
   }
 
   /**
-   * The naive memory plan: allocates an iteration's activations and temporaries of {@code bytes}
-   * in the KV's own allocator; returns a handle, or -1 when the allocator refuses. Only managers
-   * over a general-purpose allocator can.
+   * Swapping a group out to host memory and back (vLLM v0's {@code Scheduler._swap_out} and {@code
+   * _swap_in} in {@code vllm/core/scheduler.py} at commit 1fb9c1b).
    */
-  default long allocateActivations(long bytes) {
-    throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no activations");
-  }
+  interface Swapping extends KvCapability {
+    /** Moves the sequences' KV to the host; false, changing nothing, when the host pool cannot hold it. */
+    boolean swapOut(List<Sequence> sequences);
 
-  /** Frees activations allocated by {@link #allocateActivations}. */
-  default void freeActivations(long handle) {
-    throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no activations");
+    /** Moves swapped sequences' KV back; returns the watermark's verdict (OK: done). */
+    OpLog.Admission swapIn(List<Sequence> sequences);
   }
-
-  /** Adds the current iteration to the manager's sharing measure, if it has one (called once per iteration). */
-  default void sampleSharing() {}
 
   /**
-   * Returns the manager's counters of sequence groups (forks, copies, swaps, sharing) by result-file
-   * name, reported for runs with multi-sequence requests (empty by default).
+   * The naive memory plan: an iteration's activations and temporaries in the KV's own allocator.
+   * Only managers over a general-purpose allocator have it.
    */
-  default Map<String, Long> groupCounters() {
-    return Map.of();
+  interface Activations extends KvCapability {
+    /** Allocates {@code bytes} of activations; returns a handle, or -1 when the allocator refuses. */
+    long allocateActivations(long bytes);
+
+    /** Frees activations allocated by {@link #allocateActivations}. */
+    void freeActivations(long handle);
+  }
+
+  /** Memory observation: the allocator operations the manager makes, for L1 traces. */
+  interface Observable extends KvCapability {
+    /**
+     * Tells {@code listener} of every allocation and free the manager makes on its allocator from
+     * now on (paged managers: each block taken and released; contiguous ones: each buffer, refused
+     * ones included).
+     */
+    void listen(MemoryListener listener);
+  }
+
+  /** Counters of sequence groups (forks, copies, swaps, sharing), reported for runs with multi-sequence requests. */
+  interface GroupCounting extends KvCapability {
+    /** Adds the current iteration to the manager's sharing measure, if it has one (called once per iteration). */
+    default void sampleSharing() {}
+
+    /** Returns the manager's group counters by result-file name. */
+    Map<String, Long> groupCounters();
   }
 
   /** Returns the most tokens one sequence can ever hold (the whole KV region for one sequence). */

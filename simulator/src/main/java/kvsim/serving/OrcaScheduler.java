@@ -1,5 +1,8 @@
 package kvsim.serving;
 
+import java.util.Map;
+import java.util.Set;
+
 /**
  * Orca's iteration-level scheduler (Yu et al., "Orca: A Distributed Serving System for
  * Transformer-Based Generative Models", OSDI 2022) as the vLLM paper's Orca baselines use it: FCFS,
@@ -27,6 +30,45 @@ package kvsim.serving;
  * </ul>
  */
 public final class OrcaScheduler extends QueueScheduler {
+  /** Orca as the vLLM paper's baselines run it: reads {@code max-num-seqs}; no chunked prefill, no preemption. */
+  public static final SchedulerFactory FACTORY = new Factory(false);
+  /**
+   * A plain PyTorch program's loop: Orca's rules with {@code max_num_seqs} 1 whatever the run's
+   * limit (one request at a time), so it reads no {@code max-num-seqs}.
+   */
+  public static final SchedulerFactory ONE_AT_A_TIME = new Factory(true);
+
+  private record Factory(boolean oneAtATime) implements SchedulerFactory {
+    @Override
+    public String name() {
+      return "orca";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return oneAtATime ? Set.of() : Set.of("max-num-seqs");
+    }
+
+    @Override
+    public SchedulerConfig effective(SchedulerConfig c) {
+      return oneAtATime ? new SchedulerConfig(c.maxNumBatchedTokens(), 1, c.maxModelLen(), c.enableChunkedPrefill(), c.longPrefillTokenThreshold(), c.watermark()) : c;
+    }
+
+    @Override
+    public Scheduler create(SchedulerConfig config, KvManager kv) {
+      return new OrcaScheduler(config, kv);
+    }
+
+    @Override
+    public void describe(SchedulerConfig config, Map<String, Object> parts) {
+      parts.put("max_num_batched_tokens", config.maxNumBatchedTokens());
+      parts.put("max_num_seqs", config.maxNumSeqs());
+      parts.put("max_model_len", config.maxModelLen());
+      parts.put("enable_chunked_prefill", false);
+      parts.put("preemption", "none");
+    }
+  }
+
   private long stalls;
   private long ignored;
 
@@ -55,7 +97,7 @@ public final class OrcaScheduler extends QueueScheduler {
     long budget = config.maxNumBatchedTokens();
     int stalled = 0;
     for (Sequence s : runningList) {
-      int n = s.numTokens - s.numComputedTokens;
+      int n = s.numTokens() - s.numComputedTokens();
       if (n <= 0) {
         continue;
       }
@@ -70,7 +112,7 @@ public final class OrcaScheduler extends QueueScheduler {
     if (stalled == 0) {
       while (!waitingQueue.isEmpty() && runningList.size() < config.maxNumSeqs()) {
         Sequence s = waitingQueue.peekFirst();
-        int n = s.numTokens - s.numComputedTokens;
+        int n = s.numTokens() - s.numComputedTokens();
         if (n > budget && plan.size() > 0) {
           break;
         }
@@ -78,7 +120,7 @@ public final class OrcaScheduler extends QueueScheduler {
           if (runningList.isEmpty()) {
             // Nothing holds memory, so its reservation can never be had: refused, counted.
             waitingQueue.pollFirst();
-            s.status = Sequence.Status.FINISHED;
+            s.ignore();
             ignored++;
             continue;
           }
@@ -86,7 +128,7 @@ public final class OrcaScheduler extends QueueScheduler {
         }
         waitingQueue.pollFirst();
         runningList.add(s);
-        s.status = Sequence.Status.RUNNING;
+        s.admit();
         plan.add(s, n);
         budget -= n;
       }

@@ -6,14 +6,19 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import kvsim.alloc.LatencyModel;
+import kvsim.alloc.paged.BlockHasher;
 import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.KvBlockManager;
 import kvsim.alloc.paged.OpLog;
 import kvsim.alloc.paged.PagedRequest;
 import kvsim.alloc.paged.PrefixCacheStats;
+import kvsim.core.Bytes;
+import kvsim.core.InputException;
 import kvsim.devicemodel.CopyBandwidths;
 import kvsim.devicemodel.CopyCostModel;
+import kvsim.registry.AllocatorRegistry;
 
 /**
  * KV memory as vLLM keeps it: a {@link KvBlockManager} (v1: free queue, null block, prefix caching
@@ -49,7 +54,81 @@ import kvsim.devicemodel.CopyCostModel;
  * each sequence and supplies its prompt's token ids ({@link #add(Sequence, String, int[])}) and
  * every sampled token id, which are used as they are: prefix hits then follow the real tokens.
  */
-public final class PagedKvManager implements KvManager {
+public final class PagedKvManager implements KvManager, KvManager.Forking, KvManager.Watermarked, KvManager.Swapping, KvManager.Observable,
+    KvManager.GroupCounting {
+  /** vLLM v1's block manager as a system part: prefix caching on, FIFO free queue, the null block; reads {@code block-size}. */
+  public static final KvManagerFactory V1_FACTORY = new KvManagerFactory() {
+    @Override
+    public String name() {
+      return "paged";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return Set.of("block-size");
+    }
+
+    @Override
+    public KvManager create(String system, ServingSystems.Build b, SchedulerConfig config, Map<String, Object> parts) {
+      long numBlocks = checkedBlocks(b);
+      // A serving run prints no block hash, so it hashes with the faster function (BlockHasher's Note [Block hash]).
+      BlockManagerConfig c = new BlockManagerConfig((int) numBlocks, b.blockTokens(), true, BlockManagerConfig.Mode.V1, 0,
+          BlockManagerConfig.FreeOrder.FIFO, 0, config.maxModelLen(), b.kvBytesPerToken(), BlockHasher.Algorithm.MURMUR3);
+      PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(c), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(b.calibration()),
+          b.calibration().cost().copyCost(b.device()));
+      parts.put("block_tokens", b.blockTokens());
+      parts.put("num_gpu_blocks", numBlocks);
+      parts.put("prefix_caching", true);
+      return kv;
+    }
+  };
+
+  /**
+   * vLLM v0's block manager as a system part: free deque with LIFO reuse, no null block, prefix
+   * caching off, a host pool of {@code swap_space} for swapped groups; reads {@code block-size} and
+   * {@code swap-space}.
+   */
+  public static final KvManagerFactory V0_FACTORY = new KvManagerFactory() {
+    @Override
+    public String name() {
+      return "paged";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return Set.of("block-size", "swap-space");
+    }
+
+    @Override
+    public KvManager create(String system, ServingSystems.Build b, SchedulerConfig config, Map<String, Object> parts) {
+      long numBlocks = checkedBlocks(b);
+      long hostBlocks = b.swapSpaceBytes() / ((long) b.blockTokens() * b.kvBytesPerToken());
+      if (hostBlocks > Integer.MAX_VALUE / 2 - numBlocks) {
+        throw new InputException("--swap-space: " + Bytes.format(b.swapSpaceBytes()) + " makes too many host blocks");
+      }
+      BlockManagerConfig c = new BlockManagerConfig((int) numBlocks, b.blockTokens(), false, BlockManagerConfig.Mode.V0,
+          config.watermark(), BlockManagerConfig.FreeOrder.LIFO, (int) hostBlocks, config.maxModelLen(), b.kvBytesPerToken());
+      PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(c), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(b.calibration()),
+          b.calibration().cost().copyCost(b.device()));
+      parts.put("block_tokens", b.blockTokens());
+      parts.put("num_gpu_blocks", numBlocks);
+      parts.put("prefix_caching", false);
+      parts.put("swap_space_bytes", b.swapSpaceBytes());
+      parts.put("num_cpu_blocks", hostBlocks);
+      return kv;
+    }
+  };
+
+  private static long checkedBlocks(ServingSystems.Build b) {
+    long numBlocks = ServingSystems.numBlocks(b.kvMemoryBytes(), b.kvBytesPerToken(), b.blockTokens());
+    if (numBlocks < 2 || numBlocks > Integer.MAX_VALUE / 2) {
+      throw new InputException("KV memory of " + b.kvMemoryBytes() + " B makes " + numBlocks + " blocks of " + b.blockTokens() + " tokens; need 2 to " + Integer.MAX_VALUE / 2);
+    }
+    return numBlocks;
+  }
+
+  /** Where a sequence's block-manager request is kept. */
+  private static final Sequence.KvStateKey<PagedRequest> STATE = new Sequence.KvStateKey<>("paged");
   private final KvBlockManager blocks;
   private final int blockTokens;
   private final int hashBlockTokens;
@@ -121,12 +200,12 @@ public final class PagedKvManager implements KvManager {
     if (!givenTokens) {
       throw new IllegalStateException("named sequences with given tokens need withGivenTokens");
     }
-    s.kvState = blocks.addRequest(name, prompt, null, null, null);
+    s.setKvState(STATE, blocks.addRequest(name, prompt, null, null, null));
   }
 
   /** Returns the block manager's request of a sequence. */
   static PagedRequest requestOf(Sequence s) {
-    return (PagedRequest) s.kvState;
+    return s.kvState(STATE);
   }
 
   /** Returns the block manager. */
@@ -160,11 +239,11 @@ public final class PagedKvManager implements KvManager {
       }
     }
     // A fanned-out group's other sequences are requests of their own: "id.index".
-    s.kvState = blocks.addRequest(s.index == 0 ? Long.toString(id) : id + "." + s.index, tokens, null, null, hashIds);
+    s.setKvState(STATE, blocks.addRequest(s.index == 0 ? Long.toString(id) : id + "." + s.index, tokens, null, null, hashIds));
   }
 
   private static PagedRequest of(Sequence s) {
-    return (PagedRequest) s.kvState;
+    return s.kvState(STATE);
   }
 
   @Override
@@ -179,6 +258,7 @@ public final class PagedKvManager implements KvManager {
    * token not hit. Returns the watermark's verdict; on OK the sequence holds its blocks and its
    * computed tokens are its tokens. v0 managers only.
    */
+  @Override
   public OpLog.Admission admitWhole(Sequence s) {
     PagedRequest r = of(s);
     int before = r.numBlocks();
@@ -187,7 +267,7 @@ public final class PagedKvManager implements KvManager {
     OpLog.Admission verdict = blocks.log().admission();
     if (ok) {
       modelledNanos += latency.allocPerStepNanos() * (r.numBlocks() - before);
-      s.numComputedTokens = r.numComputedTokens();
+      s.advanceComputedTo(r.numComputedTokens());
       holding.add(s);
       return OpLog.Admission.OK;
     }
@@ -210,7 +290,7 @@ public final class PagedKvManager implements KvManager {
         cowCopies += copies;
         copyNanos += copyCost.hbmCopyNanos((double) copies * blocks.config().blockBytes());
       }
-      s.numComputedTokens = r.numComputedTokens();
+      s.advanceComputedTo(r.numComputedTokens());
       holding.add(s);
     }
     return ok;
@@ -218,7 +298,7 @@ public final class PagedKvManager implements KvManager {
 
   @Override
   public void append(Sequence s, int token) {
-    int t = givenTokens ? token : s.outputTokens == 1 ? firstOutputToken(s) : token;
+    int t = givenTokens ? token : s.outputTokens() == 1 ? firstOutputToken(s) : token;
     blocks.appendTokens(of(s), new int[] {t});
   }
 
@@ -255,10 +335,10 @@ public final class PagedKvManager implements KvManager {
    */
   @Override
   public void fork(Sequence source, Sequence target) {
-    if (target.kvState != null && holding.contains(target)) {
+    if (target.kvState(STATE) != null && holding.contains(target)) {
       finish(target);
     }
-    target.kvState = blocks.fork(of(source), source.request.id() + "/" + (++forks));
+    target.setKvState(STATE, blocks.fork(of(source), source.request.id() + "/" + (++forks)));
     holding.add(target);
   }
 
@@ -266,6 +346,7 @@ public final class PagedKvManager implements KvManager {
    * Swaps a running group's sequences out to the host pool (v0's swap-out, {@code can_swap_out}), their distinct blocks once;
    * returns false, changing nothing, when the host pool lacks blocks.
    */
+  @Override
   public boolean swapOut(List<Sequence> sequences) {
     List<PagedRequest> group = requestsOf(sequences);
     if (!blocks.swapOut(group)) {
@@ -282,6 +363,7 @@ public final class PagedKvManager implements KvManager {
   }
 
   /** Swaps a swapped group's sequences back in (v0's swap-in, {@code can_swap_in}); returns the watermark's verdict (OK: done). */
+  @Override
   public OpLog.Admission swapIn(List<Sequence> sequences) {
     if (!blocks.swapIn(requestsOf(sequences))) {
       return blocks.log().admission();
@@ -310,10 +392,11 @@ public final class PagedKvManager implements KvManager {
    * has a token to compute, counted worst case as vLLM V2's {@code can_append_slots} does (new
    * blocks plus a copy for each shared block written).
    */
+  @Override
   public boolean canAppend(List<Sequence> sequences) {
     long need = 0;
     for (Sequence s : sequences) {
-      int n = s.numTokens - s.numComputedTokens;
+      int n = s.numTokens() - s.numComputedTokens();
       if (n > 0) {
         need += blocks.blocksToAppend(of(s), n);
       }
@@ -438,7 +521,7 @@ public final class PagedKvManager implements KvManager {
   public void checkInvariants() {
     blocks.checkInvariants();
     for (Sequence s : holding) {
-      if (of(s).numComputedTokens() != s.numComputedTokens) {
+      if (of(s).numComputedTokens() != s.numComputedTokens()) {
         throw new IllegalStateException(s + ": the block manager counts " + of(s).numComputedTokens() + " computed tokens");
       }
     }

@@ -2,11 +2,15 @@ package kvsim.serving;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
 
 /**
  * What every continuous-batching scheduler here keeps alike: its limits, its KV manager, a waiting
- * queue (FCFS, preempted sequences prepended) and a running list in admission order. Subclasses
- * plan the iterations.
+ * queue (FCFS, preempted sequences prepended), a running list in admission order, and the end of
+ * an iteration ({@link #updateFromOutput}, Note [Iteration contract] in {@link Scheduler}), written
+ * once for all of them. Subclasses plan the iterations.
  */
 abstract class QueueScheduler implements Scheduler {
   /** The scheduler's limits. */
@@ -18,9 +22,108 @@ abstract class QueueScheduler implements Scheduler {
   /** Sequences admitted and holding memory, in admission order. */
   protected final ArrayList<Sequence> runningList = new ArrayList<>();
 
+  /** The KV manager's forking, or null when it cannot fork (then no group may fork). */
+  private final KvManager.Forking forking;
+  private final List<Sequence> runningView = Collections.unmodifiableList(runningList);
+  private final Collection<Sequence> waitingView = Collections.unmodifiableCollection(waitingQueue);
+  private final ArrayList<SequenceGroup> stepBeams = new ArrayList<>();
+  /** Iterations whose outcome was taken, numbering each for the beam groups' step counts. */
+  private long updates;
+
   QueueScheduler(SchedulerConfig config, KvManager kv) {
     this.config = config;
     this.kv = kv;
+    this.forking = kv.capability(KvManager.Forking.class).orElse(null);
+  }
+
+  @Override
+  public final List<Sequence> runningSequences() {
+    return runningView;
+  }
+
+  @Override
+  public final Collection<Sequence> waitingSequences() {
+    return waitingView;
+  }
+
+  /**
+   * The end of an iteration (Note [Iteration contract] in {@link Scheduler}), as vLLM v1's {@code
+   * Scheduler.update_from_output} (vllm/v1/core/sched/scheduler.py at commit ec5ef0a) appends each
+   * sampled token and frees finished requests, and v0's output processing ({@code
+   * SequenceGroupOutputProcessor}, {@code Scheduler.fork_seq} in vllm/core/scheduler.py at
+   * 1fb9c1b) forks a group's sequences:
+   *
+   * <ul>
+   *   <li>every scheduled sequence that caught up samples one token ({@link Sequence#sample}); one
+   *       that reached its output length finishes and its memory is freed;
+   *   <li>a forking group's lead, sampling its first token, first forks every other sequence of
+   *       its group from itself into the running list, and all of them sample that iteration;
+   *   <li>beam groups whose beams all sampled re-select their beams (Note [Beam selection] in
+   *       {@link SequenceGroup});
+   *   <li>finished sequences leave the running list.
+   * </ul>
+   */
+  @Override
+  public final void updateFromOutput(StepPlan plan, StepOutput output) {
+    updates++;
+    stepBeams.clear();
+    for (int i = 0; i < plan.size(); i++) {
+      Sequence s = plan.sequence(i);
+      if (!s.caughtUp()) {
+        continue;
+      }
+      SequenceGroup g = s.group;
+      if (g.forking() && s.index == 0 && s.outputTokens() == 0) {
+        for (int k = 1; k < g.width(); k++) {
+          Sequence child = g.sequences[k];
+          fork(s, child, false, output);
+          addForked(s, child);
+        }
+        for (Sequence member : g.sequences) {
+          output.sampled(member, member.sample(kv, output.token(member)));
+        }
+        continue;
+      }
+      output.sampled(s, s.sample(kv, output.token(s)));
+      if (g.beam && g.forking() && s.status() == Sequence.Status.RUNNING && g.countStepSample(updates)) {
+        stepBeams.add(g);
+      }
+    }
+    for (SequenceGroup g : stepBeams) {
+      reselectBeams(g, output);
+    }
+    removeFinished();
+  }
+
+  /** {@code target} becomes a fork of {@code source}; the output hears of it with the KV manager's time for it. */
+  private void fork(Sequence source, Sequence target, boolean beamReplacement, StepOutput output) {
+    if (forking == null) {
+      throw new IllegalStateException(source.group.request.id() + " forks its group, but " + kv.getClass().getSimpleName() + " cannot fork");
+    }
+    long before = kv.modelledNanos();
+    forking.fork(source, target);
+    target.copyProgress(source);
+    output.forked(source, target, beamReplacement, kv.modelledNanos() - before);
+  }
+
+  /**
+   * Beam re-selection (Note [Beam selection]) after an iteration in which every beam of {@code g}
+   * sampled and none finished, the beams all of one length: each dropped beam's sequence becomes a
+   * fork of the surviving beam drawn for its slot.
+   */
+  private void reselectBeams(SequenceGroup g, StepOutput output) {
+    int length = g.lead().numTokens();
+    for (Sequence b : g.sequences) {
+      if (b.status() != Sequence.Status.RUNNING || b.numTokens() != length || b.numComputedTokens() != g.lead().numComputedTokens()) {
+        return;
+      }
+    }
+    int[] parents = g.drawParents();
+    for (int i = 0; i < parents.length; i++) {
+      if (parents[i] != i) {
+        fork(g.sequences[parents[i]], g.sequences[i], true, output);
+      }
+    }
   }
 
   @Override
@@ -33,8 +136,11 @@ abstract class QueueScheduler implements Scheduler {
     return waitingQueue.size();
   }
 
-  @Override
-  public final void addForked(Sequence parent, Sequence child) {
+  /**
+   * Puts {@code child}, just forked from the running {@code parent} of its group, into the running
+   * list after its group's other running sequences.
+   */
+  private void addForked(Sequence parent, Sequence child) {
     int at = runningList.indexOf(parent);
     if (at < 0) {
       throw new IllegalStateException(parent + " forks but is not running");
@@ -43,7 +149,7 @@ abstract class QueueScheduler implements Scheduler {
       at++;
     }
     runningList.add(at + 1, child);
-    child.status = Sequence.Status.RUNNING;
+    child.admit();
   }
 
   @Override
@@ -53,7 +159,7 @@ abstract class QueueScheduler implements Scheduler {
 
   @Override
   public final void removeFinished() {
-    runningList.removeIf(s -> s.status == Sequence.Status.FINISHED);
+    runningList.removeIf(s -> s.status() == Sequence.Status.FINISHED);
   }
 
   /**
@@ -63,9 +169,7 @@ abstract class QueueScheduler implements Scheduler {
    */
   protected final void preemptByRecompute(Sequence victim) {
     kv.preempt(victim);
-    victim.numComputedTokens = 0;
-    victim.preemptions++;
-    victim.status = Sequence.Status.WAITING;
+    victim.preemptForRecompute();
     waitingQueue.addFirst(victim);
   }
 }

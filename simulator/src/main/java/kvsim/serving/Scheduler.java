@@ -1,9 +1,20 @@
 package kvsim.serving;
 
+import java.util.Collection;
+import java.util.List;
+
 /**
  * A continuous-batching scheduler: it owns the waiting queue and the running list, and at the
  * start of every iteration decides which sequences compute how many tokens, asking the {@link
  * KvManager} for memory and preempting where its policy says so.
+ *
+ * <p>Note [Iteration contract]: an iteration is {@link #schedule} (vLLM v1's {@code
+ * Scheduler.schedule()} in {@code vllm/v1/core/sched/scheduler.py} at commit ec5ef0a), the forward
+ * pass (timed by the engine, or none in a script), then {@link #updateFromOutput} (v1's {@code
+ * Scheduler.update_from_output()}): every scheduled sequence that caught up samples one token, a
+ * forking group forks after its prompt, beams are re-selected, finished sequences free their memory
+ * and leave the running list. The timed {@link ServingEngine} and {@link ScriptedServing} both call
+ * these two and nothing else to run an iteration.
  */
 public interface Scheduler {
 
@@ -14,10 +25,11 @@ public interface Scheduler {
   void schedule(StepPlan plan);
 
   /**
-   * Puts {@code child}, just forked from the running {@code parent} of its group, into the running
-   * list after its group's other running sequences.
+   * Takes the outcome of the iteration {@code plan} (as the last {@link #schedule} left it) ran:
+   * Note [Iteration contract]. {@code output} gives each sampled token and hears what became of
+   * each sequence.
    */
-  void addForked(Sequence parent, Sequence child);
+  void updateFromOutput(StepPlan plan, StepOutput output);
 
   /**
    * Returns whether a multi-sequence request runs as one group whose lead forks the others after
@@ -29,6 +41,12 @@ public interface Scheduler {
 
   /** Drops the finished sequences from the running list, keeping the others' order. */
   void removeFinished();
+
+  /** Returns the running list, in order, read-only. */
+  List<Sequence> runningSequences();
+
+  /** Returns the waiting queue, head first, read-only (swapped-out sequences not included). */
+  Collection<Sequence> waitingSequences();
 
   /** Returns the number of sequences waiting. */
   int waiting();

@@ -19,9 +19,10 @@ import kvsim.trace.Request;
  *   <li>{@link #submit} queues a request with its prompt token ids, its {@code max_tokens} and
  *       optionally the token ids the model samples; without them the k-th output token (from 0) is
  *       {@link ServingEngine#FIRST_OUTPUT_TOKEN} {@code + k}, as in the serving engine.
- *   <li>{@link #step} runs one iteration as {@link ServingEngine} does: the scheduler plans it,
- *       then every scheduled sequence that caught up samples one token, and a sequence that reached
- *       its {@code max_tokens} finishes and frees its blocks.
+ *   <li>{@link #step} runs one iteration through the same two calls as {@link ServingEngine}
+ *       (Note [Iteration contract] in {@link Scheduler}): the scheduler plans it, then takes its
+ *       outcome: every scheduled sequence that caught up samples one token, and a sequence that
+ *       reached its {@code max_tokens} finishes and frees its blocks.
  * </ul>
  */
 public final class ScriptedServing {
@@ -34,6 +35,7 @@ public final class ScriptedServing {
   private final PagedKvManager kv;
   private final VllmV1Scheduler scheduler;
   private final StepPlan plan = new StepPlan();
+  private final Output output = new Output();
   private final Map<String, Sequence> byName = new HashMap<>();
   private final Map<Sequence, int[]> outputs = new IdentityHashMap<>();
   private long nextId;
@@ -70,7 +72,7 @@ public final class ScriptedServing {
   /** Runs one iteration and returns what it did. */
   public StepResult step() {
     Map<Sequence, Integer> blocksBefore = new IdentityHashMap<>();
-    for (Sequence s : scheduler.runningList) {
+    for (Sequence s : scheduler.runningSequences()) {
       blocksBefore.put(s, PagedKvManager.requestOf(s).numBlocks());
     }
     scheduler.schedule(plan);
@@ -86,33 +88,40 @@ public final class ScriptedServing {
     for (int i = 0; i < plan.preempted(); i++) {
       preempted.add(name(plan.preemptedSequence(i)));
     }
-    // The end of the iteration, as in ServingEngine (Sequence.sample): a caught-up sequence samples
-    // one token; one that reached max_tokens finishes and is freed.
-    List<String> finished = new ArrayList<>();
-    for (int i = 0; i < plan.size(); i++) {
-      Sequence s = plan.sequence(i);
-      if (!s.caughtUp()) {
-        continue;
-      }
-      int k = s.outputTokens;
+    // The end of the iteration, the scheduler's as in ServingEngine (Note [Iteration contract] in Scheduler).
+    output.finished = new ArrayList<>();
+    scheduler.updateFromOutput(plan, output);
+    List<String> running = new ArrayList<>();
+    for (Sequence s : scheduler.runningSequences()) {
+      running.add(name(s));
+    }
+    List<String> waiting = new ArrayList<>();
+    for (Sequence s : scheduler.waitingSequences()) {
+      waiting.add(name(s));
+    }
+    return new StepResult(steps++, scheduled, preempted, output.finished, running, waiting);
+  }
+
+  /** The script's side of an iteration's end: its given token ids (or the engine's rule), and the requests that finished. */
+  private final class Output implements StepOutput {
+    List<String> finished;
+
+    @Override
+    public int token(Sequence s) {
       int[] given = outputs.get(s);
-      String name = name(s);
-      if (s.sample(kv, given != null ? given[k] : ServingEngine.FIRST_OUTPUT_TOKEN + k)) {
+      int k = s.outputTokens();
+      return given != null ? given[k] : ServingEngine.FIRST_OUTPUT_TOKEN + k;
+    }
+
+    @Override
+    public void sampled(Sequence s, boolean done) {
+      if (done) {
+        String name = name(s);
         byName.remove(name);
         outputs.remove(s);
         finished.add(name);
       }
     }
-    scheduler.removeFinished();
-    List<String> running = new ArrayList<>();
-    for (Sequence s : scheduler.runningList) {
-      running.add(name(s));
-    }
-    List<String> waiting = new ArrayList<>();
-    for (Sequence s : scheduler.waitingQueue) {
-      waiting.add(name(s));
-    }
-    return new StepResult(steps++, scheduled, preempted, finished, running, waiting);
   }
 
   private static String name(Sequence s) {

@@ -36,15 +36,37 @@ public final class Sequence {
   /** The sequence's place in its group (0: the lead). */
   final int index;
   final int maxOutputTokens;
-  int numTokens;
-  int numComputedTokens;
-  int outputTokens;
-  int preemptions;
+  private int numTokens;
+  private int numComputedTokens;
+  private int outputTokens;
+  private int preemptions;
   long firstTokenNanos = -1;
   long finishNanos = -1;
-  Status status = Status.WAITING;
-  /** The KV manager's own state for this sequence. */
-  Object kvState;
+  private Status status = Status.WAITING;
+  /** The KV manager's own state for this sequence, stored under {@link #kvKey}. */
+  private Object kvState;
+  private KvStateKey<?> kvKey;
+
+  /**
+   * The key under which one KV manager keeps its typed state in a sequence ({@link #kvState},
+   * {@link #setKvState}): a sequence holds the state of one key at a time, and reading it under
+   * another key throws instead of miscasting.
+   *
+   * @param <T> the manager's state type
+   */
+  public static final class KvStateKey<T> {
+    private final String owner;
+
+    /** A key for the state of manager {@code owner} (named in errors). */
+    public KvStateKey(String owner) {
+      this.owner = owner;
+    }
+
+    @Override
+    public String toString() {
+      return owner;
+    }
+  }
 
   /** A sequence that is a group of its own. */
   Sequence(Request request, int maxOutputTokens) {
@@ -64,8 +86,113 @@ public final class Sequence {
     this.group = group;
   }
 
+  /**
+   * Returns the state {@code key}'s manager keeps for this sequence (null when it stored none).
+   *
+   * @throws IllegalStateException when the sequence holds another manager's state
+   */
+  @SuppressWarnings("unchecked")
+  public <T> T kvState(KvStateKey<T> key) {
+    if (kvKey != key && kvKey != null) {
+      throw new IllegalStateException(this + " holds the KV state of " + kvKey + ", not of " + key);
+    }
+    return (T) kvState; // stored by setKvState under this very key
+  }
+
+  /** Stores {@code key}'s manager's state for this sequence (null: none). */
+  public <T> void setKvState(KvStateKey<T> key, T state) {
+    if (kvKey != key && kvKey != null && kvState != null) {
+      throw new IllegalStateException(this + " holds the KV state of " + kvKey + ", not of " + key);
+    }
+    kvKey = key;
+    kvState = state;
+  }
+
+  // Note [Sequence transitions]: a sequence changes state only through the methods below, each of
+  // which checks that the transition is one vLLM makes (v1's RequestStatus in vllm/v1/request.py at
+  // commit ec5ef0a; v0's SequenceStatus in vllm/sequence.py at 1fb9c1b, SWAPPED among them):
+  //   WAITING -> RUNNING (admit: the scheduler admits it, or it is forked into the running list)
+  //   RUNNING -> WAITING (preemptForRecompute: its computed tokens reset)
+  //   RUNNING -> SWAPPED -> RUNNING (swapOut, swapIn: vLLM v0's swap preemption)
+  //   RUNNING -> FINISHED (sample: its last output token)
+  //   WAITING -> FINISHED (ignore: a scheduler refuses it)
+  //   any but FINISHED -> FINISHED (abort: the engine aborts its request)
+  // Computed tokens only advance (advanceComputedTo), never past the tokens, except by a preemption
+  // for recompute, which resets them, and a fork, which copies its source's counts.
+
+  private IllegalStateException illegal(String transition) {
+    return new IllegalStateException(this + ": illegal transition " + transition);
+  }
+
+  /** WAITING → RUNNING: the scheduler admits the sequence, or a fork puts it into the running list. */
+  void admit() {
+    if (status != Status.WAITING) {
+      throw illegal("admit");
+    }
+    status = Status.RUNNING;
+  }
+
+  /** RUNNING → WAITING: preempted by recompute, it will prefill again from nothing computed. */
+  void preemptForRecompute() {
+    if (status != Status.RUNNING) {
+      throw illegal("preempt");
+    }
+    status = Status.WAITING;
+    numComputedTokens = 0;
+    preemptions++;
+  }
+
+  /** RUNNING → SWAPPED: preempted by swapping its group out to the host. */
+  void swapOut() {
+    if (status != Status.RUNNING) {
+      throw illegal("swap out");
+    }
+    status = Status.SWAPPED;
+    preemptions++;
+  }
+
+  /** SWAPPED → RUNNING: its group is swapped back in. */
+  void swapIn() {
+    if (status != Status.SWAPPED) {
+      throw illegal("swap in");
+    }
+    status = Status.RUNNING;
+  }
+
+  /** WAITING → FINISHED: a scheduler refuses it (it could never be admitted); nothing was sampled. */
+  void ignore() {
+    if (status != Status.WAITING) {
+      throw illegal("ignore");
+    }
+    status = Status.FINISHED;
+  }
+
+  /** Any status but FINISHED → FINISHED: the engine aborts the request (the caller frees its memory). */
+  void abort() {
+    if (status == Status.FINISHED) {
+      throw illegal("abort");
+    }
+    status = Status.FINISHED;
+  }
+
+  /**
+   * Advances the computed tokens to {@code computed} (a KV manager, when it found slots for them):
+   * never backwards, never past the tokens, never for a sequence swapped out or finished. Public,
+   * with the KV state, for KV managers outside this package; the status transitions stay the
+   * schedulers' here.
+   */
+  public void advanceComputedTo(int computed) {
+    if (computed < numComputedTokens || computed > numTokens || status == Status.FINISHED || status == Status.SWAPPED) {
+      throw illegal("computed tokens " + numComputedTokens + " -> " + computed);
+    }
+    numComputedTokens = computed;
+  }
+
   /** Takes the token counts of {@code source}, whose KV this sequence now holds a copy of (a fork). */
   void copyProgress(Sequence source) {
+    if (status == Status.FINISHED || source.group != group) {
+      throw illegal("fork from " + source);
+    }
     numTokens = source.numTokens;
     numComputedTokens = source.numComputedTokens;
     outputTokens = source.outputTokens;
@@ -77,12 +204,16 @@ public final class Sequence {
   }
 
   /**
-   * The end of an iteration for a caught-up sequence: it samples {@code token}, its output token
-   * number {@link #outputTokens()} (counted from 0). A sequence that reaches its output length
-   * finishes and {@code kv} frees its memory (the token is never appended: its KV is never
-   * computed); any other appends it. Returns whether the sequence finished.
+   * RUNNING → RUNNING or FINISHED, the end of an iteration for a caught-up sequence: it samples
+   * {@code token}, its output token number {@link #outputTokens()} (counted from 0). A sequence
+   * that reaches its output length finishes and {@code kv} frees its memory (the token is never
+   * appended: its KV is never computed); any other appends it. Returns whether the sequence
+   * finished.
    */
   boolean sample(KvManager kv, int token) {
+    if (!caughtUp()) {
+      throw illegal("sample");
+    }
     outputTokens++;
     if (outputTokens >= maxOutputTokens) {
       status = Status.FINISHED;

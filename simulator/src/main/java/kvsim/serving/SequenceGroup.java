@@ -13,7 +13,7 @@ import org.apache.commons.rng.simple.RandomSource;
  * <ul>
  *   <li>Forking groups (vLLM v0, the Orca baselines, a plain PyTorch program): the lead sequence
  *       prefills the prompt alone; when it samples its first token the engine forks every other
- *       sequence from it ({@link KvManager#fork}), and from then on they decode side by side.
+ *       sequence from it ({@link KvManager.Forking#fork}), and from then on they decode side by side.
  *   <li>Fanned-out groups (vLLM v1, whose front end turns {@code n > 1} into independent child
  *       requests, {@code ParentRequest} in vllm/v1/engine/parallel_sampling.py): every sequence is
  *       its own request from arrival on and shares the prompt only through the prefix cache.

@@ -3,10 +3,10 @@ package kvsim.serving;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import kvsim.core.InputException;
+import kvsim.core.Tag;
 import kvsim.devicemodel.ForwardTimeModel;
 import kvsim.engine.Event;
 import kvsim.engine.Simulator;
-import kvsim.core.Tag;
 import kvsim.trace.L1TraceWriter;
 import kvsim.trace.Request;
 import kvsim.trace.RequestSource;
@@ -24,10 +24,11 @@ import kvsim.trace.TraceEvent;
  *       requests when they arrive; the KV memory holds at least {@code max_model_len} tokens, as
  *       vLLM requires at start-up, so every other request fits alone); it reads the next
  *       request and schedules itself at its time, and starts an iteration if the engine is idle. A
- *       forking group that the KV memory could not hold alone ({@link KvManager#canEverHold}) is
+ *       forking group that the KV memory could not hold alone ({@link KvManager.Forking#canEverHold}) is
  *       rejected too.
  *   <li>{@code Iteration} (priority 1, so requests that arrive at the same instant are seen first):
- *       the end of the iteration in flight, if any (every scheduled sequence that caught up
+ *       the end of the iteration in flight, if any, taken by the scheduler (Note [Iteration
+ *       contract] in {@link Scheduler}: every scheduled sequence that caught up
  *       samples one token; a sequence that reached its output length finishes and frees its
  *       memory), then the plan of the next one; its duration is the forward-time model's time of the
  *       scheduled tokens reading the scheduled sequences' KV, plus the allocator's modelled time
@@ -39,11 +40,12 @@ import kvsim.trace.TraceEvent;
  *
  * <p>Requests with {@code n} parallel samples or a beam width are {@link SequenceGroup}s. A
  * scheduler that forks groups ({@link Scheduler#forksGroups}) gets the lead alone; when the lead
- * samples its first token the engine forks the group's other sequences from it ({@link
- * KvManager#fork}) into the running list, and every one of them samples that iteration. Beam
- * groups then re-select their beams after every iteration in which all of them sampled (Note
- * [Beam selection] in {@link SequenceGroup}): a dropped beam's sequence becomes a fork of a
- * surviving one. A scheduler that fans groups out gets every sequence as a request of its own.
+ * samples its first token the scheduler's end of the iteration ({@link Scheduler#updateFromOutput})
+ * forks the group's other sequences from it ({@link KvManager.Forking#fork}) into the running
+ * list, and every one of them samples that iteration. Beam groups then re-select their beams
+ * after every iteration in which all of them sampled (Note [Beam selection] in {@link
+ * SequenceGroup}): a dropped beam's sequence becomes a fork of a surviving one; the engine charges
+ * the forks' modelled time to the next iteration. A scheduler that fans groups out gets every sequence as a request of its own.
  * Deterministic: the only randomness is the beam selection, seeded per request from the run seed,
  * and events run in (time, priority, insertion) order.
  */
@@ -70,12 +72,18 @@ public final class ServingEngine {
   private final boolean check;
   private final Progress progress;
   private final long seed;
-  private final java.util.ArrayList<SequenceGroup> stepBeams = new java.util.ArrayList<>();
   private final ServingMetrics metrics = new ServingMetrics();
   private final Simulator sim = new Simulator();
   private final StepPlan plan = new StepPlan();
   private final Arrival arrival = new Arrival();
   private final Iteration iteration = new Iteration();
+  private final Output output = new Output();
+  /** The KV manager's group counters, or null when it has none. */
+  private final KvManager.GroupCounting groupCounting;
+  /** The KV manager's forking, or null when it cannot fork (then a forking group is a programming error). */
+  private final KvManager.Forking forking;
+  /** Under the naive plan, the KV manager's activations; null under the two-pool plan. */
+  private KvManager.Activations activations;
   private RequestSource source;
   private boolean inFlight;
   /** Modelled time of the forks made while finishing the last iteration, charged to the next one. */
@@ -114,6 +122,8 @@ public final class ServingEngine {
     this.check = check;
     this.progress = progress;
     this.seed = seed;
+    this.groupCounting = kv.capability(KvManager.GroupCounting.class).orElse(null);
+    this.forking = kv.capability(KvManager.Forking.class).orElse(null);
   }
 
   /**
@@ -122,7 +132,7 @@ public final class ServingEngine {
    * activations too. An I/O error ends the run.
    */
   public void emitTo(L1TraceWriter trace) {
-    kv.listen(new MemoryListener() {
+    KvManager.require(kv, KvManager.Observable.class, "a trace of the serving run").listen(new MemoryListener() {
       @Override
       public void allocated(long id, long sizeBytes, Tag tag, boolean splittable) {
         write(TraceEvent.alloc(sim.nowNanos(), id, sizeBytes, tag, splittable, 0));
@@ -157,6 +167,7 @@ public final class ServingEngine {
     if (bytesPerToken < 1) {
       throw new IllegalArgumentException("activation bytes per token must be positive");
     }
+    this.activations = KvManager.require(kv, KvManager.Activations.class, "the naive memory plan");
     this.activationBytesPerToken = bytesPerToken;
     metrics.naivePlan = true;
   }
@@ -180,7 +191,7 @@ public final class ServingEngine {
     }
     metrics.rejected += scheduler.ignored();
     metrics.kvCounters = kv.counters();
-    metrics.groupCounters = kv.groupCounters();
+    metrics.groupCounters = groupCounting == null ? java.util.Map.of() : groupCounting.groupCounters();
     return metrics;
   }
 
@@ -228,7 +239,10 @@ public final class ServingEngine {
     if (g.width() > 1) {
       metrics.multiSequenceRequests++;
     }
-    if (g.forking() && !kv.canEverHold(g)) {
+    if (g.forking() && forking == null) {
+      throw new IllegalStateException("request " + r.id() + " forks " + g.width() + " sequences, but " + kv.getClass().getSimpleName() + " cannot fork");
+    }
+    if (g.forking() && !forking.canEverHold(g)) {
       metrics.rejected++;
       return;
     }
@@ -250,7 +264,7 @@ public final class ServingEngine {
       long now = sim.nowNanos();
       if (inFlight) {
         if (activationHandle >= 0) {
-          kv.freeActivations(activationHandle);
+          activations.freeActivations(activationHandle);
           activationHandle = -1;
         }
         finishIteration(now);
@@ -267,7 +281,7 @@ public final class ServingEngine {
         return;
       }
       if (activationBytesPerToken > 0) {
-        activationHandle = kv.allocateActivations(Math.multiplyExact(plan.totalTokens(), activationBytesPerToken));
+        activationHandle = activations.allocateActivations(Math.multiplyExact(plan.totalTokens(), activationBytesPerToken));
         if (activationHandle < 0) {
           abortBatch();
           sim.scheduleAt(this, now);
@@ -275,8 +289,8 @@ public final class ServingEngine {
         }
       }
       metrics.recordIteration(now, plan, kv, scheduler.running(), scheduler.waiting());
-      if (metrics.multiSequenceRequests > 0) {
-        kv.sampleSharing();
+      if (metrics.multiSequenceRequests > 0 && groupCounting != null) {
+        groupCounting.sampleSharing();
       }
       if (check) {
         kv.checkInvariants();
@@ -287,7 +301,7 @@ public final class ServingEngine {
         Sequence s = plan.sequence(i);
         kvRead += (long) s.numComputedTokens() * kvBytesPerToken;
         // A sequence generating its next token (ForwardTimeModel's split of prefill and decode).
-        if (plan.tokens(i) == 1 && s.outputTokens > 0) {
+        if (plan.tokens(i) == 1 && s.outputTokens() > 0) {
           decodeTokens++;
         }
       }
@@ -303,36 +317,51 @@ public final class ServingEngine {
     }
   }
 
+  /** The end of the iteration in flight: the scheduler takes its outcome (Note [Iteration contract] in {@link Scheduler}). */
   private void finishIteration(long now) {
-    stepBeams.clear();
-    for (int i = 0; i < plan.size(); i++) {
-      Sequence s = plan.sequence(i);
-      if (!s.caughtUp()) {
-        continue;
-      }
-      SequenceGroup g = s.group;
-      if (g.forking() && s.index == 0 && s.outputTokens == 0) {
-        for (int k = 1; k < g.width(); k++) {
-          Sequence child = g.sequences[k];
-          fork(s, child);
-          scheduler.addForked(s, child);
-        }
-        for (Sequence member : g.sequences) {
-          sampleOne(member, now);
-        }
-        continue;
-      }
-      sampleOne(s, now);
-      if (g.beam && g.forking() && s.status == Sequence.Status.RUNNING && g.countStepSample(metrics.iterations)) {
-        stepBeams.add(g);
-      }
-    }
-    for (SequenceGroup g : stepBeams) {
-      reselectBeams(g);
-    }
-    scheduler.removeFinished();
+    output.now = now;
+    scheduler.updateFromOutput(plan, output);
     if (check) {
       kv.checkInvariants();
+    }
+  }
+
+  /** What the engine gives and hears at the end of an iteration: token ids by the engine's rule, times and metrics. */
+  private final class Output implements StepOutput {
+    long now;
+
+    @Override
+    public int token(Sequence s) {
+      return FIRST_OUTPUT_TOKEN + s.outputTokens();
+    }
+
+    /** A sequence sampled its next token; the last sequence of a group to finish finishes the request. */
+    @Override
+    public void sampled(Sequence s, boolean finished) {
+      SequenceGroup g = s.group;
+      metrics.outputTokens++;
+      if (s.firstTokenNanos < 0) {
+        s.firstTokenNanos = now;
+      }
+      if (g.firstTokenNanos < 0) {
+        g.firstTokenNanos = now;
+      }
+      if (finished) {
+        s.finishNanos = now;
+        if (++g.finishedSequences == g.width()) {
+          g.finishNanos = now;
+          metrics.recordFinish(g);
+        }
+      }
+    }
+
+    /** A fork's modelled time goes to the next iteration. */
+    @Override
+    public void forked(Sequence source, Sequence target, boolean beamReplacement, long modelledNanos) {
+      forkNanos += modelledNanos;
+      if (beamReplacement) {
+        metrics.beamReplacements++;
+      }
     }
   }
 
@@ -350,8 +379,8 @@ public final class ServingEngine {
       g.finishNanos = sim.nowNanos();
       metrics.aborted++;
       for (Sequence s : g.sequences) {
-        if (s.status != Sequence.Status.FINISHED) {
-          s.status = Sequence.Status.FINISHED;
+        if (s.status() != Sequence.Status.FINISHED) {
+          s.abort();
           kv.finish(s);
         }
       }
@@ -359,55 +388,6 @@ public final class ServingEngine {
     scheduler.removeFinished();
     if (check) {
       kv.checkInvariants();
-    }
-  }
-
-  /** {@code target} becomes a fork of {@code source}; the KV manager's time for it goes to the next iteration. */
-  private void fork(Sequence source, Sequence target) {
-    long before = kv.modelledNanos();
-    kv.fork(source, target);
-    target.copyProgress(source);
-    forkNanos += kv.modelledNanos() - before;
-  }
-
-  /** A sequence samples its next token; the last sequence of a group to finish finishes the request. */
-  private void sampleOne(Sequence s, long now) {
-    SequenceGroup g = s.group;
-    metrics.outputTokens++;
-    if (s.firstTokenNanos < 0) {
-      s.firstTokenNanos = now;
-    }
-    if (g.firstTokenNanos < 0) {
-      g.firstTokenNanos = now;
-    }
-    if (s.sample(kv, FIRST_OUTPUT_TOKEN + s.outputTokens)) {
-      s.finishNanos = now;
-      if (++g.finishedSequences == g.width()) {
-        g.finishNanos = now;
-        metrics.recordFinish(g);
-      }
-    }
-  }
-
-  /**
-   * Beam re-selection (Note [Beam selection]) after an iteration in which every beam of {@code g}
-   * sampled and none finished, the beams all of one length: each dropped beam's sequence becomes a
-   * fork of the surviving beam drawn for its slot.
-   */
-  private void reselectBeams(SequenceGroup g) {
-    int length = g.lead().numTokens;
-    for (Sequence b : g.sequences) {
-      if (b.status != Sequence.Status.RUNNING || b.numTokens != length || b.numComputedTokens != g.lead().numComputedTokens) {
-        return;
-      }
-    }
-    int[] parents = g.drawParents();
-    for (int i = 0; i < parents.length; i++) {
-      if (parents[i] != i) {
-        Sequence target = g.sequences[i];
-        fork(g.sequences[parents[i]], target);
-        metrics.beamReplacements++;
-      }
     }
   }
 }

@@ -79,12 +79,12 @@ public final class ServingMetrics {
       "token_states", "reserved_future", "internal_waste", "external_waste");
   /** The KV manager's own counters at the end of the run ({@link KvManager#counters}). */
   Map<String, Long> kvCounters = Map.of();
-  /** The KV manager's group counters at the end of the run ({@link KvManager#groupCounters}). */
+  /** The KV manager's group counters at the end of the run ({@link KvManager.GroupCounting#groupCounters}). */
   Map<String, Long> groupCounters = Map.of();
 
   void recordFinish(SequenceGroup g) {
     double arrival = g.request.arrivalNanos();
-    int outputs = g.lead().outputTokens;
+    int outputs = g.lead().outputTokens();
     ttft.add((g.firstTokenNanos - arrival) / 1e9);
     e2e.add((g.finishNanos - arrival) / 1e9);
     normalized.add((g.finishNanos - arrival) / 1e9 / outputs);
@@ -101,7 +101,7 @@ public final class ServingMetrics {
     batchMax = Math.max(batchMax, plan.size());
     preemptions += plan.preempted();
     for (int i = 0; i < plan.preempted(); i++) {
-      if (plan.preemptedSequence(i).status == Sequence.Status.SWAPPED) {
+      if (plan.preemptedSequence(i).status() == Sequence.Status.SWAPPED) {
         swapPreemptions++;
       }
     }

@@ -3,9 +3,8 @@ package kvsim.serving;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import kvsim.alloc.Calibration;
-import kvsim.alloc.paged.BlockHasher;
-import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
@@ -13,15 +12,27 @@ import kvsim.devicemodel.DeviceSpec;
 import kvsim.registry.AllocatorRegistry;
 
 /**
- * The serving systems a user picks with one word, each a scheduler over a KV manager over an
- * allocator:
+ * The registry of serving systems, as {@link AllocatorRegistry} is the allocators': each system a
+ * user picks with one word is one registration ({@link #register}) of a scheduler kind ({@link
+ * SchedulerFactory}) over a KV manager kind ({@link KvManagerFactory}), with its description and
+ * its default memory plan. The settings a system reads, the allocator its options go to, whether
+ * it can take the naive plan and the {@code parts} echoed in results all come from the two
+ * factories, which describe themselves. Registered here:
  *
  * <ul>
  *   <li>{@code vllm}: vLLM v1's scheduler over its block manager, prefix caching on (the default of
  *       vLLM since 0.8).
+ *   <li>{@code vllm-v0}: vLLM v0's default scheduler ({@link VllmV0Scheduler}: watermark, prefills
+ *       first, no chunked prefill, preemption by recompute) over its block manager in v0 mode (free
+ *       deque, LIFO reuse, no null block), prefix caching off as in v0's default; the token budget
+ *       is at least {@code max_model_len}, as v0 requires without chunked prefill; groups of several
+ *       sequences (parallel sampling, beam search) fork and are preempted by swap to a host pool of
+ *       {@code swap_space} (4 GiB).
  *   <li>{@code orca-max}, {@code orca-pow2}, {@code orca-oracle}: the vLLM paper's Orca baselines,
  *       {@link OrcaScheduler} over a {@link ContiguousKvManager} on the {@code buddy} allocator
  *       (default options) with the reservation policy of the name.
+ *   <li>{@code vattention}: vLLM v1's scheduler over a {@link VAttentionKvManager} (the {@code
+ *       vattention} allocator model, 2 MiB pages), no prefix caching.
  *   <li>{@code hf-naive}: a plain PyTorch program serving one request at a time ({@link
  *       OrcaScheduler} with {@code max_num_seqs} 1, whatever the run's limit) whose KV cache grows
  *       by copying ({@link ContiguousKvManager.Reservation#GROW}) in PyTorch's caching allocator
@@ -29,32 +40,40 @@ import kvsim.registry.AllocatorRegistry;
  *       {@link ServingEngine#placeActivationsWithKv}).
  * </ul>
  *
- * <ul>
- *   <li>{@code vattention}: vLLM v1's scheduler over a {@link VAttentionKvManager} (the {@code
- *       vattention} allocator model, 2 MiB pages), no prefix caching.
- * </ul>
- *
  * <p>Memory plans ({@code --plan}): {@code two-pool} (vLLM's layout, the default of every system
  * but {@code hf-naive}) keeps activations out of the KV region; {@code naive} puts each iteration's
- * activations into the KV's allocator, for the contiguous systems only.
- * </ul>
+ * activations into the KV's allocator, for the systems whose KV manager can hold them ({@link
+ * KvManagerFactory#holdsActivations}: the contiguous ones).
  *
- *   <li>{@code vllm-v0}: vLLM v0's default scheduler ({@link VllmV0Scheduler}: watermark, prefills
- *       first, no chunked prefill, preemption by recompute) over its block manager in v0 mode (free
- *       deque, LIFO reuse, no null block), prefix caching off as in v0's default; the token budget
- *       is at least {@code max_model_len}, as v0 requires without chunked prefill; groups of several
- *       sequences (parallel sampling, beam search) fork and are preempted by swap to a host pool of
- *       {@code swap_space} (4 GiB).
- * </ul>
+ * <p>Note [Parts order]: a built system's {@code parts} are the scheduler's and KV manager's names
+ * and what each factory describes, in the fixed order of {@link #PARTS_ORDER} (the order results
+ * have always had), then any part a factory adds that the order does not name, as it added them.
  */
 public final class ServingSystems {
   /**
-   * One system.
+   * One registered system.
    *
    * @param name the word a user gives
    * @param description one line for help and listings
+   * @param scheduler the scheduler kind
+   * @param kvManager the KV manager kind
+   * @param defaultPlan the memory plan when a run names none, {@link #PLAN_TWO_POOL} or {@link #PLAN_NAIVE}
    */
-  public record System(String name, String description) {}
+  public record System(String name, String description, SchedulerFactory scheduler, KvManagerFactory kvManager, String defaultPlan) {
+    public System {
+      if (!defaultPlan.equals(PLAN_TWO_POOL) && !defaultPlan.equals(PLAN_NAIVE)) {
+        throw new IllegalArgumentException(name + ": unknown default plan " + defaultPlan);
+      }
+      if (defaultPlan.equals(PLAN_NAIVE) && !kvManager.holdsActivations()) {
+        throw new IllegalArgumentException(name + ": the naive plan needs a KV manager that holds activations");
+      }
+    }
+
+    /** A system under the two-pool plan by default. */
+    public System(String name, String description, SchedulerFactory scheduler, KvManagerFactory kvManager) {
+      this(name, description, scheduler, kvManager, PLAN_TWO_POOL);
+    }
+  }
 
   /**
    * What a system is built from.
@@ -108,6 +127,79 @@ public final class ServingSystems {
         DeviceSpec device) {
       this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, SWAP_SPACE_BYTES, null, Map.of());
     }
+
+    /**
+     * Starts a build of a system serving {@code model} on {@code device} with KV memory {@code
+     * kvMemoryBytes} and scheduler limits {@code scheduler}; the rest by name, each at its default
+     * (block of 16 tokens, no prefix hashes, vLLM's swap space, each system's plan, default allocator
+     * options), without the positional constructor.
+     */
+    public static Builder of(ModelPreset model, DeviceSpec device, long kvMemoryBytes, SchedulerConfig scheduler) {
+      return new Builder(model, device, kvMemoryBytes, scheduler);
+    }
+  }
+
+  /** The optional settings of a {@link Build} by name ({@link Build#of}). */
+  public static final class Builder {
+    private final ModelPreset model;
+    private final DeviceSpec device;
+    private final long kvMemoryBytes;
+    private final SchedulerConfig scheduler;
+    private int blockTokens = 16;
+    private int hashBlockTokens;
+    private long swapSpaceBytes = SWAP_SPACE_BYTES;
+    private String plan;
+    private Map<String, Map<String, String>> allocatorOptions = Map.of();
+    private Calibration calibration = Calibration.NONE;
+
+    private Builder(ModelPreset model, DeviceSpec device, long kvMemoryBytes, SchedulerConfig scheduler) {
+      this.model = model;
+      this.device = device;
+      this.kvMemoryBytes = kvMemoryBytes;
+      this.scheduler = scheduler;
+    }
+
+    /** Tokens per KV block of the paged systems (16 by default). */
+    public Builder blockTokens(int tokens) {
+      this.blockTokens = tokens;
+      return this;
+    }
+
+    /** Tokens per prefix hash of the request source (0, the default: none). */
+    public Builder hashBlockTokens(int tokens) {
+      this.hashBlockTokens = tokens;
+      return this;
+    }
+
+    /** Host memory for vLLM v0's swapped blocks ({@link #SWAP_SPACE_BYTES} by default). */
+    public Builder swapSpaceBytes(long bytes) {
+      this.swapSpaceBytes = bytes;
+      return this;
+    }
+
+    /** The memory plan, or null (the default) for each system's own. */
+    public Builder plan(String name) {
+      this.plan = name;
+      return this;
+    }
+
+    /** Options of the contiguous systems' allocators, by allocator name (none by default). */
+    public Builder allocatorOptions(Map<String, Map<String, String>> options) {
+      this.allocatorOptions = options;
+      return this;
+    }
+
+    /** The measured costs that replace the defaults ({@link Calibration#NONE}, the default: none). */
+    public Builder calibration(Calibration calibration) {
+      this.calibration = calibration;
+      return this;
+    }
+
+    /** Returns the build; throws as {@link Build}'s constructor does. */
+    public Build build() {
+      return new Build(kvMemoryBytes, model.kvBytesPerToken(), blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, plan, allocatorOptions,
+          calibration);
+    }
   }
 
   /**
@@ -139,7 +231,6 @@ public final class ServingSystems {
     return (long) model.intermediateSize() * 2L * 2L;
   }
 
-  private static final Map<String, System> SYSTEMS = new LinkedHashMap<>();
 
   /** The allocator of the Orca baselines, as the vLLM paper says. */
   public static final String ORCA_ALLOCATOR = "buddy";
@@ -148,31 +239,67 @@ public final class ServingSystems {
   /** The allocator of {@code hf-naive}. */
   public static final String NAIVE_ALLOCATOR = "pytorch-caching";
 
+  /** The order of a built system's parts (Note [Parts order]). */
+  static final List<String> PARTS_ORDER = List.of("scheduler", "kv_manager", "allocator", "allocator_options", "block_tokens", "num_gpu_blocks",
+      "step_tokens", "reservation", "prefix_caching", "watermark", "max_num_batched_tokens", "max_num_seqs", "max_model_len", "enable_chunked_prefill",
+      "preemption", "preemption_multi_sequence", "swap_space_bytes", "num_cpu_blocks", "plan");
+  /** The serving settings every system reads (Note [Settings each system reads]). */
+  private static final Set<String> READ_BY_ALL = Set.of("kv-memory", "gpu-memory-utilization", "max-model-len", "max-num-batched-tokens", "plan");
+
+  private static final Map<String, System> SYSTEMS = new LinkedHashMap<>();
+
   static {
-    SYSTEMS.put("vllm", new System("vllm", "vLLM v1: FCFS continuous batching with chunked prefill, preemption by recompute; paged KV blocks with prefix caching"));
-    SYSTEMS.put("vllm-v0", new System("vllm-v0",
-        "vLLM v0: prefills first with a 1 % watermark, no chunked prefill, preemption by recompute (swap for n > 1 and beams); paged KV blocks with fork and copy-on-write, no prefix caching"));
-    SYSTEMS.put("orca-max", new System("orca-max",
-        "Orca(Max): iteration-level FCFS, whole-prompt prefill, no preemption; a contiguous buddy block of max_model_len tokens per request"));
-    SYSTEMS.put("orca-pow2", new System("orca-pow2",
-        "Orca(Pow2): as orca-max, reserving the next power of two of the request's final length (at most 2x)"));
-    SYSTEMS.put("orca-oracle", new System("orca-oracle",
-        "Orca(Oracle): as orca-max, reserving exactly the request's final length (prompt + output)"));
-    SYSTEMS.put("vattention", new System("vattention",
-        "vLLM v1's scheduler over vAttention's KV cache: a virtually contiguous range per request, 2 MiB physical pages mapped as it grows"));
-    SYSTEMS.put("hf-naive", new System("hf-naive",
-        "a plain PyTorch program: one request at a time, its KV cache grown by doubling and copying in PyTorch's caching allocator"));
+    register(new System("vllm", "vLLM v1: FCFS continuous batching with chunked prefill, preemption by recompute; paged KV blocks with prefix caching",
+        VllmV1Scheduler.FACTORY, PagedKvManager.V1_FACTORY));
+    register(new System("vllm-v0",
+        "vLLM v0: prefills first with a 1 % watermark, no chunked prefill, preemption by recompute (swap for n > 1 and beams); paged KV blocks with fork and copy-on-write, no prefix caching",
+        VllmV0Scheduler.FACTORY, PagedKvManager.V0_FACTORY));
+    register(new System("orca-max",
+        "Orca(Max): iteration-level FCFS, whole-prompt prefill, no preemption; a contiguous buddy block of max_model_len tokens per request",
+        OrcaScheduler.FACTORY, ContiguousKvManager.factory(ORCA_ALLOCATOR, ContiguousKvManager.Reservation.MAX)));
+    register(new System("orca-pow2",
+        "Orca(Pow2): as orca-max, reserving the next power of two of the request's final length (at most 2x)",
+        OrcaScheduler.FACTORY, ContiguousKvManager.factory(ORCA_ALLOCATOR, ContiguousKvManager.Reservation.POW2)));
+    register(new System("orca-oracle",
+        "Orca(Oracle): as orca-max, reserving exactly the request's final length (prompt + output)",
+        OrcaScheduler.FACTORY, ContiguousKvManager.factory(ORCA_ALLOCATOR, ContiguousKvManager.Reservation.ORACLE)));
+    register(new System("vattention",
+        "vLLM v1's scheduler over vAttention's KV cache: a virtually contiguous range per request, 2 MiB physical pages mapped as it grows",
+        VllmV1Scheduler.FACTORY, VAttentionKvManager.FACTORY));
+    register(new System("hf-naive",
+        "a plain PyTorch program: one request at a time, its KV cache grown by doubling and copying in PyTorch's caching allocator",
+        OrcaScheduler.ONE_AT_A_TIME, ContiguousKvManager.factory(NAIVE_ALLOCATOR, ContiguousKvManager.Reservation.GROW), PLAN_NAIVE));
   }
 
   private ServingSystems() {}
 
-  /** Returns the systems in a stable order. */
-  public static List<System> systems() {
+  /**
+   * Registers a system; every command, the regression suites and the system contract test find it
+   * from then on. Adding a system is a scheduler or KV manager factory and one call here.
+   *
+   * @throws IllegalStateException when a system of that name is registered
+   */
+  public static synchronized void register(System system) {
+    if (SYSTEMS.containsKey(system.name())) {
+      throw new IllegalStateException("serving system registered twice: " + system.name());
+    }
+    SYSTEMS.put(system.name(), system);
+  }
+
+  /** Removes a system registered by {@link #register} (tests that register one of their own take it away again). */
+  public static synchronized void unregister(String name) {
+    if (SYSTEMS.remove(name) == null) {
+      throw new IllegalStateException("no serving system " + name);
+    }
+  }
+
+  /** Returns the systems in registration order. */
+  public static synchronized List<System> systems() {
     return List.copyOf(SYSTEMS.values());
   }
 
   /** Returns the system of this name; throws InputException naming the known ones otherwise. */
-  public static System get(String name) {
+  public static synchronized System get(String name) {
     System s = SYSTEMS.get(name);
     if (s == null) {
       throw new InputException("unknown system '" + name + "' (known: " + String.join(", ", SYSTEMS.keySet()) + ")");
@@ -186,12 +313,12 @@ public final class ServingSystems {
    * as serving options (block size, watermark).
    */
   public static String allocatorOf(String name) {
-    get(name);
-    return switch (name) {
-      case "orca-max", "orca-pow2", "orca-oracle" -> ORCA_ALLOCATOR;
-      case "hf-naive" -> NAIVE_ALLOCATOR;
-      default -> null;
-    };
+    return get(name).kvManager().allocator();
+  }
+
+  /** Returns the memory plan system {@code name} runs under when none is given. */
+  public static String defaultPlan(String name) {
+    return get(name).defaultPlan();
   }
 
   /**
@@ -202,7 +329,8 @@ public final class ServingSystems {
    * swap-space}, {@code plan}) or the allocator option {@code ALLOCATOR.KEY}; false for a key it
    * would ignore.
    *
-   * <p>Note [Settings each system reads]: from the builds below. The KV memory ({@code kv-memory},
+   * <p>Note [Settings each system reads]: from the factories a system is made of ({@link
+   * SchedulerFactory#reads}, {@link KvManagerFactory#reads}) and those every system reads. The KV memory ({@code kv-memory},
    * {@code gpu-memory-utilization}), {@code max-model-len}, {@code max-num-batched-tokens} (a
    * scheduler's token budget, and the activation peak of a derived KV memory) and {@code plan}
    * reach every system. {@code block-size} is the block of the paged systems only ({@code vllm},
@@ -212,18 +340,12 @@ public final class ServingSystems {
    * option reaches only the systems built on that allocator ({@link #allocatorOf}).
    */
   public static boolean reads(String name, String key) {
-    get(name);
+    System s = get(name);
     int dot = key.indexOf('.');
     if (dot > 0) {
-      return key.substring(0, dot).equals(allocatorOf(name));
+      return key.substring(0, dot).equals(s.kvManager().allocator());
     }
-    return switch (key) {
-      case "kv-memory", "gpu-memory-utilization", "max-model-len", "max-num-batched-tokens", "plan" -> true;
-      case "block-size" -> name.equals("vllm") || name.equals("vllm-v0");
-      case "max-num-seqs" -> !name.equals("hf-naive");
-      case "watermark", "swap-space" -> name.equals("vllm-v0");
-      default -> false;
-    };
+    return READ_BY_ALL.contains(key) || s.scheduler().reads().contains(key) || s.kvManager().reads().contains(key);
   }
 
   /**
@@ -234,7 +356,7 @@ public final class ServingSystems {
     if (reads(name, key)) {
       return null;
     }
-    List<String> readers = SYSTEMS.keySet().stream().filter(s -> reads(s, key)).toList();
+    List<String> readers = systems().stream().map(System::name).filter(s -> reads(s, key)).toList();
     return name + " does not read " + key + (readers.isEmpty() ? "" : " (" + String.join(", ", readers) + (readers.size() == 1 ? " does" : " do") + ")");
   }
 
@@ -243,138 +365,35 @@ public final class ServingSystems {
     return kvMemoryBytes / (kvBytesPerToken * blockTokens);
   }
 
-  /** Builds a fresh instance of a system; throws InputException when the KV memory cannot serve it. */
+  /**
+   * Builds a fresh instance of a system: its KV manager from its settings, its scheduler over it,
+   * and the parts both describe (Note [Parts order]); throws InputException when the KV memory
+   * cannot serve it or the plan does not suit it.
+   */
   public static Built build(String name, Build b) {
-    get(name);
-    boolean contiguous = name.startsWith("orca") || name.equals("hf-naive");
-    if (PLAN_NAIVE.equals(b.plan()) && !contiguous) {
+    System system = get(name);
+    if (PLAN_NAIVE.equals(b.plan()) && !system.kvManager().holdsActivations()) {
       throw new InputException("--plan naive: " + name + " keeps its KV in a block pool allocated at start-up; only the contiguous systems"
           + " (orca-*, hf-naive) can share their allocator with the activations");
     }
-    return switch (name) {
-      case "vllm" -> vllm(b);
-      case "vllm-v0" -> vllmV0(b);
-      case "orca-max" -> orca(name, b, ContiguousKvManager.Reservation.MAX);
-      case "orca-pow2" -> orca(name, b, ContiguousKvManager.Reservation.POW2);
-      case "orca-oracle" -> orca(name, b, ContiguousKvManager.Reservation.ORACLE);
-      case "hf-naive" -> naive(b);
-      case "vattention" -> vattention(b);
-      default -> throw new IllegalStateException("system " + name + " has no build");
-    };
-  }
-
-  private static Built orca(String name, Build b, ContiguousKvManager.Reservation reservation) {
-    return contiguous(name, b, b.scheduler(), ORCA_ALLOCATOR, reservation);
-  }
-
-  private static Built naive(Build b) {
-    SchedulerConfig c = b.scheduler();
-    SchedulerConfig one = new SchedulerConfig(c.maxNumBatchedTokens(), 1, c.maxModelLen(), c.enableChunkedPrefill(), c.longPrefillTokenThreshold(), c.watermark());
-    return contiguous("hf-naive", b, one, NAIVE_ALLOCATOR, ContiguousKvManager.Reservation.GROW);
-  }
-
-  private static Built contiguous(String name, Build b, SchedulerConfig config, String allocator, ContiguousKvManager.Reservation reservation) {
-    ContiguousKvManager kv = ContiguousKvManager.create(allocator, b.allocatorOptions().getOrDefault(allocator, Map.of()), b.kvMemoryBytes(), b.device(), b.model(), reservation, config.maxModelLen(),
-        b.calibration());
-    if (kv.capacityTokens() < config.maxModelLen()) {
-      throw new InputException(name + ": " + allocator + " over KV memory of " + Bytes.format(b.kvMemoryBytes()) + " gives one sequence at most "
-          + kv.capacityTokens() + " tokens" + (reservation == ContiguousKvManager.Reservation.GROW ? " while it grows (old and new buffer)" : "")
-          + ", fewer than max_model_len " + config.maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
-    }
-    boolean naive = b.plan() == null ? name.equals("hf-naive") : b.plan().equals(PLAN_NAIVE);
-    Map<String, Object> parts = new LinkedHashMap<>();
-    parts.put("scheduler", "orca");
-    parts.put("kv_manager", "contiguous");
-    parts.put("allocator", allocator);
-    parts.put("allocator_options", kv.allocatorOptions());
-    parts.put("reservation", reservation.label());
-    parts.put("prefix_caching", false);
-    parts.put("max_num_batched_tokens", config.maxNumBatchedTokens());
-    parts.put("max_num_seqs", config.maxNumSeqs());
-    parts.put("max_model_len", config.maxModelLen());
-    parts.put("enable_chunked_prefill", false);
-    parts.put("preemption", "none");
+    SchedulerConfig config = system.scheduler().effective(b.scheduler());
+    Map<String, Object> described = new LinkedHashMap<>();
+    described.put("scheduler", system.scheduler().name());
+    described.put("kv_manager", system.kvManager().name());
+    KvManager kv = system.kvManager().create(name, b, config, described);
+    Scheduler scheduler = system.scheduler().create(config, kv);
+    system.scheduler().describe(config, described);
+    boolean naive = (b.plan() == null ? system.defaultPlan() : b.plan()).equals(PLAN_NAIVE);
     if (naive) {
-      parts.put("plan", PLAN_NAIVE);
-    }
-    return new Built(new OrcaScheduler(config, kv), kv, parts, naive ? activationBytesPerToken(b.model()) : 0);
-  }
-
-  private static long checkedBlocks(Build b) {
-    long numBlocks = numBlocks(b.kvMemoryBytes(), b.kvBytesPerToken(), b.blockTokens());
-    if (numBlocks < 2 || numBlocks > Integer.MAX_VALUE / 2) {
-      throw new InputException("KV memory of " + b.kvMemoryBytes() + " B makes " + numBlocks + " blocks of " + b.blockTokens() + " tokens; need 2 to " + Integer.MAX_VALUE / 2);
-    }
-    return numBlocks;
-  }
-
-  private static Built vllmV0(Build b) {
-    long numBlocks = checkedBlocks(b);
-    SchedulerConfig c = b.scheduler();
-    SchedulerConfig v0 = new SchedulerConfig(Math.max(c.maxNumBatchedTokens(), c.maxModelLen()), c.maxNumSeqs(), c.maxModelLen(), false, 0, c.watermark());
-    long hostBlocks = b.swapSpaceBytes() / ((long) b.blockTokens() * b.kvBytesPerToken());
-    if (hostBlocks > Integer.MAX_VALUE / 2 - numBlocks) {
-      throw new InputException("--swap-space: " + Bytes.format(b.swapSpaceBytes()) + " makes too many host blocks");
-    }
-    BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), false, BlockManagerConfig.Mode.V0,
-        v0.watermark(), BlockManagerConfig.FreeOrder.LIFO, (int) hostBlocks, v0.maxModelLen(), b.kvBytesPerToken());
-    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(b.calibration()),
-        b.calibration().cost().copyCost(b.device()));
-    Map<String, Object> parts = new LinkedHashMap<>();
-    parts.put("scheduler", "vllm-v0");
-    parts.put("kv_manager", "paged");
-    parts.put("block_tokens", b.blockTokens());
-    parts.put("num_gpu_blocks", numBlocks);
-    parts.put("prefix_caching", false);
-    parts.put("watermark", v0.watermark());
-    parts.put("max_num_batched_tokens", v0.maxNumBatchedTokens());
-    parts.put("max_num_seqs", v0.maxNumSeqs());
-    parts.put("max_model_len", v0.maxModelLen());
-    parts.put("enable_chunked_prefill", false);
-    parts.put("preemption", "recompute");
-    parts.put("preemption_multi_sequence", "swap");
-    parts.put("swap_space_bytes", b.swapSpaceBytes());
-    parts.put("num_cpu_blocks", hostBlocks);
-    return new Built(new VllmV0Scheduler(v0, kv), kv, parts);
-  }
-
-  private static Built vattention(Build b) {
-    VAttentionKvManager kv = VAttentionKvManager.create(Map.of(), b.kvMemoryBytes(), b.device(), b.model(), b.calibration());
-    if (kv.capacityTokens() < b.scheduler().maxModelLen()) {
-      throw new InputException("vattention: KV memory of " + Bytes.format(b.kvMemoryBytes()) + " maps one sequence at most " + kv.capacityTokens()
-          + " tokens, fewer than max_model_len " + b.scheduler().maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
+      described.put("plan", PLAN_NAIVE);
     }
     Map<String, Object> parts = new LinkedHashMap<>();
-    parts.put("scheduler", "vllm-v1");
-    parts.put("kv_manager", "vattention");
-    parts.put("allocator", VAttentionKvManager.ALLOCATOR);
-    parts.put("allocator_options", kv.allocatorOptions());
-    parts.put("step_tokens", kv.stepTokens());
-    parts.put("prefix_caching", false);
-    parts.put("max_num_batched_tokens", b.scheduler().maxNumBatchedTokens());
-    parts.put("max_num_seqs", b.scheduler().maxNumSeqs());
-    parts.put("max_model_len", b.scheduler().maxModelLen());
-    parts.put("enable_chunked_prefill", b.scheduler().enableChunkedPrefill());
-    return new Built(new VllmV1Scheduler(b.scheduler(), kv), kv, parts);
-  }
-
-  private static Built vllm(Build b) {
-    long numBlocks = checkedBlocks(b);
-    // A serving run prints no block hash, so it hashes with the faster function (BlockHasher's Note [Block hash]).
-    BlockManagerConfig config = new BlockManagerConfig((int) numBlocks, b.blockTokens(), true, BlockManagerConfig.Mode.V1, 0,
-        BlockManagerConfig.FreeOrder.FIFO, 0, b.scheduler().maxModelLen(), b.kvBytesPerToken(), BlockHasher.Algorithm.MURMUR3);
-    PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(config), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(b.calibration()),
-        b.calibration().cost().copyCost(b.device()));
-    Map<String, Object> parts = new LinkedHashMap<>();
-    parts.put("scheduler", "vllm-v1");
-    parts.put("kv_manager", "paged");
-    parts.put("block_tokens", b.blockTokens());
-    parts.put("num_gpu_blocks", numBlocks);
-    parts.put("prefix_caching", true);
-    parts.put("max_num_batched_tokens", b.scheduler().maxNumBatchedTokens());
-    parts.put("max_num_seqs", b.scheduler().maxNumSeqs());
-    parts.put("max_model_len", b.scheduler().maxModelLen());
-    parts.put("enable_chunked_prefill", b.scheduler().enableChunkedPrefill());
-    return new Built(new VllmV1Scheduler(b.scheduler(), kv), kv, parts);
+    for (String key : PARTS_ORDER) {
+      if (described.containsKey(key)) {
+        parts.put(key, described.get(key));
+      }
+    }
+    parts.putAll(described);
+    return new Built(scheduler, kv, parts, naive ? activationBytesPerToken(b.model()) : 0);
   }
 }

@@ -3,11 +3,14 @@ package kvsim.serving;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import kvsim.alloc.AllocOutcome;
 import kvsim.alloc.AllocRequest;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.Calibration;
+import kvsim.core.Bytes;
+import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.core.Tag;
 import kvsim.devicemodel.DeviceSpec;
@@ -40,7 +43,36 @@ import kvsim.registry.AllocatorRegistry;
  *   <li>No prefix cache, no fork: vLLM v1's scheduler drives it and fans samples out.
  * </ul>
  */
-public final class VAttentionKvManager implements KvManager {
+public final class VAttentionKvManager implements KvManager, KvManager.Observable {
+  /** vAttention's KV cache as a system part: the {@code vattention} allocator at its default options, no prefix caching. */
+  public static final KvManagerFactory FACTORY = new KvManagerFactory() {
+    @Override
+    public String name() {
+      return "vattention";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return Set.of();
+    }
+
+    @Override
+    public KvManager create(String system, ServingSystems.Build b, SchedulerConfig config, Map<String, Object> parts) {
+      VAttentionKvManager kv = VAttentionKvManager.create(Map.of(), b.kvMemoryBytes(), b.device(), b.model(), b.calibration());
+      if (kv.capacityTokens() < config.maxModelLen()) {
+        throw new InputException(system + ": KV memory of " + Bytes.format(b.kvMemoryBytes()) + " maps one sequence at most " + kv.capacityTokens()
+            + " tokens, fewer than max_model_len " + config.maxModelLen() + "; give more --kv-memory or a lower --max-model-len");
+      }
+      parts.put("allocator", ALLOCATOR);
+      parts.put("allocator_options", kv.allocatorOptions());
+      parts.put("step_tokens", kv.stepTokens());
+      parts.put("prefix_caching", false);
+      return kv;
+    }
+  };
+
+  /** Where a sequence's mapping is kept. */
+  private static final Sequence.KvStateKey<Mapping> STATE = new Sequence.KvStateKey<>("vattention");
   /** The allocator model under this manager. */
   public static final String ALLOCATOR = "vattention";
 
@@ -111,12 +143,12 @@ public final class VAttentionKvManager implements KvManager {
   }
 
   private static Mapping of(Sequence s) {
-    return (Mapping) s.kvState;
+    return s.kvState(STATE);
   }
 
   @Override
   public void add(Sequence s) {
-    s.kvState = new Mapping();
+    s.setKvState(STATE, new Mapping());
   }
 
   @Override
@@ -126,10 +158,10 @@ public final class VAttentionKvManager implements KvManager {
 
   @Override
   public boolean allocate(Sequence s, int numNewTokens) {
-    if (numNewTokens <= 0 || (long) s.numComputedTokens + numNewTokens > s.numTokens) {
+    if (numNewTokens <= 0 || (long) s.numComputedTokens() + numNewTokens > s.numTokens()) {
       throw new IllegalArgumentException(numNewTokens + " new tokens for " + s);
     }
-    int needed = s.numComputedTokens + numNewTokens;
+    int needed = s.numComputedTokens() + numNewTokens;
     Mapping m = of(s);
     int before = m.count;
     int want = (needed + stepTokens - 1) / stepTokens;
@@ -158,7 +190,7 @@ public final class VAttentionKvManager implements KvManager {
     if (m.count > 0) {
       holding.add(s);
     }
-    s.numComputedTokens = needed;
+    s.advanceComputedTo(needed);
     return true;
   }
 
@@ -215,8 +247,8 @@ public final class VAttentionKvManager implements KvManager {
       Mapping m = of(s);
       long held = m.count * stepBytes / kvBytesPerToken;
       long usable = Math.min((long) m.count * stepTokens, s.finalTokens());
-      tokens += s.numComputedTokens;
-      future += usable - s.numComputedTokens;
+      tokens += s.numComputedTokens();
+      future += usable - s.numComputedTokens();
       waste += held - usable;
     }
     out[0] = tokens;
@@ -241,7 +273,7 @@ public final class VAttentionKvManager implements KvManager {
     long live = 0;
     for (Sequence s : holding) {
       Mapping m = of(s);
-      if (s.numComputedTokens > (long) m.count * stepTokens) {
+      if (s.numComputedTokens() > (long) m.count * stepTokens) {
         throw new IllegalStateException(s + " computed more than its " + m.count + " mapped steps hold");
       }
       live += m.count;

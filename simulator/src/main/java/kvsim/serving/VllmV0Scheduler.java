@@ -3,6 +3,8 @@ package kvsim.serving;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import kvsim.alloc.paged.OpLog;
 
 /**
@@ -33,15 +35,58 @@ import kvsim.alloc.paged.OpLog;
  * </ul>
  */
 public final class VllmV0Scheduler extends QueueScheduler {
-  private final PagedKvManager paged;
+  /**
+   * vLLM v0's scheduler as a system part: reads {@code max-num-seqs} and {@code watermark}; its
+   * token budget is at least {@code max_model_len} (v0 requires it without chunked prefill), chunked
+   * prefill off; preemption by recompute, by swap for groups of several sequences.
+   */
+  public static final SchedulerFactory FACTORY = new SchedulerFactory() {
+    @Override
+    public String name() {
+      return "vllm-v0";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return Set.of("max-num-seqs", "watermark");
+    }
+
+    @Override
+    public SchedulerConfig effective(SchedulerConfig c) {
+      return new SchedulerConfig(Math.max(c.maxNumBatchedTokens(), c.maxModelLen()), c.maxNumSeqs(), c.maxModelLen(), false, 0, c.watermark());
+    }
+
+    @Override
+    public Scheduler create(SchedulerConfig config, KvManager kv) {
+      return new VllmV0Scheduler(config, kv);
+    }
+
+    @Override
+    public void describe(SchedulerConfig config, Map<String, Object> parts) {
+      parts.put("watermark", config.watermark());
+      parts.put("max_num_batched_tokens", config.maxNumBatchedTokens());
+      parts.put("max_num_seqs", config.maxNumSeqs());
+      parts.put("max_model_len", config.maxModelLen());
+      parts.put("enable_chunked_prefill", false);
+      parts.put("preemption", "recompute");
+      parts.put("preemption_multi_sequence", "swap");
+    }
+  };
+
+  private final KvManager.Watermarked watermarked;
+  private final KvManager.Swapping swapping;
   private final ArrayDeque<SequenceGroup> swapped = new ArrayDeque<>();
   private int swappedSequences;
   private long ignored;
 
-  /** A scheduler with these limits over a v0 paged KV manager. */
-  public VllmV0Scheduler(SchedulerConfig config, PagedKvManager kv) {
+  /**
+   * A scheduler with these limits over a KV manager that admits under a watermark and swaps (a v0
+   * paged KV manager); throws when {@code kv} lacks either capability.
+   */
+  public VllmV0Scheduler(SchedulerConfig config, KvManager kv) {
     super(config, kv);
-    this.paged = kv;
+    this.watermarked = KvManager.require(kv, KvManager.Watermarked.class, "vLLM v0's scheduler");
+    this.swapping = KvManager.require(kv, KvManager.Swapping.class, "vLLM v0's scheduler");
   }
 
   @Override
@@ -61,24 +106,24 @@ public final class VllmV0Scheduler extends QueueScheduler {
     long budget = config.maxNumBatchedTokens();
     while (swapped.isEmpty() && !waitingQueue.isEmpty() && runningList.size() + waitingQueue.peekFirst().group.width() <= config.maxNumSeqs()) {
       Sequence s = waitingQueue.peekFirst();
-      if (s.numTokens > budget) {
+      if (s.numTokens() > budget) {
         break;
       }
-      OpLog.Admission verdict = paged.admitWhole(s);
+      OpLog.Admission verdict = watermarked.admitWhole(s);
       if (verdict == OpLog.Admission.LATER) {
         break;
       }
       waitingQueue.pollFirst();
       if (verdict == OpLog.Admission.NEVER) {
         ignored++;
-        s.status = Sequence.Status.FINISHED;
+        s.ignore();
         kv.finish(s);
         continue;
       }
       runningList.add(s);
-      s.status = Sequence.Status.RUNNING;
-      plan.add(s, s.numTokens);
-      budget -= s.numTokens;
+      s.admit();
+      plan.add(s, s.numTokens());
+      budget -= s.numTokens();
     }
     if (plan.size() > 0) {
       return;
@@ -106,7 +151,7 @@ public final class VllmV0Scheduler extends QueueScheduler {
    * while the allocation fails. Returns false when it preempted itself.
    */
   private boolean decodeOne(Sequence s, StepPlan plan) {
-    int n = s.numTokens - s.numComputedTokens;
+    int n = s.numTokens() - s.numComputedTokens();
     if (n <= 0) {
       return true;
     }
@@ -129,7 +174,7 @@ public final class VllmV0Scheduler extends QueueScheduler {
   private boolean decodeGroup(List<Sequence> members, StepPlan plan) {
     SequenceGroup g = members.get(0).group;
     List<Sequence> copy = new ArrayList<>(members);
-    while (!paged.canAppend(copy)) {
+    while (!watermarked.canAppend(copy)) {
       SequenceGroup victim = runningList.get(runningList.size() - 1).group;
       plan.countPreemption(preemptGroup(victim));
       if (victim == g) {
@@ -137,7 +182,7 @@ public final class VllmV0Scheduler extends QueueScheduler {
       }
     }
     for (Sequence m : copy) {
-      int n = m.numTokens - m.numComputedTokens;
+      int n = m.numTokens() - m.numComputedTokens();
       if (n <= 0) {
         continue;
       }
@@ -163,13 +208,12 @@ public final class VllmV0Scheduler extends QueueScheduler {
       preemptByRecompute(members.get(0));
       return members.get(0);
     }
-    if (!paged.swapOut(members)) {
+    if (!swapping.swapOut(members)) {
       throw new IllegalStateException("out of swap space: the host pool cannot hold the blocks of request " + g.request.id() + "'s " + members.size()
           + " sequences (vLLM v0 aborts with RuntimeError; give a larger swap space)");
     }
     for (Sequence m : members) {
-      m.status = Sequence.Status.SWAPPED;
-      m.preemptions++;
+      m.swapOut();
     }
     swapped.addLast(g);
     swappedSequences += members.size();
@@ -181,14 +225,14 @@ public final class VllmV0Scheduler extends QueueScheduler {
       SequenceGroup g = swapped.peekFirst();
       List<Sequence> members = new ArrayList<>();
       for (Sequence m : g.sequences) {
-        if (m.status == Sequence.Status.SWAPPED) {
+        if (m.status() == Sequence.Status.SWAPPED) {
           members.add(m);
         }
       }
       if (runningList.size() + members.size() > config.maxNumSeqs()) {
         break;
       }
-      OpLog.Admission verdict = paged.swapIn(members);
+      OpLog.Admission verdict = swapping.swapIn(members);
       if (verdict == OpLog.Admission.LATER) {
         break;
       }
@@ -198,9 +242,9 @@ public final class VllmV0Scheduler extends QueueScheduler {
       swapped.pollFirst();
       swappedSequences -= members.size();
       for (Sequence m : members) {
-        m.status = Sequence.Status.RUNNING;
+        m.swapIn();
         runningList.add(m);
-        int n = m.numTokens - m.numComputedTokens;
+        int n = m.numTokens() - m.numComputedTokens();
         if (n > 0 && kv.allocate(m, n)) {
           plan.add(m, n);
         }

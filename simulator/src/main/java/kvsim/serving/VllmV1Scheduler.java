@@ -1,5 +1,8 @@
 package kvsim.serving;
 
+import java.util.Map;
+import java.util.Set;
+
 /**
  * vLLM v1's scheduler ({@code Scheduler.schedule} in {@code vllm/v1/core/sched/scheduler.py}, vLLM
  * at commit ec5ef0a), with the FCFS policy:
@@ -29,6 +32,32 @@ package kvsim.serving;
  * </ul>
  */
 public final class VllmV1Scheduler extends QueueScheduler {
+  /** vLLM v1's scheduler as a system part: reads {@code max-num-seqs}; echoes its limits and chunked prefill. */
+  public static final SchedulerFactory FACTORY = new SchedulerFactory() {
+    @Override
+    public String name() {
+      return "vllm-v1";
+    }
+
+    @Override
+    public Set<String> reads() {
+      return Set.of("max-num-seqs");
+    }
+
+    @Override
+    public Scheduler create(SchedulerConfig config, KvManager kv) {
+      return new VllmV1Scheduler(config, kv);
+    }
+
+    @Override
+    public void describe(SchedulerConfig config, Map<String, Object> parts) {
+      parts.put("max_num_batched_tokens", config.maxNumBatchedTokens());
+      parts.put("max_num_seqs", config.maxNumSeqs());
+      parts.put("max_model_len", config.maxModelLen());
+      parts.put("enable_chunked_prefill", config.enableChunkedPrefill());
+    }
+  };
+
 
   /** A scheduler with these limits over this KV manager. */
   public VllmV1Scheduler(SchedulerConfig config, KvManager kv) {
@@ -47,7 +76,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
       n = Math.min(n, config.longPrefillTokenThreshold());
     }
     n = Math.min(n, budget);
-    return Math.min(n, config.maxModelLen() - 1 - s.numComputedTokens);
+    return Math.min(n, config.maxModelLen() - 1 - s.numComputedTokens());
   }
 
   @Override
@@ -57,7 +86,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
     int i = 0;
     while (i < runningList.size() && budget > 0) {
       Sequence s = runningList.get(i);
-      int n = cap(s.numTokens - s.numComputedTokens, budget, s);
+      int n = cap(s.numTokens() - s.numComputedTokens(), budget, s);
       if (n <= 0) {
         i++;
         continue;
@@ -88,7 +117,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
     while (!waitingQueue.isEmpty() && budget > 0 && runningList.size() < config.maxNumSeqs()) {
       Sequence s = waitingQueue.peekFirst();
       int hits = kv.lookup(s);
-      int uncomputed = s.numTokens - hits;
+      int uncomputed = s.numTokens() - hits;
       int capped = cap(uncomputed, Integer.MAX_VALUE, s);
       if (!config.enableChunkedPrefill() && capped > budget) {
         break;
@@ -99,7 +128,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
       }
       waitingQueue.pollFirst();
       runningList.add(s);
-      s.status = Sequence.Status.RUNNING;
+      s.admit();
       plan.add(s, n);
       budget -= n;
     }

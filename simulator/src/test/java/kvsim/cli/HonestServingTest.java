@@ -48,7 +48,7 @@ class HonestServingTest {
     Path out = dir.resolve("grid");
     CliRun run = CliRun.of("serving", "requests:count=5", "--set", "kv-memory=12GiB,70GiB", "-q", "-o", out.toString());
     assertEquals(2, run.exitCode(), run.out() + run.err());
-    assertTrue(run.err().startsWith("kvsim: error: --kv-memory: 70GiB (70.00 GiB) of KV memory beside llama-2-7b's weights"), run.err());
+    assertTrue(run.err().startsWith("kvsim: error: --set kv-memory=70GiB: 70GiB (70.00 GiB) of KV memory beside llama-2-7b's weights"), run.err());
     assertFalse(Files.exists(out));
   }
 

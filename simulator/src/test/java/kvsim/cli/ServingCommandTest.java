@@ -185,7 +185,7 @@ class ServingCommandTest {
     Path out2 = dir.resolve("out2");
     CliRun run = CliRun.of("serving", "requests:count=5", "--system", "vllm", "--plan", "naive", "-o", out2.toString());
     assertEquals(2, run.exitCode());
-    assertTrue(run.err().contains("--plan naive: vllm keeps its KV in a block pool"), run.err());
+    assertTrue(run.err().contains("--plan: naive: vllm keeps its KV in a block pool"), run.err());
     assertFalse(Files.exists(out2));
   }
 

@@ -48,7 +48,7 @@ class GridSpecTest {
     assertTrue(error("workloads: [churn]\nallocators: [a]\nseeds: 5..1\n").startsWith("g.yaml:3: seeds: the range 5..1 is empty"));
     assertTrue(error("workloads: [churn]\nallocators: [a]\nseeds: [1, x]\n").contains("seeds: 'x' is not a whole number"));
     assertTrue(error("workloads: [churn]\nallocators: [a]\nset:\n  alignment: [1]\n").startsWith("g.yaml:4: set.alignment: an L1 option is written ALLOCATOR.KEY"));
-    assertTrue(error("workloads: [x]\nsystems: [vllm]\nset:\n  watermarks: [1]\n").contains("set.watermarks: unknown serving option"));
+    assertTrue(error("workloads: [x]\nsystems: [vllm]\nset:\n  watermarks: [1]\n").contains("set.watermarks: 'watermarks' is not a serving setting"));
     assertTrue(error("workloads: [x]\nsystems: [vllm]\nplan: {weights: 1GiB}\n").contains("plan: applies to L1 cells only"));
     assertTrue(error("workloads: [x\n").startsWith("g.yaml:"), error("workloads: [x\n"));
   }

@@ -44,7 +44,7 @@ class WorkloadSpecTest {
   private static String resolveError(Path dir, String text) throws IOException {
     Path f = Files.writeString(dir.resolve("w.yaml"), text);
     WorkloadSpec spec = WorkloadSpec.read(f);
-    RunRequest request = new RunRequest(null, spec, dir, List.of(), null, null, null, null, List.of(), null, null, false, 0);
+    RunRequest request = RunRequest.of(null).withSpec(spec, dir);
     return assertThrows(InputException.class, () -> RunSpec.resolve(request, new PrintWriter(OutputStream.nullOutputStream()))).getMessage();
   }
 

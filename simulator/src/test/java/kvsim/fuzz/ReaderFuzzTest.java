@@ -235,7 +235,7 @@ final class ReaderFuzzTest {
     fuzz("workload-spec", "spec.yaml", f -> {
       WorkloadSpec spec = WorkloadSpec.read(f);
       // As `kvsim replay spec.yaml` resolves it, up to building the allocators; nothing runs.
-      RunSpec.resolve(new RunRequest(null, spec, f.getParent(), List.of(), null, null, null, null, List.of(), null, null, false, 0), quiet);
+      RunSpec.resolve(RunRequest.of(null).withSpec(spec, f.getParent()), quiet);
     }, false, null, corpus, words("workload", "params", "seed", "device", "model", "plan", "allocators", "options", "torch-alloc-conf",
         "calibration", "churn", "kv", "ops", "free-probability", "weights", "activations", "slab", "paged", "first-fit", "h100-80",
         "llama-2-7b", "preset", "requests", "rate", "block-size"), 500);

@@ -49,6 +49,35 @@ class ServingResultsReadTest {
   }
 
   @Test
+  void whatIsReadBackWrittenAgainIsEqualAndGivesTheSameFilesAndCharts() throws IOException {
+    Path out = dir.resolve("first");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=4,count=40", "--system", "vllm,orca-oracle", "--set", "max-num-seqs=8,64", "-q", "-o",
+        out.toString()).ok();
+    ServingResults first = ResultsReader.readServing(out);
+    List<ServingResults.Timing> timings = List.of(new ServingResults.Timing("vllm max-num-seqs=8", 10, 1_000_000), new ServingResults.Timing(
+        "orca-oracle max-num-seqs=8", 10, 1_000_000), new ServingResults.Timing("vllm max-num-seqs=64", 10, 0), new ServingResults.Timing(
+        "orca-oracle max-num-seqs=64", 10, 2_000_000));
+    Path again = ResultsWriter.writeServing(ResultFolder.Target.at(dir.resolve("again"), ResultFolder.Kind.SERVING, false).check(), first, timings);
+    ServingResults second = ResultsReader.readServing(again);
+    assertEquals(first.config(), second.config());
+    assertEquals(first.grid(), second.grid());
+    assertEquals(first.systems(), second.systems());
+    assertEquals(first.seriesColumns(), second.seriesColumns());
+    assertEquals(first.series().keySet(), second.series().keySet());
+    first.series().forEach((k, rows) -> assertTrue(java.util.Arrays.deepEquals(rows.toArray(), second.series().get(k).toArray()), k));
+    first.quantiles().forEach((k, rows) -> assertTrue(java.util.Arrays.deepEquals(rows.toArray(), second.quantiles().get(k).toArray()), k));
+    for (String f : List.of("summary.json", "timeseries.csv", "latency-quantiles.csv", "kv-breakdown.svg", "kv-breakdown-bars.svg", "latency-cdf.svg",
+        "batch-size.svg", "report.html")) {
+      assertEquals(Files.readString(out.resolve(f)), Files.readString(again.resolve(f)), f);
+    }
+    ServingResults.Entry e = second.entries().get(0);
+    assertEquals("vllm max-num-seqs=8", e.label());
+    assertEquals(40, e.count("requests_arrived"));
+    assertTrue(e.latency("ttft_seconds", "p50") > 0 && e.kvMeanShare("token_states") > 0, e.summary().toString());
+    assertTrue(Files.readString(again.resolve("timing.json")).contains("\"iterations_per_second\" : 10000"));
+  }
+
+  @Test
   void aCellOutsideTheGridIsRefusedNamingTheField() throws IOException {
     Path out = dir.resolve("bad");
     CliRun.of("serving", "requests:preset=sharegpt,rate=4,count=20", "--set", "block-size=8,16", "-q", "-o", out.toString()).ok();

@@ -7,13 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.util.List;
+import kvsim.config.ServingSettings;
+import kvsim.config.Settings;
 import kvsim.core.InputException;
 import org.junit.jupiter.api.Test;
 
 /** The capacity search: targets parsed strictly, an answer that was probed and met, bounds respected. */
 class CapacitySearchTest {
   private static ServingSpec spec(String workload, String... systems) {
-    return ServingSpec.resolve(new ServingSpec.Request(workload, List.of(systems), "opt-13b", "a100-40", "12GiB", null, null, null, null, null, false));
+    return ServingSpec.resolve(ServingSpec.Request.of(workload, List.of(systems),
+        Settings.none().and(ServingSettings.MODEL, "opt-13b").and(ServingSettings.DEVICE, "a100-40").and(ServingSettings.KV_MEMORY, "12GiB")));
   }
 
   @Test
@@ -166,8 +169,8 @@ class CapacitySearchTest {
   @Test
   void theRealAzureConversationTraceIsScaledFromItsOwnMeanRate() throws IOException {
     java.nio.file.Path f = kvsim.testing.SharedData.require("serving-traces/AzureLLMInferenceTrace_conv.csv");
-    ServingSpec s = ServingSpec.resolve(new ServingSpec.Request("azure:" + f, List.of("vllm"), "llama-2-7b", "h100-80", null, null, null, null, null,
-        null, false));
+    ServingSpec s = ServingSpec.resolve(ServingSpec.Request.of("azure:" + f, List.of("vllm"),
+        Settings.none().and(ServingSettings.MODEL, "llama-2-7b").and(ServingSettings.DEVICE, "h100-80")));
     // STATS.md: 19,366 requests over 3,501.7 s, a mean rate of 19,365 / 3,501.7 = 5.53 requests/s.
     double mean = s.recordedMeanRate();
     assertEquals(19_365 / 3_501.721937, mean, 1e-9);

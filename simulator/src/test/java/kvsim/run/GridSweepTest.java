@@ -38,8 +38,8 @@ class GridSweepTest {
   void anL1CellsRowHoldsTheMetricsOfTheSameRunMadeDirectly() throws IOException {
     GridSpec g = grid("workloads: [\"churn:ops=500\"]\nallocators: [first-fit]\nset: {first-fit.alignment: [2MiB]}\nseeds: [7]\n");
     Map<String, Object> row = GridSweep.run(g, GridSweep.cells(g).get(0));
-    RunSpec spec = RunSpec.resolve(new RunRequest("churn:ops=500,seed=7", null, null, List.of("first-fit"), null, null, null, null,
-        List.of("first-fit.alignment=2MiB"), null, null, false, 0), new PrintWriter(PrintWriter.nullWriter()));
+    RunSpec spec = RunSpec.resolve(RunRequest.of("churn:ops=500,seed=7").withAllocators(List.of("first-fit"))
+        .withSettings(List.of("first-fit.alignment=2MiB")), new PrintWriter(PrintWriter.nullWriter()));
     AllocatorResult direct = new Runner("", 1).run(spec, n -> null, null).results().get(0);
     assertEquals("7", row.get("seed"));
     assertEquals("2MiB", row.get("first-fit.alignment"));

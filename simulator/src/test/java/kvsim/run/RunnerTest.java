@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class RunnerTest {
 
   private static RunSpec spec(String workload, List<String> allocators) {
-    RunRequest request = new RunRequest(workload, null, null, allocators, null, null, null, null, List.of(), null, null, false, 0);
+    RunRequest request = RunRequest.of(workload).withAllocators(allocators);
     return RunSpec.resolve(request, new PrintWriter(new StringWriter()));
   }
 

@@ -7,14 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
+import kvsim.config.ServingSettings;
+import kvsim.config.Settings;
 import kvsim.core.InputException;
 import org.junit.jupiter.api.Test;
 
 /** What-if grids: parsing, the order of cells, each setting reaching the system it applies to, and bad settings refused before any run. */
 class ServingGridTest {
   private static ServingSpec.Request request(String... systems) {
-    return new ServingSpec.Request("requests:preset=sharegpt,rate=4,count=120", List.of(systems), "opt-13b", "a100-40", "12GiB", null, null, null,
-        null, null, false);
+    return ServingSpec.Request.of("requests:preset=sharegpt,rate=4,count=120", List.of(systems),
+        Settings.none().and(ServingSettings.MODEL, "opt-13b").and(ServingSettings.DEVICE, "a100-40").and(ServingSettings.KV_MEMORY, "12GiB"));
   }
 
   private static List<ServingGrid.Cell> cells(ServingSpec.Request r, String... sets) {
@@ -41,8 +43,8 @@ class ServingGridTest {
   @Test
   void kvMemoryAndUtilisationReplaceEachOtherAndWatermarkReachesV0() {
     List<ServingGrid.Cell> cells = cells(request("vllm-v0"), "gpu-memory-utilization=0.9", "watermark=0.01,0.2");
-    ServingSpec byUtilisation = ServingSpec.resolve(new ServingSpec.Request("requests:preset=sharegpt,rate=4,count=120", List.of("vllm-v0"),
-        "opt-13b", "a100-40", null, 0.9, null, null, null, null, false));
+    ServingSpec byUtilisation = ServingSpec.resolve(ServingSpec.Request.of("requests:preset=sharegpt,rate=4,count=120", List.of("vllm-v0"),
+        Settings.none().and(ServingSettings.MODEL, "opt-13b").and(ServingSettings.DEVICE, "a100-40").and(ServingSettings.GPU_MEMORY_UTILIZATION, "0.9")));
     assertEquals(byUtilisation.kvMemoryBytes(), cells.get(0).spec().kvMemoryBytes(), "utilisation replaces the command line's --kv-memory");
     assertTrue(byUtilisation.kvMemoryBytes() != 12L << 30);
     assertEquals(0.2, cells.get(1).spec().scheduler().watermark());
@@ -67,19 +69,20 @@ class ServingGridTest {
   @Test
   void badSettingsFailBeforeAnyRun() {
     assertTrue(assertThrows(InputException.class, () -> ServingGrid.parse(List.of("blocksize=8"))).getMessage()
-        .contains("'blocksize' is not a serving option"));
+        .contains("'blocksize' is not a serving setting"));
     assertTrue(assertThrows(InputException.class, () -> ServingGrid.parse(List.of("block-size=8", "block-size=16"))).getMessage()
         .contains("block-size is given twice"));
     assertTrue(assertThrows(InputException.class, () -> ServingGrid.parse(List.of("block-size=8,,16"))).getMessage().contains("an empty value"));
     assertTrue(assertThrows(InputException.class, () -> cells(request("vllm"), "block-size=eight")).getMessage()
-        .contains("--set block-size=eight: not an integer"));
+        .contains("--set block-size=eight: 'eight' is not a whole number"));
     InputException notTested = assertThrows(InputException.class, () -> cells(request("vllm", "orca-max"), "slab.block-size=4MiB"));
     assertTrue(notTested.getMessage().contains("allocator 'slab' is not under test in the systems run [vllm, orca-max] (allocators under test: [buddy])"),
         notTested.getMessage());
     InputException unknown = assertThrows(InputException.class, () -> cells(request("orca-max"), "buddy.block=4MiB"));
     assertTrue(unknown.getMessage().startsWith("--set buddy.block: "), unknown.getMessage());
     assertTrue(unknown.getMessage().contains("unknown option 'block'"), unknown.getMessage());
-    assertTrue(assertThrows(InputException.class, () -> cells(request("vllm-v0"), "watermark=1")).getMessage().contains("--watermark: must be in [0, 1)"));
+    assertTrue(assertThrows(InputException.class, () -> cells(request("vllm-v0"), "watermark=1")).getMessage()
+        .contains("--set watermark=1: must be in [0, 1), got 1.0"));
   }
 
   @Test

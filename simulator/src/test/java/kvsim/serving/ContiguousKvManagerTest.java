@@ -73,7 +73,7 @@ class ContiguousKvManagerTest {
     long nanos = kv.modelledNanos();
     long allocated = kv.allocator().stats().allocatedBytes();
     for (int i = 0; i < 19; i++) {
-      s.numTokens++;
+      sampleOne(s, kv);
       assertTrue(kv.allocate(s, 1));
     }
     assertEquals(119, s.numComputedTokens());
@@ -85,10 +85,10 @@ class ContiguousKvManagerTest {
   @Test
   void growDoublesCopiesAndFreesTheOldBuffer() {
     ContiguousKvManager kv = buddy(1024, Reservation.GROW, 512);
-    Sequence s = seq(1, 100, 300);
+    Sequence s = seq(1, 100, 400);
     kv.add(s);
     assertTrue(kv.allocate(s, 100));
-    s.numTokens++;
+    sampleOne(s, kv);
     long before = kv.modelledNanos();
     assertTrue(kv.allocate(s, 1));
     assertEquals(1, kv.allocator().stats().liveAllocations(), "the old buffer was freed");
@@ -99,12 +99,10 @@ class ContiguousKvManagerTest {
     assertEquals(copy, kv.counters().get("copy_nanos"));
     assertTrue(kv.modelledNanos() - before >= copy, "the copy is on the critical path");
     // 200 → 400, then capped at max_model_len: 512, not 800.
-    s.numTokens = 201;
-    s.numComputedTokens = 200;
-    assertTrue(kv.allocate(s, 1));
-    s.numTokens = 401;
-    s.numComputedTokens = 400;
-    assertTrue(kv.allocate(s, 1));
+    while (s.numComputedTokens() < 401) {
+      sampleOne(s, kv);
+      assertTrue(kv.allocate(s, 1));
+    }
     assertEquals(512 * TOKEN, kv.allocator().stats().requestedBytes());
     assertEquals(3, kv.counters().get("copies"));
     kv.checkInvariants();
@@ -117,7 +115,7 @@ class ContiguousKvManagerTest {
     Sequence s = seq(1, 128, 10);
     kv.add(s);
     assertTrue(kv.allocate(s, 128));
-    s.numTokens++;
+    sampleOne(s, kv);
     assertFalse(kv.allocate(s, 1));
     assertEquals(128, s.numComputedTokens());
     assertEquals(128 * TOKEN, kv.allocator().stats().requestedBytes());
@@ -142,7 +140,7 @@ class ContiguousKvManagerTest {
     kv.add(d);
     assertFalse(kv.allocate(d, 400));
     assertEquals(0, d.numComputedTokens());
-    assertNull(d.kvState);
+    assertNull(d.kvState(ContiguousKvManager.STATE));
     assertEquals(1, kv.counters().get("fragmentation_refusals"));
     assertEquals(2, kv.allocator().stats().liveAllocations());
   }
@@ -189,5 +187,13 @@ class ContiguousKvManagerTest {
     assertTrue(e.getMessage().contains("not contiguous"), e.getMessage());
     ContiguousKvManager kv = ContiguousKvManager.create("first-fit", Map.of(), 4L << 30, DEVICE, MODEL, Reservation.MAX, 2048);
     assertEquals("first-fit", kv.allocator().name());
+  }
+
+  /** The sequence, caught up, samples a token: it runs and its tokens grow by one. */
+  private static void sampleOne(Sequence s, KvManager kv) {
+    if (s.status() == Sequence.Status.WAITING) {
+      s.admit();
+    }
+    s.sample(kv, 0);
   }
 }

@@ -34,17 +34,17 @@ final class CountingKvManager implements KvManager {
 
   @Override
   public boolean allocate(Sequence s, int numNewTokens) {
-    if (numNewTokens <= 0 || s.numComputedTokens + numNewTokens > s.numTokens) {
+    if (numNewTokens <= 0 || s.numComputedTokens() + numNewTokens > s.numTokens()) {
       throw new IllegalArgumentException(numNewTokens + " new tokens for " + s);
     }
     int have = held.getOrDefault(s, 0);
-    int need = blocksFor((long) s.numComputedTokens + numNewTokens) - have;
+    int need = blocksFor((long) s.numComputedTokens() + numNewTokens) - have;
     if (need > freeBlocks) {
       return false;
     }
     freeBlocks -= need;
     held.put(s, have + need);
-    s.numComputedTokens += numNewTokens;
+    s.advanceComputedTo(s.numComputedTokens() + numNewTokens);
     allocations++;
     return true;
   }
@@ -81,10 +81,10 @@ final class CountingKvManager implements KvManager {
     for (Map.Entry<Sequence, Integer> e : held.entrySet()) {
       Sequence s = e.getKey();
       long slots = (long) e.getValue() * blockTokens;
-      tokens += s.numComputedTokens;
-      long usable = Math.min(slots, s.finalTokens()) - s.numComputedTokens;
+      tokens += s.numComputedTokens();
+      long usable = Math.min(slots, s.finalTokens()) - s.numComputedTokens();
       future += usable;
-      waste += slots - s.numComputedTokens - usable;
+      waste += slots - s.numComputedTokens() - usable;
     }
     out[0] = tokens;
     out[1] = future;

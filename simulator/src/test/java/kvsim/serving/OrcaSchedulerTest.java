@@ -40,22 +40,6 @@ class OrcaSchedulerTest {
     sched.add(s);
   }
 
-  /** Completes an iteration as the engine does: caught-up sequences sample a token; finished ones free their memory. */
-  private static void sample(StepPlan plan, KvManager kv, OrcaScheduler sched) {
-    for (int i = 0; i < plan.size(); i++) {
-      Sequence s = plan.sequence(i);
-      if (s.numComputedTokens == s.numTokens) {
-        s.outputTokens++;
-        if (s.outputTokens >= s.maxOutputTokens) {
-          s.status = Sequence.Status.FINISHED;
-          kv.finish(s);
-        } else {
-          s.numTokens++;
-        }
-      }
-    }
-    sched.removeFinished();
-  }
 
   @Test
   void aPromptIsPrefilledWholeInOneIteration() {
@@ -77,7 +61,7 @@ class OrcaSchedulerTest {
     add(sched, kv, a);
     StepPlan plan = new StepPlan();
     sched.schedule(plan);
-    sample(plan, kv, sched);
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
     add(sched, kv, b);
     sched.schedule(plan);
     assertEquals(2, plan.size());
@@ -139,14 +123,14 @@ class OrcaSchedulerTest {
     add(sched, kv, a);
     StepPlan plan = new StepPlan();
     sched.schedule(plan);
-    sample(plan, kv, sched);
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
     add(sched, kv, seq(2, 150, 5));
     // a's decode is scheduled: the long prompt waits for an iteration of its own.
     sched.schedule(plan);
     assertEquals(1, plan.size());
     assertSame(a, plan.sequence(0));
-    sample(plan, kv, sched);
-    a.status = Sequence.Status.FINISHED;
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
+    a.abort();
     kv.finish(a);
     sched.removeFinished();
     sched.schedule(plan);
@@ -172,7 +156,7 @@ class OrcaSchedulerTest {
       for (int i = 0; i < plan.size(); i++) {
         assertEquals(0, plan.sequence(i).preemptions());
       }
-      sample(plan, kv, sched);
+      sched.updateFromOutput(plan, EngineTokens.INSTANCE);
       iterations++;
     }
     assertEquals(100, iterations, "two waves of 50 iterations");
@@ -192,7 +176,7 @@ class OrcaSchedulerTest {
     add(sched, kv, b);
     StepPlan plan = new StepPlan();
     sched.schedule(plan);
-    sample(plan, kv, sched);
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
     Sequence c = seq(3, 10, 1);
     add(sched, kv, c);
     sched.schedule(plan);
@@ -202,7 +186,7 @@ class OrcaSchedulerTest {
     assertEquals(1, sched.stalls());
     assertEquals(150, a.numComputedTokens());
     assertEquals(1, sched.waiting());
-    sample(plan, kv, sched); // b finishes: 310 free in one piece
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE); // b finishes: 310 free in one piece
     sched.schedule(plan);
     assertSame(a, plan.sequence(0));
     assertEquals(151, a.numComputedTokens());
@@ -218,7 +202,7 @@ class OrcaSchedulerTest {
     add(sched, kv, seq(2, 100, 10));
     StepPlan plan = new StepPlan();
     sched.schedule(plan);
-    sample(plan, kv, sched);
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
     IllegalStateException e = assertThrows(IllegalStateException.class, () -> sched.schedule(plan));
     assertTrue(e.getMessage().startsWith("out of KV memory"), e.getMessage());
   }

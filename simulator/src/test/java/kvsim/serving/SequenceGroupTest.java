@@ -51,18 +51,16 @@ class SequenceGroupTest {
     Sequence lead = g.lead();
     kv.add(lead);
     kv.admitWhole(lead);
-    lead.status = Sequence.Status.RUNNING;
+    lead.admit();
     Sequence child = g.sequences[1];
     kv.fork(lead, child);
     child.copyProgress(lead);
-    child.status = Sequence.Status.RUNNING;
+    child.admit();
     return new Sequence[] {lead, child};
   }
 
   private static void sampleOne(Sequence s, KvManager kv, int token) {
-    s.outputTokens++;
-    kv.append(s, token);
-    s.numTokens++;
+    s.sample(kv, token);
   }
 
   @Test

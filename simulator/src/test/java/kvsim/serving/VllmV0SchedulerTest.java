@@ -34,21 +34,6 @@ class VllmV0SchedulerTest {
     return s;
   }
 
-  private static void sample(StepPlan plan, KvManager kv) {
-    for (int i = 0; i < plan.size(); i++) {
-      Sequence s = plan.sequence(i);
-      if (s.numComputedTokens == s.numTokens) {
-        s.outputTokens++;
-        if (s.outputTokens >= s.maxOutputTokens) {
-          s.status = Sequence.Status.FINISHED;
-          kv.finish(s);
-        } else {
-          kv.append(s, 50_000 + s.outputTokens - 1);
-          s.numTokens++;
-        }
-      }
-    }
-  }
 
   private static SchedulerConfig config(int budget, int maxSeqs) {
     return new SchedulerConfig(budget, maxSeqs, 2048, false, 0);
@@ -63,14 +48,14 @@ class VllmV0SchedulerTest {
     StepPlan plan = new StepPlan();
     sched.schedule(plan);
     assertEquals(100, plan.tokens(0));
-    sample(plan, kv);
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
     Sequence b = seq(kv, 2, 50, 5);
     sched.add(b);
     sched.schedule(plan);
     // b's prefill runs alone: a does not decode in this iteration.
     assertEquals(1, plan.size());
     assertSame(b, plan.sequence(0));
-    sample(plan, kv);
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
     sched.schedule(plan);
     assertEquals(2, plan.size()); // both decode
     assertEquals(1, plan.tokens(0));
@@ -135,7 +120,7 @@ class VllmV0SchedulerTest {
     StepPlan plan = new StepPlan();
     sched.schedule(plan);
     assertEquals(3, plan.size());
-    sample(plan, kv);
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
     // a and b each need a third block to decode, c a second; none is free. a's decode preempts the
     // last running, c, and takes its block; b's decode then finds none free and b, now the last
     // running, preempts itself. Both go to the front of the waiting queue: b, then c.

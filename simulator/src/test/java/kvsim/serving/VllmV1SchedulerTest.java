@@ -13,21 +13,6 @@ class VllmV1SchedulerTest {
     return new Sequence(Request.of(id, 0, prompt, output), output);
   }
 
-  /** Completes an iteration as the engine does: caught-up sequences sample a token. */
-  private static void sample(StepPlan plan, KvManager kv) {
-    for (int i = 0; i < plan.size(); i++) {
-      Sequence s = plan.sequence(i);
-      if (s.numComputedTokens == s.numTokens) {
-        s.outputTokens++;
-        if (s.outputTokens >= s.maxOutputTokens) {
-          s.status = Sequence.Status.FINISHED;
-          kv.finish(s);
-        } else {
-          s.numTokens++;
-        }
-      }
-    }
-  }
 
   @Test
   void runningSequencesComeFirstAndShareTheTokenBudget() {
@@ -43,7 +28,7 @@ class VllmV1SchedulerTest {
     assertEquals(2, plan.size());
     assertEquals(60, plan.tokens(0));
     assertEquals(40, plan.tokens(1));
-    sample(plan, kv);
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
     sched.schedule(plan);
     // a decodes one token (running first), b prefills its last 20.
     assertSame(a, plan.sequence(0));
@@ -89,7 +74,7 @@ class VllmV1SchedulerTest {
     StepPlan plan = new StepPlan();
     sched.schedule(plan);
     assertEquals(2, plan.size());
-    sample(plan, kv);
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
     sched.add(c);
     // a's decode needs a third block: the pool is full, so b (running.pop()) is preempted.
     sched.schedule(plan);
@@ -112,7 +97,7 @@ class VllmV1SchedulerTest {
     sched.add(a);
     StepPlan plan = new StepPlan();
     sched.schedule(plan);
-    sample(plan, kv);
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
     sched.schedule(plan);
     // a alone needs a third block: it preempts itself and nothing runs.
     assertEquals(0, plan.size());
@@ -159,12 +144,12 @@ class VllmV1SchedulerTest {
     sched.add(b);
     StepPlan plan = new StepPlan();
     sched.schedule(plan);
-    sample(plan, kv);
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
     Sequence c = seq(3, 4, 10);
     sched.add(c);
     sched.schedule(plan); // preempts b, which goes before c
-    sample(plan, kv);
-    a.status = Sequence.Status.FINISHED;
+    sched.updateFromOutput(plan, EngineTokens.INSTANCE);
+    a.abort();
     kv.finish(a);
     sched.removeFinished();
     sched.schedule(plan);
