@@ -72,7 +72,7 @@ public final class ServingRunner {
       series.put(label, r.metrics().series());
       quantiles.put(label, r.metrics().latencyQuantiles());
     }
-    return new ServingResults(config, grid, systems, ServingMetrics.SERIES_COLUMNS, series, ServingMetrics.QUANTILE_COLUMNS, quantiles);
+    return ServingResults.of(config, grid, systems, ServingMetrics.SERIES_COLUMNS, series, ServingMetrics.QUANTILE_COLUMNS, quantiles);
   }
 
   /**
@@ -89,7 +89,7 @@ public final class ServingRunner {
       series.put(r.system(), r.metrics().series());
       quantiles.put(r.system(), r.metrics().latencyQuantiles());
     }
-    return new ServingResults(new LinkedHashMap<>(spec.configEcho()), Map.of(), systems, ServingMetrics.SERIES_COLUMNS, series,
+    return ServingResults.of(new LinkedHashMap<>(spec.configEcho()), Map.of(), systems, ServingMetrics.SERIES_COLUMNS, series,
         ServingMetrics.QUANTILE_COLUMNS, quantiles);
   }
 
