@@ -128,7 +128,7 @@ public record ServingResults(
     @SuppressWarnings("unchecked")
     public static Entry of(Map<String, Object> m, java.util.function.BiFunction<String, String, RuntimeException> error) {
       if (!(m.get("system") instanceof String system) || system.isEmpty()) {
-        throw error.apply("system", "expected a non-empty string, found " + m.get("system"));
+        throw error.apply("system", "expected a non-empty string, found " + shown(m.get("system")));
       }
       Map<String, String> cell = new LinkedHashMap<>();
       if (m.containsKey("cell")) {
@@ -181,7 +181,7 @@ public record ServingResults(
     @SuppressWarnings("unchecked")
     private static Map<String, Object> object(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
       if (!(m.get(field) instanceof Map<?, ?> o)) {
-        throw error.apply(field, m.containsKey(field) ? "expected an object, found " + m.get(field) : "missing");
+        throw error.apply(field, m.containsKey(field) ? "expected an object, found " + shown(m.get(field)) : "missing");
       }
       return (Map<String, Object>) o;
     }
@@ -194,7 +194,7 @@ public record ServingResults(
           return n;
         }
       }
-      throw error.apply(field, m.containsKey(field) ? "expected a non-negative integer, found " + v : "missing");
+      throw error.apply(field, m.containsKey(field) ? "expected a non-negative integer, found " + shown(v) : "missing");
     }
 
     private static Double numberOrNull(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
@@ -206,9 +206,14 @@ public record ServingResults(
         return null;
       }
       if (!(v instanceof Number n) || !Double.isFinite(n.doubleValue())) {
-        throw error.apply(field, "expected a number or null, found " + v);
+        throw error.apply(field, "expected a number or null, found " + shown(v));
       }
       return n.doubleValue();
+    }
+
+    /** Returns a value as JSON shows it: a string in quotes. */
+    private static String shown(Object v) {
+      return v instanceof String t ? "\"" + t + "\"" : String.valueOf(v);
     }
 
     /** Returns the entry as the object of {@code summary.json}, its fields in the order written. */

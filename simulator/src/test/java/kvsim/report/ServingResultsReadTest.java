@@ -115,7 +115,7 @@ class ServingResultsReadTest {
     assertTrue(e.getMessage().startsWith(summary + ": systems[0].requests_finished: expected a non-negative integer, found -1"), e.getMessage());
     Files.writeString(summary, good.replaceFirst("\"p50\" : [^,]+,", "\"p50\" : \"x\","));
     e = assertThrows(InputException.class, () -> ResultsReader.readServing(out));
-    assertTrue(e.getMessage().contains("systems[0].ttft_seconds.p50: expected a number or null"), e.getMessage());
+    assertTrue(e.getMessage().contains("systems[0].ttft_seconds.p50: expected a number or null, found \"x\""), e.getMessage());
     Files.writeString(summary, good.replaceFirst("\"kv_breakdown\" : \\{", "\"kv_breakdown_x\" : {"));
     CliRun report = CliRun.of("report", out.toString(), "-o", dir.resolve("r.html").toString());
     assertEquals(2, report.exitCode(), report.err());
