@@ -11,12 +11,12 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import kvsim.core.InputException;
 import kvsim.report.ReproductionFolder;
+import kvsim.report.ReproductionResults;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
 import kvsim.report.SweepResults;
 import kvsim.report.TextTable;
 import kvsim.run.Reproductions;
-import kvsim.serving.ServingMetrics;
 import kvsim.torch.SnapshotReproduction;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -76,10 +76,9 @@ final class ReproduceCommand implements Callable<Integer> {
           SweepResults.of(s.result().config(), s.result().seeds(), s.result().sweeps())));
     }
     for (Reproductions.Serving s : r.servings()) {
-      parts.put(s.name(), d -> ResultsWriter.writeServing(ResultFolder.Target.at(d, ResultFolder.Kind.SERVING, false), s.spec().configEcho(), s.outputs().summaries(), s.outputs().timings(),
-          ServingMetrics.SERIES_COLUMNS, s.outputs().series(), ServingMetrics.QUANTILE_COLUMNS, s.outputs().quantiles()));
+      parts.put(s.name(), d -> ResultsWriter.writeServing(ResultFolder.Target.at(d, ResultFolder.Kind.SERVING, false), s.results(), s.timings()));
     }
-    Path written = ReproductionFolder.write(target, r.name(), r.title(), r.notes(), r.header(), r.rows(), r.numbers(), parts);
+    Path written = ReproductionFolder.write(target, new ReproductionResults(r.name(), r.title(), r.header(), r.rows(), r.numbers()), r.notes(), parts);
     if (json) {
       out.println(ResultsWriter.json().writeValueAsString(r.numbers()));
     } else {

@@ -11,6 +11,7 @@ import kvsim.config.GridSpec;
 import kvsim.core.InputException;
 import kvsim.report.ResultFolder;
 import kvsim.report.SweepTable;
+import kvsim.report.SweepTableResults;
 import kvsim.run.GridSweep;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -124,9 +125,10 @@ final class SweepCommand implements Callable<Integer> {
     if (calibration != null) {
       config.put("calibration", calibration.echo()); // only when given, so that other sweeps' tables stay as they were
     }
-    SweepTable.write(dir, cells.stream().map(GridSweep.Cell::key).toList(), config);
+    SweepTableResults table = SweepTable.results(dir, cells.stream().map(GridSweep.Cell::key).toList(), config);
+    SweepTable.write(dir, table);
     out.printf("sweep: %,d cells in %.2f s (%,d run now)%nresults: %s (%s, %s)%n",
-        cells.size(), (System.nanoTime() - start) / 1e9, todo.size(), dir, SweepTable.CSV_FILE, SweepTable.JSON_FILE);
+        table.rows().size(), (System.nanoTime() - start) / 1e9, todo.size(), dir, SweepTable.CSV_FILE, SweepTable.JSON_FILE);
     out.flush();
     return KvSim.EXIT_OK;
   }

@@ -12,7 +12,9 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import kvsim.core.AtomicFiles;
 import kvsim.core.InputException;
+import kvsim.report.ResultsWriter;
 
 /**
  * A scenario's baseline: the watched metrics' values per allocator or system, as a run recorded
@@ -78,19 +80,47 @@ public record Baseline(
     return root;
   }
 
+  /** Writes the baseline as its file ({@link #file}) under a suite's baseline folder, atomically; {@link #read(Path)} gives it back. */
+  public Path write(Path suiteDir) throws IOException {
+    Path f = file(suiteDir, scenario);
+    AtomicFiles.write(f, out -> {
+      ResultsWriter.json().writeValue(out, toTree());
+      out.write('\n');
+    });
+    return f;
+  }
+
   /**
-   * Reads a scenario's baseline and checks that it may be compared with the scenario (Note
-   * [Compatible baselines]); any problem is an InputException naming the file and the field.
+   * Reads a baseline file on its own, without its suite: the format and version, no unknown field,
+   * the names as strings, {@code suite_version} an integer, and each run a distinct {@code name}
+   * with {@code metrics} of numbers or null (whole numbers read as {@code Long}, others as {@code
+   * Double}). Any problem is an InputException naming the file and the field. What {@link #write}
+   * wrote reads back equal.
+   */
+  public static Baseline read(Path file) {
+    return parse(file, "", file + ": no such baseline file");
+  }
+
+  /**
+   * Reads a scenario's baseline ({@link #read(Path)}) and checks that it may be compared with the
+   * scenario (Note [Compatible baselines]); any problem is an InputException naming the file and
+   * the field.
    *
    * @param update the command that records baselines again, quoted in messages
    */
   static Baseline read(Path file, Suite suite, Suite.Scenario scenario, String kvsimVersion, String update) {
     String fix = "; record it again with '" + update + "'";
+    Baseline b = parse(file, fix, file + ": no baseline for scenario " + scenario.name() + " of suite " + suite.name() + "; record one with '" + update + "'");
+    b.checkComparable(file, suite, scenario, kvsimVersion, fix);
+    return b;
+  }
+
+  private static Baseline parse(Path file, String fix, String missing) {
     JsonNode root;
     try {
       root = new ObjectMapper().readTree(Files.readString(file));
     } catch (NoSuchFileException e) {
-      throw new InputException(file + ": no baseline for scenario " + scenario.name() + " of suite " + suite.name() + "; record one with '" + update + "'");
+      throw new InputException(missing);
     } catch (JsonProcessingException e) {
       long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
       throw InputException.at(file.toString(), line, null, "not valid JSON (" + e.getOriginalMessage().split("\n")[0] + ")" + fix);
@@ -114,45 +144,83 @@ public record Baseline(
       }
     }
     String recordedBy = text(root, "kvsim_version", file, fix);
-    if (!majorMinor(recordedBy).equals(majorMinor(kvsimVersion))) {
-      throw InputException.at(file.toString(), 0, "kvsim_version",
-          "recorded by kvsim " + recordedBy + ", incompatible with kvsim " + kvsimVersion + " (baselines carry over only within a minor version)" + fix);
+    String suite = text(root, "suite", file, fix);
+    if (!root.path("suite_version").isInt()) {
+      throw InputException.at(file.toString(), 0, "suite_version", "expected an integer, found " + root.path("suite_version") + fix);
     }
-    expect(root, "suite", suite.name(), file, fix);
-    if (!root.path("suite_version").isInt() || root.get("suite_version").asInt() != suite.version()) {
-      throw InputException.at(file.toString(), 0, "suite_version",
-          "recorded for version " + root.path("suite_version") + " of suite " + suite.name() + ", which is now version " + suite.version() + fix);
-    }
-    expect(root, "scenario", scenario.name(), file, fix);
-    expect(root, "kind", scenario.kind().key(), file, fix);
-    if (!scenario.digest().equals(root.path("scenario_digest").asText())) {
-      throw InputException.at(file.toString(), 0, "scenario_digest",
-          "scenario " + scenario.name() + " has changed since this baseline was recorded (its workload, " + scenario.kind().key()
-              + ", options or watched metrics)" + fix);
-    }
+    int suiteVersion = root.get("suite_version").asInt();
+    String scenario = text(root, "scenario", file, fix);
+    String kind = text(root, "kind", file, fix);
+    String digest = text(root, "scenario_digest", file, fix);
     Map<String, Map<String, Object>> values = new LinkedHashMap<>();
     JsonNode runs = root.path("runs");
     if (!runs.isArray()) {
       throw InputException.at(file.toString(), 0, "runs", "expected a list" + fix);
     }
     for (int i = 0; i < runs.size(); i++) {
+      String at = "runs[" + i + "]";
       JsonNode run = runs.get(i);
-      String name = text(run, "name", file, fix);
-      JsonNode metrics = run.path("metrics");
-      Map<String, Object> m = new LinkedHashMap<>();
-      for (Suite.Watch w : scenario.watch()) {
-        JsonNode v = metrics.get(w.metric());
-        if (v == null || !(v.isNumber() || v.isNull())) {
-          throw InputException.at(file.toString(), 0, "runs[" + i + "].metrics." + w.metric(), (v == null ? "missing" : "not a number") + fix);
-        }
-        m.put(w.metric(), v.isNull() ? null : v.numberValue());
+      if (!run.isObject()) {
+        throw InputException.at(file.toString(), 0, at, "expected an object" + fix);
       }
-      values.put(name, m);
+      String name = text(run, "name", file, fix);
+      if (values.containsKey(name)) {
+        throw InputException.at(file.toString(), 0, at + ".name", "'" + name + "' appears twice" + fix);
+      }
+      JsonNode metrics = run.path("metrics");
+      if (!metrics.isObject()) {
+        throw InputException.at(file.toString(), 0, at + ".metrics", "expected an object" + fix);
+      }
+      Map<String, Object> m = new LinkedHashMap<>();
+      for (Iterator<Map.Entry<String, JsonNode>> it = metrics.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        JsonNode v = e.getValue();
+        if (!(v.isNumber() || v.isNull())) {
+          throw InputException.at(file.toString(), 0, at + ".metrics." + e.getKey(), "not a number" + fix);
+        }
+        m.put(e.getKey(), v.isNull() ? null : v.canConvertToLong() && v.isIntegralNumber() ? (Object) v.longValue() : (Object) v.doubleValue());
+      }
+      values.put(name, java.util.Collections.unmodifiableMap(m));
     }
-    if (!List.copyOf(values.keySet()).equals(scenario.runs())) {
-      throw InputException.at(file.toString(), 0, "runs", "holds " + values.keySet() + ", the scenario runs " + scenario.runs() + fix);
+    return new Baseline(recordedBy, suite, suiteVersion, scenario, kind, digest, java.util.Collections.unmodifiableMap(values));
+  }
+
+  /** Checks Note [Compatible baselines] against the scenario, and that every run has every watched metric. */
+  private void checkComparable(Path file, Suite s, Suite.Scenario sc, String runningVersion, String fix) {
+    if (!majorMinor(kvsimVersion).equals(majorMinor(runningVersion))) {
+      throw InputException.at(file.toString(), 0, "kvsim_version",
+          "recorded by kvsim " + kvsimVersion + ", incompatible with kvsim " + runningVersion + " (baselines carry over only within a minor version)" + fix);
     }
-    return new Baseline(recordedBy, suite.name(), suite.version(), scenario.name(), scenario.kind().key(), scenario.digest(), values);
+    expect("suite", suite, s.name(), file, fix);
+    if (suiteVersion != s.version()) {
+      throw InputException.at(file.toString(), 0, "suite_version",
+          "recorded for version " + suiteVersion + " of suite " + s.name() + ", which is now version " + s.version() + fix);
+    }
+    expect("scenario", scenario, sc.name(), file, fix);
+    expect("kind", kind, sc.kind().key(), file, fix);
+    if (!sc.digest().equals(digest)) {
+      throw InputException.at(file.toString(), 0, "scenario_digest",
+          "scenario " + sc.name() + " has changed since this baseline was recorded (its workload, " + sc.kind().key()
+              + ", options or watched metrics)" + fix);
+    }
+    int i = 0;
+    for (Map<String, Object> m : values.values()) {
+      for (Suite.Watch w : sc.watch()) {
+        if (!m.containsKey(w.metric())) {
+          throw InputException.at(file.toString(), 0, "runs[" + i + "].metrics." + w.metric(), "missing" + fix);
+        }
+      }
+      i++;
+    }
+    if (!List.copyOf(values.keySet()).equals(sc.runs())) {
+      throw InputException.at(file.toString(), 0, "runs", "holds " + values.keySet() + ", the scenario runs " + sc.runs() + fix);
+    }
+  }
+
+  private static void expect(String field, String found, String expected, Path file, String fix) {
+    if (!found.equals(expected)) {
+      throw InputException.at(file.toString(), 0, field, "expected '" + expected + "', found '" + found + "'" + fix);
+    }
   }
 
   private static String text(JsonNode node, String field, Path file, String fix) {
@@ -161,13 +229,6 @@ public record Baseline(
       throw InputException.at(file.toString(), 0, field, "missing or not a string" + fix);
     }
     return v.asText();
-  }
-
-  private static void expect(JsonNode root, String field, String expected, Path file, String fix) {
-    String found = text(root, field, file, fix);
-    if (!found.equals(expected)) {
-      throw InputException.at(file.toString(), 0, field, "expected '" + expected + "', found '" + found + "'" + fix);
-    }
   }
 
   /** Returns {@code major.minor} of a version such as {@code 0.1.0} or {@code 0.2.0-SNAPSHOT}. */

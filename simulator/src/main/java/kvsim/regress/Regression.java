@@ -6,11 +6,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import kvsim.core.AtomicFiles;
 import kvsim.core.InputException;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.report.ResultFolder;
-import kvsim.report.ResultsWriter;
 
 /**
  * The CI regression gate: runs a {@link Suite}, compares every watched metric with the scenario's
@@ -45,8 +43,10 @@ public final class Regression {
    * @param written where baselines were written ({@code update}), else null
    * @param notes with {@code update}, per scenario what happened to its baseline
    * @param settings the policy changes applied ({@code ALLOCATOR.KEY=VALUE})
+   * @param measured per scenario run, in suite order, its watched metrics now, as the baseline
+   *     {@code --update} records ({@link Baseline#write})
    */
-  public record Outcome(Suite suite, List<Comparison> comparisons, Path written, List<String> notes, List<String> settings) {
+  public record Outcome(Suite suite, List<Comparison> comparisons, Path written, List<String> notes, List<String> settings, List<Baseline> measured) {
     /** Returns how many comparisons have this verdict. */
     public long count(Verdict v) {
       return comparisons.stream().filter(c -> c.verdict() == v).count();
@@ -145,14 +145,11 @@ public final class Regression {
     if (o.update()) {
       written = ResultFolder.write(target, tmp -> {
         for (Baseline b : recorded) {
-          AtomicFiles.write(Baseline.file(tmp, b.scenario()), out -> {
-            ResultsWriter.json().writeValue(out, b.toTree());
-            out.write('\n');
-          });
+          b.write(tmp);
         }
       });
     }
-    return new Outcome(suite, comparisons, written, notes, List.copyOf(o.settings()));
+    return new Outcome(suite, comparisons, written, notes, List.copyOf(o.settings()), List.copyOf(recorded));
   }
 
   /** Every policy change must be well formed and name an allocator that some allocator scenario runs. */

@@ -270,7 +270,7 @@ public final class HtmlReport {
       }
     }
     if (!systems.isEmpty()) {
-      ServingResults merged = new ServingResults(Map.of(), Map.of(), systems, columns, series, quantileColumns, quantiles);
+      ServingResults merged = ServingResults.of(Map.of(), Map.of(), systems, columns, series, quantileColumns, quantiles);
       Html.table(out, "Serving systems of every run side by side", SERVING_HEADER, servingRows);
       breakdownFigure(merged);
       if (!quantiles.isEmpty() && quantiles.size() == systems.size()) {

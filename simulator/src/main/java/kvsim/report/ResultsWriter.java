@@ -108,70 +108,30 @@ public final class ResultsWriter {
   }
 
   /**
-   * Writes a serving run's result folder: {@code summary.json} ({@code "format":
-   * "kvsim-serving-summary"}, the configuration echo, then one object per system under {@code
-   * systems}) and {@code timing.json} (wall-clock figures, kept apart so the summary stays
-   * byte-identical across runs).
+   * Writes a serving run's result folder from its typed results: {@code summary.json} ({@code
+   * "format": "kvsim-serving-summary"}, the configuration echo, the grid where there is one, then
+   * one object per entry under {@code systems}), {@code timing.json} (the entries' wall-clock
+   * figures, kept apart so the summary stays byte-identical across runs), {@code timeseries.csv},
+   * {@code latency-quantiles.csv} (when there are quantiles), the charts of {@link ServingCharts}
+   * and {@code report.html}, all drawn from the files read back.
    */
-  public static Path writeServing(
-      ResultFolder.Target target,
-      Map<String, Object> config,
-      List<Map<String, Object>> systems,
-      List<Map<String, Object>> timings,
-      List<String> seriesColumns,
-      Map<String, List<double[]>> series)
-      throws IOException {
-    return writeServing(target, config, systems, timings, seriesColumns, series, List.of(), Map.of());
-  }
-
-  /**
-   * Writes a serving run's result folder as {@link #writeServing(ResultFolder.Target, Map, List,
-   * List, List, Map)} does, plus {@code latency-quantiles.csv} (when {@code quantiles} is not
-   * empty), the charts of {@link ServingCharts} and {@code report.html}, all drawn from the files
-   * read back.
-   *
-   * @param quantileColumns the columns of each quantile row
-   * @param quantiles per system, its latency quantile rows
-   */
-  public static Path writeServing(
-      ResultFolder.Target target,
-      Map<String, Object> config,
-      List<Map<String, Object>> systems,
-      List<Map<String, Object>> timings,
-      List<String> seriesColumns,
-      Map<String, List<double[]>> series,
-      List<String> quantileColumns,
-      Map<String, List<double[]>> quantiles)
-      throws IOException {
-    Map<String, Object> summary = servingSummary(config, systems);
+  public static Path writeServing(ResultFolder.Target target, ServingResults results, List<ServingResults.Timing> timings) throws IOException {
+    Map<String, Object> summary = servingSummary(results);
     Map<String, Object> timing = header(ResultsReader.TIMING_FORMAT, Map.of(), "runs");
-    timing.put("runs", timings);
+    timing.put("runs", timings.stream().map(ServingResults.Timing::toMap).toList());
     return ResultFolder.write(target, tmp -> {
       writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
       writeJson(tmp.resolve(ResultsReader.TIMING_FILE), timing);
-      writeSeries(tmp.resolve(ResultsReader.TIMESERIES_FILE), "system", seriesColumns, series);
-      if (!quantiles.isEmpty()) {
-        writeQuantiles(tmp.resolve(ResultsReader.QUANTILES_FILE), quantileColumns, quantiles);
+      writeSeries(tmp.resolve(ResultsReader.TIMESERIES_FILE), "system", results.seriesColumns(), results.series());
+      if (!results.quantiles().isEmpty()) {
+        writeQuantiles(tmp.resolve(ResultsReader.QUANTILES_FILE), results.quantileColumns(), results.quantiles());
       }
       // Note [Charts from files]: every chart, kv-breakdown included, from the files read back.
       ServingResults read = readBack(() -> ServingResultsReader.read(tmp));
       ServingChart.write(tmp, read.seriesColumns(), read.series());
       ServingCharts.write(tmp, read);
-      HtmlReport.writeInto(tmp, HtmlReport.titleOf(config));
+      HtmlReport.writeInto(tmp, HtmlReport.titleOf(results.config()));
     });
-  }
-
-  /**
-   * Writes a serving run's result folder from its typed results (see {@link #writeServing(ResultFolder.Target,
-   * Map, List, List, List, Map, List, Map)} for the files) and the entries' wall-clock figures.
-   */
-  public static Path writeServing(ResultFolder.Target target, ServingResults results, List<ServingResults.Timing> timings) throws IOException {
-    Map<String, Object> config = new LinkedHashMap<>(results.config());
-    if (!results.grid().isEmpty()) {
-      config.put("grid", results.grid());
-    }
-    return writeServing(target, config, results.systems(), timings.stream().map(ServingResults.Timing::toMap).toList(), results.seriesColumns(),
-        results.series(), results.quantileColumns(), results.quantiles());
   }
 
   /** Returns a serving run's {@code summary.json} tree: the markers, the configuration echo, then {@code systems}. */

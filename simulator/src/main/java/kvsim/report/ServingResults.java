@@ -1,5 +1,7 @@
 package kvsim.report;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -7,14 +9,15 @@ import java.util.Map;
  * What a serving run's result folder holds: {@code run.ServingRunner#results} builds it from a
  * run, {@link ResultsWriter#writeServing(ResultFolder.Target, ServingResults, List)} writes it and
  * {@link ServingResultsReader} gives it back: the configuration echo, the grid of a what-if run, one
- * entry per system or grid cell in the order written, and the files of sampled rows. The entries
- * stay the plain objects of {@code summary.json} (their fields depend on the system: {@code
- * results/SCHEMA.md}); {@link Entry} gives typed access to the figures tables and charts use.
+ * entry per system or grid cell in the order written, and the files of sampled rows. Each entry is
+ * an {@link Entry}: the fields every system has, typed, and the optional ones (the KV manager's
+ * counters, sequence groups: {@code results/SCHEMA.md}) as an ordered map; {@link Entry#toMap}
+ * gives the object of {@code summary.json} back, field for field.
  *
  * @param config the configuration echo: every top-level field of {@code summary.json} but the
  *     format marker, {@code grid} and {@code systems}, in file order
  * @param grid each key of a what-if grid with its values, as given; empty without a grid
- * @param systems one object per system (per cell with a grid), as written (results/SCHEMA.md)
+ * @param entries one per system (per cell with a grid), in the order written
  * @param seriesColumns the columns of {@code timeseries.csv} after {@code system}
  * @param series per entry's {@link #label}, in order, its sampled rows
  * @param quantileColumns the columns of {@code latency-quantiles.csv} after {@code system} (empty
@@ -25,28 +28,251 @@ import java.util.Map;
 public record ServingResults(
     Map<String, Object> config,
     Map<String, List<String>> grid,
-    List<Map<String, Object>> systems,
+    List<Entry> entries,
     List<String> seriesColumns,
     Map<String, List<double[]>> series,
     List<String> quantileColumns,
     Map<String, List<double[]>> quantiles) {
 
+  /** The latency fields of an entry, in the order written. */
+  public static final List<String> LATENCIES = List.of("ttft_seconds", "tpot_seconds", "e2e_seconds", "normalized_latency_seconds_per_token");
+
   /**
-   * One system's results, or one grid cell's.
+   * Returns the results of these entries given as the plain objects of {@code summary.json} (as a
+   * run builds them), each made an {@link Entry} ({@link Entry#of}).
+   */
+  public static ServingResults of(
+      Map<String, Object> config, Map<String, List<String>> grid, List<Map<String, Object>> systems, List<String> seriesColumns,
+      Map<String, List<double[]>> series, List<String> quantileColumns, Map<String, List<double[]>> quantiles) {
+    List<Entry> entries = new ArrayList<>();
+    for (int i = 0; i < systems.size(); i++) {
+      String at = "systems[" + i + "]";
+      entries.add(Entry.of(systems.get(i), (field, problem) -> new IllegalArgumentException(at + "." + field + ": " + problem)));
+    }
+    return new ServingResults(config, grid, entries, seriesColumns, series, quantileColumns, quantiles);
+  }
+
+  /** Returns each entry as the object of {@code summary.json}, in order. */
+  public List<Map<String, Object>> systems() {
+    return entries.stream().map(Entry::toMap).toList();
+  }
+
+  /**
+   * The counts of an entry: requests, iterations, preemptions, tokens and the largest batch.
+   *
+   * @param requestsArrived requests that arrived
+   * @param requestsFinished requests that finished
+   * @param requestsRejected requests refused (too long for the KV memory or the model)
+   * @param requestsTruncated requests cut at the model's length
+   * @param iterations iterations run
+   * @param preemptions preemptions of running requests
+   * @param scheduledTokens tokens scheduled over all iterations
+   * @param outputTokens tokens generated
+   * @param batchSizeMax the largest batch of an iteration
+   */
+  public record Counts(
+      long requestsArrived, long requestsFinished, long requestsRejected, long requestsTruncated, long iterations, long preemptions,
+      long scheduledTokens, long outputTokens, long batchSizeMax) {}
+
+  /**
+   * The rates of an entry, null where undefined (no time passed, no iteration).
+   *
+   * @param spanSeconds from the first arrival to the last finish
+   * @param throughputTokensPerSecond output tokens per second of the span
+   * @param throughputRequestsPerSecond finished requests per second of the span
+   * @param batchSizeMean sequences scheduled per iteration, averaged over iterations
+   */
+  public record Rates(double spanSeconds, Double throughputTokensPerSecond, Double throughputRequestsPerSecond, Double batchSizeMean) {}
+
+  /** One latency's statistics in seconds, each null where no request defined it. */
+  public record Latency(Double mean, Double p50, Double p90, Double p99) {
+    /** Returns the statistic of this name ({@code mean}, {@code p50}, {@code p90}, {@code p99}), null for another. */
+    public Double get(String statistic) {
+      return switch (statistic) {
+        case "mean" -> mean;
+        case "p50" -> p50;
+        case "p90" -> p90;
+        case "p99" -> p99;
+        default -> null;
+      };
+    }
+  }
+
+  /** One category's share of the KV region: time-weighted mean and peak, null where undefined. */
+  public record Share(Double mean, Double peak) {}
+
+  /**
+   * One system's results, or one grid cell's: the fields of {@code summary.json}'s entry, in its
+   * order (results/SCHEMA.md).
    *
    * @param system the system's name
    * @param cell the value of each grid key in this cell; empty without a grid
-   * @param summary the whole entry as written, as plain values
+   * @param kvMemoryBytes the cell's KV memory (with a grid), else null
+   * @param parts what the system is built from, as written
+   * @param counts the counts
+   * @param rates the rates
+   * @param latencies per {@link #LATENCIES} name, its statistics
+   * @param kvBreakdown per category of the KV region ({@code token_states}, ...), its share
+   * @param optional the fields only some systems have ({@code kv_manager}, {@code
+   *     prefix_cache_hit_rate}, {@code sequence_groups}, ...), as plain values in file order
    */
-  public record Entry(String system, Map<String, String> cell, Map<String, Object> summary) {
+  public record Entry(
+      String system, Map<String, String> cell, Long kvMemoryBytes, Map<String, Object> parts, Counts counts, Rates rates,
+      Map<String, Latency> latencies, Map<String, Share> kvBreakdown, Map<String, Object> optional) {
+    private static final java.util.Set<String> FIXED = java.util.Set.of("system", "cell", "kv_memory_bytes", "parts", "requests_arrived",
+        "requests_finished", "requests_rejected", "requests_truncated", "iterations", "preemptions", "scheduled_tokens", "output_tokens",
+        "span_seconds", "throughput_tokens_per_second", "throughput_requests_per_second", "batch_size_mean", "batch_size_max", "ttft_seconds",
+        "tpot_seconds", "e2e_seconds", "normalized_latency_seconds_per_token", "kv_breakdown");
+
+    /** Makes an entry of the plain object of {@code summary.json}; a problem is {@code error(field, problem)}. */
+    @SuppressWarnings("unchecked")
+    public static Entry of(Map<String, Object> m, java.util.function.BiFunction<String, String, RuntimeException> error) {
+      if (!(m.get("system") instanceof String system) || system.isEmpty()) {
+        throw error.apply("system", "expected a non-empty string, found " + shown(m.get("system")));
+      }
+      Map<String, String> cell = new LinkedHashMap<>();
+      if (m.containsKey("cell")) {
+        if (!(m.get("cell") instanceof Map<?, ?> c)) {
+          throw error.apply("cell", "expected an object");
+        }
+        ((Map<String, Object>) c).forEach((k, v) -> cell.put(k, String.valueOf(v)));
+      }
+      Long kvMemoryBytes = m.containsKey("kv_memory_bytes") ? whole(m, "kv_memory_bytes", error) : null;
+      if (!(m.get("parts") instanceof Map<?, ?> parts)) {
+        throw error.apply("parts", m.containsKey("parts") ? "expected an object" : "missing");
+      }
+      Counts counts = new Counts(whole(m, "requests_arrived", error), whole(m, "requests_finished", error), whole(m, "requests_rejected", error),
+          whole(m, "requests_truncated", error), whole(m, "iterations", error), whole(m, "preemptions", error), whole(m, "scheduled_tokens", error),
+          whole(m, "output_tokens", error), whole(m, "batch_size_max", error));
+      Double span = numberOrNull(m, "span_seconds", error);
+      if (span == null) {
+        throw error.apply("span_seconds", "expected a number, found null");
+      }
+      Rates rates = new Rates(span, numberOrNull(m, "throughput_tokens_per_second", error), numberOrNull(m, "throughput_requests_per_second", error),
+          numberOrNull(m, "batch_size_mean", error));
+      Map<String, Latency> latencies = new LinkedHashMap<>();
+      for (String name : LATENCIES) {
+        Map<String, Object> l = object(m, name, error);
+        latencies.put(name, new Latency(numberOrNull(l, "mean", inside(name, error)), numberOrNull(l, "p50", inside(name, error)),
+            numberOrNull(l, "p90", inside(name, error)), numberOrNull(l, "p99", inside(name, error))));
+      }
+      Map<String, Share> breakdown = new LinkedHashMap<>();
+      for (Map.Entry<String, Object> e : object(m, "kv_breakdown", error).entrySet()) {
+        Map<String, Object> c = object(object(m, "kv_breakdown", error), e.getKey(), inside("kv_breakdown", error));
+        var in = inside("kv_breakdown." + e.getKey(), error);
+        breakdown.put(e.getKey(), new Share(numberOrNull(c, "mean", in), numberOrNull(c, "peak", in)));
+      }
+      Map<String, Object> optional = new LinkedHashMap<>();
+      m.forEach((k, v) -> {
+        if (!FIXED.contains(k)) {
+          optional.put(k, v);
+        }
+      });
+      return new Entry(system, java.util.Collections.unmodifiableMap(cell), kvMemoryBytes, (Map<String, Object>) parts, counts, rates,
+          java.util.Collections.unmodifiableMap(latencies), java.util.Collections.unmodifiableMap(breakdown),
+          java.util.Collections.unmodifiableMap(optional));
+    }
+
+    private static java.util.function.BiFunction<String, String, RuntimeException> inside(
+        String prefix, java.util.function.BiFunction<String, String, RuntimeException> error) {
+      return (field, problem) -> error.apply(prefix + "." + field, problem);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> object(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
+      if (!(m.get(field) instanceof Map<?, ?> o)) {
+        throw error.apply(field, m.containsKey(field) ? "expected an object, found " + shown(m.get(field)) : "missing");
+      }
+      return (Map<String, Object>) o;
+    }
+
+    private static long whole(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
+      Object v = m.get(field);
+      if (v instanceof Integer || v instanceof Long) {
+        long n = ((Number) v).longValue();
+        if (n >= 0) {
+          return n;
+        }
+      }
+      throw error.apply(field, m.containsKey(field) ? "expected a non-negative integer, found " + shown(v) : "missing");
+    }
+
+    private static Double numberOrNull(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
+      if (!m.containsKey(field)) {
+        throw error.apply(field, "missing");
+      }
+      Object v = m.get(field);
+      if (v == null) {
+        return null;
+      }
+      if (!(v instanceof Number n) || !Double.isFinite(n.doubleValue())) {
+        throw error.apply(field, "expected a number or null, found " + shown(v));
+      }
+      return n.doubleValue();
+    }
+
+    /** Returns a value as JSON shows it: a string in quotes. */
+    private static String shown(Object v) {
+      return v instanceof String t ? "\"" + t + "\"" : String.valueOf(v);
+    }
+
+    /** Returns the entry as the object of {@code summary.json}, its fields in the order written. */
+    public Map<String, Object> toMap() {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("system", system);
+      if (!cell.isEmpty()) {
+        m.put("cell", new LinkedHashMap<>(cell));
+      }
+      if (kvMemoryBytes != null) {
+        m.put("kv_memory_bytes", kvMemoryBytes);
+      }
+      m.put("parts", parts);
+      m.put("requests_arrived", counts.requestsArrived());
+      m.put("requests_finished", counts.requestsFinished());
+      m.put("requests_rejected", counts.requestsRejected());
+      m.put("requests_truncated", counts.requestsTruncated());
+      m.put("iterations", counts.iterations());
+      m.put("preemptions", counts.preemptions());
+      m.put("scheduled_tokens", counts.scheduledTokens());
+      m.put("output_tokens", counts.outputTokens());
+      m.put("span_seconds", rates.spanSeconds());
+      m.put("throughput_tokens_per_second", rates.throughputTokensPerSecond());
+      m.put("throughput_requests_per_second", rates.throughputRequestsPerSecond());
+      m.put("batch_size_mean", rates.batchSizeMean());
+      m.put("batch_size_max", counts.batchSizeMax());
+      latencies.forEach((name, l) -> {
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("mean", l.mean());
+        o.put("p50", l.p50());
+        o.put("p90", l.p90());
+        o.put("p99", l.p99());
+        m.put(name, o);
+      });
+      Map<String, Object> kv = new LinkedHashMap<>();
+      kvBreakdown.forEach((category, share) -> {
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("mean", share.mean());
+        o.put("peak", share.peak());
+        kv.put(category, o);
+      });
+      m.put("kv_breakdown", kv);
+      m.putAll(optional);
+      return m;
+    }
+
+    /** Returns the whole entry as written, as plain values ({@link #toMap}). */
+    public Map<String, Object> summary() {
+      return toMap();
+    }
+
     /** Returns the entry's name in the folder's CSV files, tables and charts ({@link ServingResults#label}). */
     public String label() {
-      return ServingResults.label(summary);
+      return ServingResults.label(toMap());
     }
 
     /** Returns an integer field of the entry ({@code requests_finished}, {@code preemptions}), or throws naming it where absent. */
     public long count(String field) {
-      if (summary.get(field) instanceof Number n) {
+      if (toMap().get(field) instanceof Number n) {
         return n.longValue();
       }
       throw new IllegalStateException("no integer " + field + " in the entry of " + label());
@@ -54,7 +280,7 @@ public record ServingResults(
 
     /** Returns a numeric field of the entry ({@code throughput_tokens_per_second}), null where undefined or absent. */
     public Double number(String field) {
-      return summary.get(field) instanceof Number n ? n.doubleValue() : null;
+      return toMap().get(field) instanceof Number n ? n.doubleValue() : null;
     }
 
     /**
@@ -62,13 +288,14 @@ public record ServingResults(
      * null where undefined (no request defined it).
      */
     public Double latency(String metric, String statistic) {
-      return summary.get(metric) instanceof Map<?, ?> m && m.get(statistic) instanceof Number n ? n.doubleValue() : null;
+      Latency l = latencies.get(metric);
+      return l == null ? null : l.get(statistic);
     }
 
     /** Returns the time-weighted mean share of the KV region in {@code category} ({@code token_states}), null where undefined. */
     public Double kvMeanShare(String category) {
-      double v = ServingCharts.meanShare(summary, category);
-      return Double.isNaN(v) ? null : v;
+      Share s = kvBreakdown.get(category);
+      return s == null ? null : s.mean();
     }
   }
 
@@ -90,20 +317,6 @@ public record ServingResults(
       m.put("iterations_per_second", wallNanos > 0 ? Math.round(iterations * 1e9 / wallNanos) : 0);
       return m;
     }
-  }
-
-  /** Returns the entries with their system and cell, in the order written. */
-  @SuppressWarnings("unchecked")
-  public List<Entry> entries() {
-    List<Entry> out = new java.util.ArrayList<>();
-    for (Map<String, Object> s : systems) {
-      Map<String, String> cell = new java.util.LinkedHashMap<>();
-      if (s.get("cell") instanceof Map<?, ?> c) {
-        ((Map<String, Object>) c).forEach((k, v) -> cell.put(k, String.valueOf(v)));
-      }
-      out.add(new Entry((String) s.get("system"), java.util.Collections.unmodifiableMap(cell), s));
-    }
-    return out;
   }
 
   /**

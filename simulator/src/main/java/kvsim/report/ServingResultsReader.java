@@ -57,7 +57,7 @@ public final class ServingResultsReader {
         default -> config.put(e.getKey(), s.plain(e.getValue()));
       }
     }
-    List<Map<String, Object>> entries = new ArrayList<>();
+    List<ServingResults.Entry> entries = new ArrayList<>();
     Set<String> seen = new HashSet<>();
     List<JsonNode> nodes = s.array(systems, "systems");
     for (int i = 0; i < nodes.size(); i++) {
@@ -84,9 +84,9 @@ public final class ServingResultsReader {
       if (!seen.add(system + " " + cell)) {
         throw s.error(at, "the system " + system + (cell.isEmpty() ? "" : " with " + cell) + " appears twice");
       }
-      entries.add((Map<String, Object>) s.plain(n));
+      entries.add(ServingResults.Entry.of((Map<String, Object>) s.plain(n), (field, problem) -> s.error(at + "." + field, problem)));
     }
-    List<String> names = entries.stream().map(ServingResults::label).toList();
+    List<String> names = entries.stream().map(ServingResults.Entry::label).toList();
     List<String> columns = new ArrayList<>();
     Map<String, List<double[]>> series = readKeyedCsv(dir.resolve(ResultsReader.TIMESERIES_FILE), "system", names, columns);
     Map<String, List<double[]>> quantiles = new LinkedHashMap<>();

@@ -13,18 +13,23 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import kvsim.core.AtomicFiles;
+import kvsim.core.InputException;
 
 /**
  * The result folder of a sweep ({@code kvsim sweep}): one file per finished cell under {@value
  * #CELLS}, so an interrupted sweep resumes where it stopped, and the tidy table of every cell —
  * {@value #CSV_FILE} and {@value #JSON_FILE} (format {@value #FORMAT}), one row per cell in the
  * grid's order, one column per parameter and summary metric — that notebooks and reports read.
+ *
+ * <p>The table is {@link SweepTableResults}: {@link #write(Path, SweepTableResults)} writes it,
+ * {@link #read} reads {@value #JSON_FILE} back.
  *
  * <p>A cell's file is named by a hash of its key (its parameters) and holds the key itself, so a
  * file is reused only for the very same cell, whatever else changed in the grid.
@@ -82,36 +87,103 @@ public final class SweepTable {
 
   /**
    * Writes the table of the cells with these keys, in this order, from their stored rows, and
-   * lists the files in the folder's marker.
+   * lists the files in the folder's marker ({@link #results}, then {@link #write(Path,
+   * SweepTableResults)}).
    *
    * @param config the sweep's configuration echo (grid file, cell count)
    */
   public static void write(Path dir, List<String> keys, Map<String, Object> config) throws IOException {
-    List<ObjectNode> rows = new ArrayList<>(keys.size());
-    Set<String> columns = new LinkedHashSet<>();
+    write(dir, results(dir, keys, config));
+  }
+
+  /** Returns the table of the cells with these keys, in this order, from their stored rows. */
+  @SuppressWarnings("unchecked")
+  public static SweepTableResults results(Path dir, List<String> keys, Map<String, Object> config) throws IOException {
+    List<SweepTableResults.Row> rows = new ArrayList<>(keys.size());
     for (String key : keys) {
       String row = storedRow(dir, key);
       if (row == null) {
         throw new IllegalStateException("cell " + key + " has no stored row");
       }
-      ObjectNode n = (ObjectNode) JSON.readTree(row);
-      n.fieldNames().forEachRemaining(columns::add);
-      rows.add(n);
+      rows.add(new SweepTableResults.Row(JSON.readValue(row, LinkedHashMap.class)));
     }
-    AtomicFiles.write(dir.resolve(CSV_FILE), out -> writeCsv(out, columns, rows));
-    AtomicFiles.write(dir.resolve(JSON_FILE), out -> writeJson(out, config, columns, rows));
+    return SweepTableResults.of(config, rows);
+  }
+
+  /**
+   * Writes {@value #CSV_FILE} and {@value #JSON_FILE} of the table, checks that {@value #JSON_FILE}
+   * reads back equal, and lists the files in the folder's marker.
+   */
+  public static void write(Path dir, SweepTableResults table) throws IOException {
+    AtomicFiles.write(dir.resolve(CSV_FILE), out -> writeCsv(out, table));
+    AtomicFiles.write(dir.resolve(JSON_FILE), out -> writeJson(out, table));
+    SweepTableResults read;
+    try {
+      read = read(dir);
+    } catch (InputException e) {
+      throw new IllegalStateException("the sweep table just written does not read back: " + e.getMessage(), e);
+    }
+    if (!tree(read).equals(tree(table))) {
+      throw new IllegalStateException("the sweep table just written reads back different");
+    }
     ResultFolder.seal(dir);
   }
 
-  private static void writeCsv(OutputStream os, Set<String> columns, List<ObjectNode> rows) throws IOException {
+  /** Returns the table as the text of its JSON values (a number read back as another type prints the same). */
+  private static String tree(SweepTableResults t) throws IOException {
+    return JSON.writeValueAsString(List.of(t.config(), t.columns(), t.rows().stream().map(SweepTableResults.Row::values).toList()));
+  }
+
+  /**
+   * Reads {@value #JSON_FILE} of a sweep's folder: the marker and version, {@code config} an
+   * object, {@code columns} distinct non-empty strings, each row an object of listed columns whose
+   * values are strings, numbers, booleans or null; no other field. Every problem is an {@link
+   * InputException} naming the file and field.
+   */
+  @SuppressWarnings("unchecked")
+  public static SweepTableResults read(Path dir) {
+    JsonFile.requireFolder(dir);
+    JsonFile f = new JsonFile(dir.resolve(JSON_FILE));
+    JsonNode root = f.readObject();
+    f.checkFormat(root, FORMAT);
+    f.onlyFields(root, "", Set.of("format", "version", "config", "columns", "rows"));
+    Map<String, Object> config = (Map<String, Object>) f.plain(f.object(root.get("config"), "config"));
+    List<String> columns = new ArrayList<>();
+    List<JsonNode> cs = f.array(root.get("columns"), "columns");
+    for (int i = 0; i < cs.size(); i++) {
+      String c = f.text(cs.get(i), "columns[" + i + "]");
+      if (columns.contains(c)) {
+        throw f.error("columns[" + i + "]", "'" + c + "' appears twice");
+      }
+      columns.add(c);
+    }
+    List<SweepTableResults.Row> rows = new ArrayList<>();
+    List<JsonNode> rs = f.array(root.get("rows"), "rows");
+    for (int i = 0; i < rs.size(); i++) {
+      String at = "rows[" + i + "]";
+      JsonNode r = f.object(rs.get(i), at);
+      f.onlyFields(r, at, new LinkedHashSet<>(columns));
+      for (Iterator<Map.Entry<String, JsonNode>> it = r.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        if (e.getValue().isContainerNode()) {
+          throw f.error(at + "." + e.getKey(), "expected a string, number, boolean or null, found " + e.getValue());
+        }
+      }
+      rows.add(new SweepTableResults.Row((Map<String, Object>) f.plain(r)));
+    }
+    return new SweepTableResults(config, columns, rows);
+  }
+
+  private static void writeCsv(OutputStream os, SweepTableResults table) throws IOException {
+    List<String> columns = table.columns();
     Writer w = new OutputStreamWriter(os, StandardCharsets.UTF_8);
     w.write(String.join(",", columns.stream().map(SweepTable::csvField).toList()));
     w.write('\n');
     StringBuilder sb = new StringBuilder();
-    for (ObjectNode row : rows) {
+    for (SweepTableResults.Row row : table.rows()) {
       sb.setLength(0);
       for (Iterator<String> it = columns.iterator(); it.hasNext(); ) {
-        JsonNode v = row.get(it.next());
+        JsonNode v = JSON.valueToTree(row.values().get(it.next()));
         if (v != null && !v.isNull()) {
           sb.append(csvField(v.asText()));
         }
@@ -132,22 +204,22 @@ public final class SweepTable {
     return '"' + s.replace("\"", "\"\"") + '"';
   }
 
-  private static void writeJson(OutputStream out, Map<String, Object> config, Set<String> columns, List<ObjectNode> rows) throws IOException {
+  private static void writeJson(OutputStream out, SweepTableResults table) throws IOException {
     try (JsonGenerator g = JSON.getFactory().createGenerator(out).useDefaultPrettyPrinter()) {
       g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
       g.writeStartObject();
       g.writeStringField("format", FORMAT);
       g.writeNumberField("version", VERSION);
       g.writeFieldName("config");
-      JSON.writeValue(g, config);
+      JSON.writeValue(g, table.config());
       g.writeArrayFieldStart("columns");
-      for (String c : columns) {
+      for (String c : table.columns()) {
         g.writeString(c);
       }
       g.writeEndArray();
       g.writeArrayFieldStart("rows");
-      for (ObjectNode row : rows) {
-        JSON.writeTree(g, row);
+      for (SweepTableResults.Row row : table.rows()) {
+        JSON.writeValue(g, row.values());
       }
       g.writeEndArray();
       g.writeEndObject();

@@ -11,6 +11,7 @@ import kvsim.config.ServingSettings;
 import kvsim.config.Settings;
 import kvsim.core.InputException;
 import kvsim.metrics.SeedSweep;
+import kvsim.report.ServingResults;
 
 /**
  * Reproductions of published experiments: each runs kvsim on the published setup and puts its
@@ -55,8 +56,14 @@ public final class Reproductions {
   /** One seed sweep of a reproduction, to be written as a result folder of its own. */
   public record Sweep(String name, SweepResult result) {}
 
-  /** One serving run of a reproduction, to be written as a result folder of its own. */
-  public record Serving(String name, ServingSpec spec, ServingRunner.Outputs outputs) {}
+  /**
+   * One serving run of a reproduction, to be written as a result folder of its own.
+   *
+   * @param name its folder's name
+   * @param results what its result folder holds
+   * @param timings its systems' wall-clock figures
+   */
+  public record Serving(String name, ServingResults results, List<ServingResults.Timing> timings) {}
 
   /**
    * What a reproduction produced.
@@ -142,7 +149,8 @@ public final class Reproductions {
 
   private static Serving serve(String name, ServingSpec spec, PrintWriter err) throws IOException {
     progress(err, name + ": " + spec.workload().spec() + " on " + String.join(", ", spec.systems()));
-    return new Serving(name, spec, ServingRunner.Outputs.of(new ServingRunner().run(spec, null)));
+    List<ServingRunner.SystemResult> results = new ServingRunner().run(spec, null);
+    return new Serving(name, ServingRunner.results(spec, results), ServingRunner.timings(results));
   }
 
   private static Reproduction vllmFig2(PrintWriter err) throws IOException {
@@ -150,17 +158,17 @@ public final class Reproductions {
     List<List<String>> rows = new ArrayList<>();
     Map<String, Object> numbers = new LinkedHashMap<>();
     List<String> categories = List.of("token_states", "reserved_future", "internal_waste", "external_waste");
-    for (Map<String, Object> system : s.outputs().summaries()) {
+    for (ServingResults.Entry system : s.results().entries()) {
       Map<String, Object> fractions = new LinkedHashMap<>();
-      List<String> row = new ArrayList<>(List.of((String) system.get("system")));
+      List<String> row = new ArrayList<>(List.of(system.system()));
       for (String c : categories) {
-        double v = meanShare(system, c);
+        double v = system.kvMeanShare(c);
         fractions.put(c, v);
         row.add(String.format(Locale.ROOT, "%.1f %%", 100 * v));
       }
-      row.add(system.get("system").equals("vllm") ? "\"nearly all\" of KV memory holds token states" : "\"only a small fraction\" holds token states");
+      row.add(system.system().equals("vllm") ? "\"nearly all\" of KV memory holds token states" : "\"only a small fraction\" holds token states");
       rows.add(row);
-      numbers.put((String) system.get("system"), fractions);
+      numbers.put(system.system(), fractions);
     }
     String notes = """
         The vLLM paper's Fig. 2: the average share of KV-cache memory by use while OPT-13B serves
@@ -184,10 +192,10 @@ public final class Reproductions {
     for (Serving s : servings) {
       String workload = s.name().startsWith("sharegpt") ? "sharegpt" : "alpaca";
       Map<String, Object> systems = new LinkedHashMap<>();
-      for (Map<String, Object> system : s.outputs().summaries()) {
-        double mean = ((Number) system.get("batch_size_mean")).doubleValue();
-        systems.put((String) system.get("system"), mean);
-        rows.add(List.of(workload + (workload.equals("sharegpt") ? " @ 2 req/s" : " @ 30 req/s"), (String) system.get("system"),
+      for (ServingResults.Entry system : s.results().entries()) {
+        double mean = system.number("batch_size_mean");
+        systems.put(system.system(), mean);
+        rows.add(List.of(workload + (workload.equals("sharegpt") ? " @ 2 req/s" : " @ 30 req/s"), system.system(),
             String.format(Locale.ROOT, "%.2f", mean), NOT_GIVEN));
       }
       byWorkload.put(workload, systems);
@@ -204,12 +212,6 @@ public final class Reproductions {
         so that column says "not given".""".formatted(REQUESTS);
     return new Reproduction("vllm-fig13", "The vLLM paper's mean batch size (Fig. 13)", notes,
         List.of("workload", "system", "kvsim mean batch size", "published"), rows, numbers, List.of(), servings);
-  }
-
-  @SuppressWarnings("unchecked")
-  private static double meanShare(Map<String, Object> system, String category) {
-    Map<String, Object> b = (Map<String, Object>) system.get("kv_breakdown");
-    return ((Number) ((Map<String, Object>) b.get(category)).get("mean")).doubleValue();
   }
 
   private static String f3(double v) {

@@ -44,43 +44,6 @@ public final class ServingRunner {
       m.putAll(metrics.toMap());
       return m;
     }
-
-    /** Returns the system's entry of {@code timing.json}. */
-    public Map<String, Object> timing() {
-      Map<String, Object> m = new LinkedHashMap<>();
-      m.put("system", system);
-      m.put("iterations", metrics.iterations());
-      m.put("wall_seconds", wallNanos / 1e9);
-      m.put("iterations_per_second", wallNanos > 0 ? Math.round(metrics.iterations() * 1e9 / wallNanos) : 0);
-      return m;
-    }
-  }
-
-  /**
-   * What a serving run's result folder is written from, in the order the systems ran.
-   *
-   * @param summaries each system's entry of {@code summary.json}
-   * @param timings each system's entry of {@code timing.json}
-   * @param series per system, its sampled time series ({@code ServingMetrics.SERIES_COLUMNS})
-   * @param quantiles per system, its latency quantiles ({@code ServingMetrics.QUANTILE_COLUMNS})
-   */
-  public record Outputs(
-      List<Map<String, Object>> summaries, List<Map<String, Object>> timings, Map<String, List<double[]>> series,
-      Map<String, List<double[]>> quantiles) {
-    /** Gathers the outputs of {@code results}. */
-    public static Outputs of(List<SystemResult> results) {
-      List<Map<String, Object>> summaries = new ArrayList<>();
-      List<Map<String, Object>> timings = new ArrayList<>();
-      Map<String, List<double[]>> series = new LinkedHashMap<>();
-      Map<String, List<double[]>> quantiles = new LinkedHashMap<>();
-      for (SystemResult r : results) {
-        summaries.add(r.summary());
-        timings.add(r.timing());
-        series.put(r.system(), r.metrics().series());
-        quantiles.put(r.system(), r.metrics().latencyQuantiles());
-      }
-      return new Outputs(summaries, timings, series, quantiles);
-    }
   }
 
   /**
@@ -108,7 +71,30 @@ public final class ServingRunner {
       series.put(label, r.metrics().series());
       quantiles.put(label, r.metrics().latencyQuantiles());
     }
-    return new ServingResults(config, grid, systems, ServingMetrics.SERIES_COLUMNS, series, ServingMetrics.QUANTILE_COLUMNS, quantiles);
+    return ServingResults.of(config, grid, systems, ServingMetrics.SERIES_COLUMNS, series, ServingMetrics.QUANTILE_COLUMNS, quantiles);
+  }
+
+  /**
+   * Returns what the result folder of a run of every system of {@code spec} holds (no grid): its
+   * configuration echo, each system's entry of {@code summary.json}, sampled series and latency
+   * quantiles, keyed by system.
+   */
+  public static ServingResults results(ServingSpec spec, List<SystemResult> results) {
+    List<Map<String, Object>> systems = new ArrayList<>();
+    Map<String, List<double[]>> series = new LinkedHashMap<>();
+    Map<String, List<double[]>> quantiles = new LinkedHashMap<>();
+    for (SystemResult r : results) {
+      systems.add(r.summary());
+      series.put(r.system(), r.metrics().series());
+      quantiles.put(r.system(), r.metrics().latencyQuantiles());
+    }
+    return ServingResults.of(new LinkedHashMap<>(spec.configEcho()), Map.of(), systems, ServingMetrics.SERIES_COLUMNS, series,
+        ServingMetrics.QUANTILE_COLUMNS, quantiles);
+  }
+
+  /** Returns the wall-clock figures of a run of every system of a spec, each under its system. */
+  public static List<ServingResults.Timing> timings(List<SystemResult> results) {
+    return results.stream().map(r -> new ServingResults.Timing(r.system(), r.metrics().iterations(), r.wallNanos())).toList();
   }
 
   /** Returns the wall-clock figures of these results, each under its label as in {@link #results}. */

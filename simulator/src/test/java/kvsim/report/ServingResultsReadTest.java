@@ -86,4 +86,40 @@ class ServingResultsReadTest {
     InputException e = assertThrows(InputException.class, () -> ResultsReader.readServing(out));
     assertTrue(e.getMessage().contains("systems[1].cell.block-size: '24' is not among the grid's values [8, 16]"), e.getMessage());
   }
+
+  @Test
+  void entriesWithOptionalFieldsAreTypedAndWriteOutAsTheSameObjects() throws IOException {
+    Path out = dir.resolve("groups");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=4,count=30,beam=2", "--system", "vllm,hf-naive", "-q", "-o", out.toString()).ok();
+    ServingResults r = ResultsReader.readServing(out);
+    ServingResults.Entry vllm = r.entries().get(0);
+    assertEquals(30, vllm.counts().requestsArrived());
+    assertTrue(vllm.optional().containsKey("sequence_groups"), vllm.optional().keySet().toString());
+    assertTrue(r.entries().get(1).optional().containsKey("activation_oom_count"), r.entries().get(1).optional().keySet().toString());
+    assertEquals(vllm.latencies().get("ttft_seconds").p50(), vllm.latency("ttft_seconds", "p50"));
+    assertEquals(List.of("token_states", "reserved_future", "internal_waste", "external_waste"), List.copyOf(vllm.kvBreakdown().keySet()));
+    // Each typed entry gives back the object read, field for field and in order: the file's bytes again.
+    assertEquals(Files.readString(out.resolve("summary.json"), StandardCharsets.UTF_8), rewritten(r));
+    ServingResults again = ServingResults.of(r.config(), r.grid(), r.systems(), r.seriesColumns(), r.series(), r.quantileColumns(), r.quantiles());
+    assertEquals(r.entries(), again.entries());
+  }
+
+  @Test
+  void aMalformedEntryIsRefusedNamingTheFieldAndReportExitsTwo() throws IOException {
+    Path out = dir.resolve("malformed");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=4,count=20", "-q", "-o", out.toString()).ok();
+    Path summary = out.resolve("summary.json");
+    String good = Files.readString(summary);
+    Files.writeString(summary, good.replaceFirst("\"requests_finished\" : \\d+", "\"requests_finished\" : -1"));
+    InputException e = assertThrows(InputException.class, () -> ResultsReader.readServing(out));
+    assertTrue(e.getMessage().startsWith(summary + ": systems[0].requests_finished: expected a non-negative integer, found -1"), e.getMessage());
+    Files.writeString(summary, good.replaceFirst("\"p50\" : [^,]+,", "\"p50\" : \"x\","));
+    e = assertThrows(InputException.class, () -> ResultsReader.readServing(out));
+    assertTrue(e.getMessage().contains("systems[0].ttft_seconds.p50: expected a number or null, found \"x\""), e.getMessage());
+    Files.writeString(summary, good.replaceFirst("\"kv_breakdown\" : \\{", "\"kv_breakdown_x\" : {"));
+    CliRun report = CliRun.of("report", out.toString(), "-o", dir.resolve("r.html").toString());
+    assertEquals(2, report.exitCode(), report.err());
+    assertTrue(report.err().contains("summary.json: systems[0].kv_breakdown: missing"), report.err());
+    assertTrue(!report.err().strip().contains("\n"), report.err());
+  }
 }
