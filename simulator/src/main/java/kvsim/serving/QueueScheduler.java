@@ -10,9 +10,10 @@ import java.util.List;
  * What every continuous-batching scheduler here keeps alike: its limits, its KV manager, a waiting
  * queue (FCFS, preempted sequences prepended), a running list in admission order, and the end of
  * an iteration ({@link #updateFromOutput}, Note [Iteration contract] in {@link Scheduler}), written
- * once for all of them. Subclasses plan the iterations.
+ * once for all of them. Subclasses plan the iterations ({@link #schedule}), in this package or
+ * another (a scheduler is added as a {@link SchedulerFactory} registered with a system).
  */
-abstract class QueueScheduler implements Scheduler {
+public abstract class QueueScheduler implements Scheduler {
   /** The scheduler's limits. */
   protected final SchedulerConfig config;
   /** The KV manager sequences get their memory from. */
@@ -30,7 +31,8 @@ abstract class QueueScheduler implements Scheduler {
   /** Iterations whose outcome was taken, numbering each for the beam groups' step counts. */
   private long updates;
 
-  QueueScheduler(SchedulerConfig config, KvManager kv) {
+  /** A scheduler with limits {@code config} over {@code kv}, its queues empty. */
+  protected QueueScheduler(SchedulerConfig config, KvManager kv) {
     this.config = config;
     this.kv = kv;
     this.forking = kv.capability(KvManager.Forking.class).orElse(null);

@@ -125,7 +125,7 @@ public final class Sequence {
   }
 
   /** WAITING → RUNNING: the scheduler admits the sequence, or a fork puts it into the running list. */
-  void admit() {
+  public void admit() {
     if (status != Status.WAITING) {
       throw illegal("admit");
     }
@@ -160,7 +160,7 @@ public final class Sequence {
   }
 
   /** WAITING → FINISHED: a scheduler refuses it (it could never be admitted); nothing was sampled. */
-  void ignore() {
+  public void ignore() {
     if (status != Status.WAITING) {
       throw illegal("ignore");
     }
@@ -178,8 +178,9 @@ public final class Sequence {
   /**
    * Advances the computed tokens to {@code computed} (a KV manager, when it found slots for them):
    * never backwards, never past the tokens, never for a sequence swapped out or finished. Public,
-   * with the KV state, for KV managers outside this package; the status transitions stay the
-   * schedulers' here.
+   * with the KV state, for KV managers outside this package; of the status transitions, a
+   * scheduler outside it makes {@link #admit} and {@link #ignore} (preemption goes through its
+   * {@code QueueScheduler}, which frees the memory first).
    */
   public void advanceComputedTo(int computed) {
     if (computed < numComputedTokens || computed > numTokens || status == Status.FINISHED || status == Status.SWAPPED) {

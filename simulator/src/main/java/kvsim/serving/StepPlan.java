@@ -13,14 +13,16 @@ public final class StepPlan {
   private Sequence[] victims = new Sequence[8];
   private int preempted;
 
-  void clear() {
+  /** Empties the plan for the next iteration (a scheduler's {@code schedule} starts so). */
+  public void clear() {
     Arrays.fill(sequences, 0, size, null);
     Arrays.fill(victims, 0, preempted, null);
     size = 0;
     preempted = 0;
   }
 
-  void add(Sequence s, int numTokens) {
+  /** Schedules {@code numTokens} tokens of {@code s} in this iteration, after the ones scheduled so far. */
+  public void add(Sequence s, int numTokens) {
     if (size == sequences.length) {
       sequences = Arrays.copyOf(sequences, size * 2);
       tokens = Arrays.copyOf(tokens, size * 2);
@@ -30,7 +32,8 @@ public final class StepPlan {
     size++;
   }
 
-  void countPreemption(Sequence victim) {
+  /** Counts {@code victim} among the sequences preempted to plan this iteration. */
+  public void countPreemption(Sequence victim) {
     if (preempted == victims.length) {
       victims = Arrays.copyOf(victims, preempted * 2);
     }

@@ -15,6 +15,7 @@ import kvsim.core.ModelPreset;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.devicemodel.Roofline;
 import kvsim.serving.example.IdealKvManager;
+import kvsim.serving.example.StaticBatchScheduler;
 import kvsim.trace.Request;
 import org.apache.commons.rng.UniformRandomProvider;
 import org.apache.commons.rng.simple.RandomSource;
@@ -30,8 +31,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * which the systems that fork run as forking groups), every request finishes, every output token
  * is produced once, the KV breakdown accounts for the region's slots at every iteration, the
  * invariants hold after every iteration, all memory comes back at the end, and a second run with
- * the same seed gives the same results. The example system of {@code kvsim.serving.example} is
- * registered for the duration, so it is held to the contract as the shipped systems are.
+ * the same seed gives the same results. The example systems of {@code kvsim.serving.example} (an
+ * ideal KV manager, a static-batching scheduler) are registered for the duration, so they are held
+ * to the contract as the shipped systems are.
  */
 class ServingSystemContractTest {
   private static final ModelPreset MODEL = ModelPreset.parse("opt-13b");
@@ -41,11 +43,13 @@ class ServingSystemContractTest {
   @BeforeAll
   static void registerExample() {
     IdealKvManager.register();
+    StaticBatchScheduler.register();
   }
 
   @AfterAll
   static void unregisterExample() {
     ServingSystems.unregister(IdealKvManager.SYSTEM);
+    ServingSystems.unregister(StaticBatchScheduler.SYSTEM);
   }
 
   static Stream<String> systems() {
