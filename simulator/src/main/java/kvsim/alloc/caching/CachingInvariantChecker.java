@@ -20,6 +20,7 @@ final class CachingInvariantChecker {
     this.model = model;
   }
 
+  /** Throws {@link InvariantViolation} at the first rule the model breaks. */
   void check() {
     long[] allocatedBytes = new long[2];
     long[] allocations = new long[2];

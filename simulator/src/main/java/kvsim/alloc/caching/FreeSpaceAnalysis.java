@@ -27,6 +27,7 @@ final class FreeSpaceAnalysis {
     return model.setFraction ? Math.min(free, Math.max(0, model.allowedMemoryMaximum - model.totalAllocatedMemory())) : free;
   }
 
+  /** Free bytes: cached blocks not allocated, plus what the driver can still give (Note [Device size]). */
   long freeBytes() {
     return model.totalAllocatedMemory() - model.stats.allocatedBytes() + driverHeadroom();
   }
@@ -58,7 +59,6 @@ final class FreeSpaceAnalysis {
    * which is already counted; on that trace this holds for 93 % of the events. Profiled there, this
    * gauge takes under a tenth of the replay's time and {@code find_expandable_block} about 40 %.
    */
-
   long largestFreeBytes() {
     return largestFreeBytes(false);
   }

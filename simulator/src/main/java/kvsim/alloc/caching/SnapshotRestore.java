@@ -27,7 +27,6 @@ final class SnapshotRestore {
    * tile it, no two adjacent free); returns the handles of its blocks in order, -1 for free ones.
    * Used to rebuild the state at the start of a recording ({@code kvsim.torch.RecordingStart}).
    */
-
   long[] restoreSegment(SegmentLayout layout) {
     boolean small = layout.pool().equals("small");
     BlockPool pool = small ? model.smallPool : model.largePool;
@@ -163,12 +162,12 @@ final class SnapshotRestore {
       throw new IllegalArgumentException("blocks of segment 0x" + Long.toHexString(address) + " cover " + (cursor - address) + " of " + size + " bytes");
     }
   }
+
   /**
    * Returns the block starting at {@code addressBytes} as {address, size, allocated (1/0), start of
    * the next block, its size, whether it is free (1/0)}, the last three -1 when there is no next
    * block; null when no block starts there.
    */
-
   long[] blockAt(long addressBytes) {
     Map.Entry<Long, Segment> e = model.segments.floorEntry(addressBytes);
     if (e == null || addressBytes >= e.getValue().end()) {
