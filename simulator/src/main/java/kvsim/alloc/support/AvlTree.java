@@ -12,16 +12,18 @@ import java.util.Arrays;
  * [Path stack] on {@code FreeExtentTree}), from which the shared operations work upwards.
  *
  * <p>Layout (Note [Node layout] on {@code FreeExtentTree}): four longs per node in {@link #node}
- * (first key, second key, maximum of the left subtree, maximum of the right subtree), the child links
+ * (first key, second key, maximum of the left subtree, maximum of the right subtree) when the tree
+ * keeps maxima, two (the keys) when it does not, so the size index stays as compact as it was; the child links
  * as two ints packed in one long of {@link #kids}, heights in {@link #height}. Node 0 is the sentinel
  * {@link #NONE}: all its fields stay 0, its height too. Removed nodes are recycled through their left
  * links, so a steady workload allocates nothing. There is no randomness: the same operations build
  * the same tree and walk the same levels.
  *
  * <p>Note [One tree, no hooks]: the shared code calls nothing its subclasses override; the one
- * difference, whether subtree maxima are kept when a node leaves, is the final field {@link
- * #keepsMaxima}. Rotations write the maxima either way (a few stores); the size index never reads
- * them.
+ * difference, whether nodes carry subtree maxima, is the final field {@link #keepsMaxima} (and the
+ * node size {@link #shift} that follows from it), tested where maxima are written. Without them
+ * (the size index) a node is two longs and a rotation or removal only relinks, as the index did
+ * before it shared this tree.
  */
 abstract sealed class AvlTree permits FreeExtentTree, ExtentSizeIndex {
   /** The index that stands for "no node". */
@@ -33,8 +35,10 @@ abstract sealed class AvlTree permits FreeExtentTree, ExtentSizeIndex {
   static final int RIGHT_MAX = 3;
   static final long LOW = 0xFFFF_FFFFL;
 
-  /** Whether the subtree maxima of the second key are kept up to date on removal. */
+  /** Whether nodes carry the subtree maxima of the second key (four longs per node, else two). */
   final boolean keepsMaxima;
+  /** log2 of the longs per node: 2 with maxima, 1 without. */
+  final int shift;
 
   long[] node; // first key, second key, left subtree maximum, right subtree maximum
   long[] kids; // left child in the low 32 bits, right child in the high 32
@@ -52,18 +56,19 @@ abstract sealed class AvlTree permits FreeExtentTree, ExtentSizeIndex {
   /** Creates an empty tree with room for {@code initialCapacity} nodes before it grows. */
   AvlTree(int initialCapacity, boolean keepsMaxima) {
     int n = Math.max(2, initialCapacity + 1);
-    node = new long[n << STRIDE_SHIFT];
+    this.keepsMaxima = keepsMaxima;
+    this.shift = keepsMaxima ? STRIDE_SHIFT : 1;
+    node = new long[n << shift];
     kids = new long[n];
     height = new byte[n];
-    this.keepsMaxima = keepsMaxima;
   }
 
   final long firstKey(int n) {
-    return node[n << STRIDE_SHIFT];
+    return node[n << shift];
   }
 
   final long secondKey(int n) {
-    return node[(n << STRIDE_SHIFT) + SECOND];
+    return node[(n << shift) + SECOND];
   }
 
   final int left(int n) {
@@ -74,7 +79,7 @@ abstract sealed class AvlTree permits FreeExtentTree, ExtentSizeIndex {
     return (int) (kids[n] >>> 32);
   }
 
-  /** Returns the largest second key in the subtree of {@code n}; 0 for {@link #NONE}. */
+  /** Returns the largest second key in the subtree of {@code n}; 0 for {@link #NONE}. With maxima only. */
   final long subtreeMax(int n) {
     int b = n << STRIDE_SHIFT;
     return larger(node[b + SECOND], larger(node[b + LEFT_MAX], node[b + RIGHT_MAX]));
@@ -93,14 +98,20 @@ abstract sealed class AvlTree permits FreeExtentTree, ExtentSizeIndex {
     return (parent << STRIDE_SHIFT) + LEFT_MAX + isRight;
   }
 
+  /** Links {@code child} left of {@code n}; {@code childMax} is its subtree maximum (ignored without maxima). */
   final void setLeft(int n, int child, long childMax) {
     kids[n] = (kids[n] & ~LOW) | (child & LOW);
-    node[(n << STRIDE_SHIFT) + LEFT_MAX] = childMax;
+    if (keepsMaxima) {
+      node[(n << STRIDE_SHIFT) + LEFT_MAX] = childMax;
+    }
   }
 
+  /** Links {@code child} right of {@code n}; {@code childMax} is its subtree maximum (ignored without maxima). */
   final void setRight(int n, int child, long childMax) {
     kids[n] = (kids[n] & LOW) | ((long) child << 32);
-    node[(n << STRIDE_SHIFT) + RIGHT_MAX] = childMax;
+    if (keepsMaxima) {
+      node[(n << STRIDE_SHIFT) + RIGHT_MAX] = childMax;
+    }
   }
 
   /** Puts {@code child} where {@code old} hung under {@code parent} (or at the root); same maximum. */
@@ -218,12 +229,19 @@ abstract sealed class AvlTree permits FreeExtentTree, ExtentSizeIndex {
    * and heights.
    */
   private void rotateUp(int x, int p, int g) {
-    int xb = x << STRIDE_SHIFT;
-    if (left(p) == x) {
-      setLeft(p, right(x), node[xb + RIGHT_MAX]);
+    if (!keepsMaxima) {
+      if (left(p) == x) {
+        setLeft(p, right(x), 0);
+        setRight(x, p, 0);
+      } else {
+        setRight(p, left(x), 0);
+        setLeft(x, p, 0);
+      }
+    } else if (left(p) == x) {
+      setLeft(p, right(x), node[(x << STRIDE_SHIFT) + RIGHT_MAX]);
       setRight(x, p, subtreeMax(p));
     } else {
-      setRight(p, left(x), node[xb + LEFT_MAX]);
+      setRight(p, left(x), node[(x << STRIDE_SHIFT) + LEFT_MAX]);
       setLeft(x, p, subtreeMax(p));
     }
     relink(g, p, x);
@@ -248,26 +266,29 @@ abstract sealed class AvlTree permits FreeExtentTree, ExtentSizeIndex {
         s = left(s);
         push(++at, s);
       }
-      int nb = n << STRIDE_SHIFT;
-      int sb = s << STRIDE_SHIFT;
+      int nb = n << shift;
+      int sb = s << shift;
       node[nb] = node[sb];
       node[nb + SECOND] = node[sb + SECOND];
       gone = s;
     }
     int child = left(gone) != NONE ? left(gone) : right(gone);
     int parent = at > 0 ? path[at - 1] : NONE;
+    long childMax = keepsMaxima ? subtreeMax(child) : 0;
     if (parent == NONE) {
       root = child;
     } else if (left(parent) == gone) {
-      setLeft(parent, child, subtreeMax(child));
+      setLeft(parent, child, childMax);
     } else {
-      setRight(parent, child, subtreeMax(child));
+      setRight(parent, child, childMax);
     }
-    int b = gone << STRIDE_SHIFT;
+    int b = gone << shift;
     node[b] = 0;
     node[b + SECOND] = 0;
-    node[b + LEFT_MAX] = 0;
-    node[b + RIGHT_MAX] = 0;
+    if (keepsMaxima) {
+      node[b + LEFT_MAX] = 0;
+      node[b + RIGHT_MAX] = 0;
+    }
     kids[gone] = recycled & LOW;
     height[gone] = 0;
     recycled = gone;
@@ -292,11 +313,13 @@ abstract sealed class AvlTree permits FreeExtentTree, ExtentSizeIndex {
       }
       x = nextUnused++;
     }
-    int b = x << STRIDE_SHIFT;
+    int b = x << shift;
     node[b] = firstKey;
     node[b + SECOND] = secondKey;
-    node[b + LEFT_MAX] = 0;
-    node[b + RIGHT_MAX] = 0;
+    if (keepsMaxima) {
+      node[b + LEFT_MAX] = 0;
+      node[b + RIGHT_MAX] = 0;
+    }
     kids[x] = 0;
     height[x] = 1;
     return x;
@@ -304,7 +327,7 @@ abstract sealed class AvlTree permits FreeExtentTree, ExtentSizeIndex {
 
   private void grow() {
     int n = height.length * 2;
-    node = Arrays.copyOf(node, n << STRIDE_SHIFT);
+    node = Arrays.copyOf(node, n << shift);
     kids = Arrays.copyOf(kids, n);
     height = Arrays.copyOf(height, n);
   }
@@ -336,7 +359,7 @@ abstract sealed class AvlTree permits FreeExtentTree, ExtentSizeIndex {
 
   /** Returns whether node 0, the sentinel, still has all fields, links and height 0. */
   final boolean sentinelIntact() {
-    for (int i = 0; i < (1 << STRIDE_SHIFT); i++) {
+    for (int i = 0; i < (1 << shift); i++) {
       if (node[i] != 0) {
         return false;
       }

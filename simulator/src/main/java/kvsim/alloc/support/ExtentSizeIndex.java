@@ -22,7 +22,7 @@ public final class ExtentSizeIndex extends AvlTree {
   /** The index that stands for "no extent". */
   public static final int NONE = AvlTree.NONE;
 
-  // The tree (AvlTree) holds size and offset as a node's keys; path[foundAt] is the node the last
+  // The tree (AvlTree) holds size and offset as a node's keys, two longs per node (n << 1); path[foundAt] is the node the last
   // bestFit returned.
   private int foundAt = -1;
 
@@ -53,7 +53,7 @@ public final class ExtentSizeIndex extends AvlTree {
 
   /** Compares the key of node {@code n} with (sizeBytes, offsetBytes). */
   private int compareTo(int n, long sizeBytes, long offsetBytes) {
-    int b = n << STRIDE_SHIFT;
+    int b = n << 1;
     int c = Long.compare(node[b], sizeBytes);
     return c != 0 ? c : Long.compare(node[b + SECOND], offsetBytes);
   }
@@ -70,7 +70,7 @@ public final class ExtentSizeIndex extends AvlTree {
     int depth = 0;
     for (int n = root; n != NONE; depth++) {
       push(depth, n);
-      if (keys[n << STRIDE_SHIFT] >= minSizeBytes) {
+      if (keys[n << 1] >= minSizeBytes) {
         best = n;
         bestAt = depth;
         n = (int) links[n];

@@ -132,7 +132,7 @@ class ExtentSizeIndexTest {
     index.add(10, 0);
     index.add(20, 0);
     index.add(30, 0);
-    index.node[4 * 1] = 25; // node 1 held (10, 0): now the left child is larger than its parent (four longs per node)
+    index.node[2 * 1] = 25; // node 1 held (10, 0): now the left child is larger than its parent (two longs per node)
     assertThrows(InvariantViolation.class, () -> index.checkInvariants("test"));
   }
 }
