@@ -59,7 +59,7 @@ public class BlockAddAdmitFreeBenchmark {
 
   @Setup(Level.Trial)
   public void setUp() {
-    manager = new BlockManager(BlockManagerConfig.v1(2049, BLOCK_SIZE, true));
+    manager = BlockManager.of(BlockManagerConfig.v1(2049, BLOCK_SIZE, true));
     prompt = new int[PROMPT];
     for (int k = 0; k < SHARED; k++) {
       prompt[k] = k;

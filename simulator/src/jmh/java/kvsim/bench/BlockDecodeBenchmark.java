@@ -44,7 +44,7 @@ public class BlockDecodeBenchmark {
 
   @Setup(Level.Trial)
   public void setUp() {
-    manager = new BlockManager(BlockManagerConfig.v1(BATCH * (MAX_TOKENS / BLOCK_SIZE + 2) + 1, BLOCK_SIZE, true));
+    manager = BlockManager.of(BlockManagerConfig.v1(BATCH * (MAX_TOKENS / BLOCK_SIZE + 2) + 1, BLOCK_SIZE, true));
     running = new PagedRequest[BATCH];
     for (int i = 0; i < BATCH; i++) {
       running[i] = fresh();

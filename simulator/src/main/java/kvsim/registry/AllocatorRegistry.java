@@ -200,6 +200,6 @@ public final class AllocatorRegistry {
 
   /** Returns an empty vLLM block manager; throws IllegalArgumentException for settings it cannot run with. */
   public static KvBlockManager blockManager(BlockManagerConfig config) {
-    return new BlockManager(config);
+    return BlockManager.of(config);
   }
 }

@@ -1,6 +1,5 @@
 package kvsim.alloc.caching;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -85,41 +84,42 @@ public final class CachingAllocator implements TorchCachingModel {
 
   // The registry name, PyTorch's size constants (kMinBlockSize and the rest) and MAX_REQUEST_BYTES
   // are declared in TorchCachingModel, so that snapshot code can use them without naming this
-  // class.
+  // class. The fields below are package-private for the classes that read this model's state:
+  // SnapshotRestore, FreeSpaceAnalysis and CachingInvariantChecker; only this class's policy and
+  // SnapshotRestore change them.
 
   private static final AllocatorListener NO_LISTENER = new AllocatorListener() {};
 
-  private final TorchAllocConf conf;
+  final TorchAllocConf conf;
   private final TieBreak tieBreak;
-  private final DeviceDriver driver;
+  final DeviceDriver driver;
   private final long deviceTotalBytes;
-  private final long maxSplitSize;
-  private final boolean setFraction;
-  private final long allowedMemoryMaximum;
+  final long maxSplitSize;
+  final boolean setFraction;
+  final long allowedMemoryMaximum;
   private final boolean gcActive;
-  private final BlockPool smallPool;
-  private final BlockPool largePool;
-  private final TreeMap<Long, Segment> segments = new TreeMap<>();
-  private final TorchStats torchStats = new TorchStats();
-  private final AllocatorStats stats = new AllocatorStats();
+  final BlockPool smallPool;
+  final BlockPool largePool;
+  final TreeMap<Long, Segment> segments = new TreeMap<>();
+  final TorchStats torchStats = new TorchStats();
+  final AllocatorStats stats = new AllocatorStats();
   private final LatencyModel latency;
   private final Block searchKey = new Block(0);
   private AllocatorListener listener = NO_LISTENER;
+  private final SnapshotRestore snapshots = new SnapshotRestore(this);
+  private final FreeSpaceAnalysis freeSpace = new FreeSpaceAnalysis(this);
 
   /** Bytes of the segments held as one whole free block (Note [Releasable segments]). */
-  private long releasableBytes;
-  /** The last question to {@link #maxRequestWithSegmentUpTo} (-1: none yet) and its answer. */
-  private long segmentUpToBytes = -1;
-  private long segmentUpToRequest;
-  private long nextSerial;
+  long releasableBytes;
+  long nextSerial;
   private boolean hardReject;
   private long[] streamsSeen = new long[4];
   private int streamCount;
 
-  private Block[] byHandle = new Block[1024];
+  Block[] byHandle = new Block[1024];
   private int[] freeHandles = new int[1024];
-  private int freeHandleCount;
-  private int handleHigh;
+  int freeHandleCount;
+  int handleHigh;
 
   /** Builds the model from its registry context: options {@code torch-alloc-conf} and {@code tie-break}. */
   public CachingAllocator(AllocatorContext context) {
@@ -222,7 +222,7 @@ public final class CachingAllocator implements TorchCachingModel {
    * total_allocated_memory: bytes held from the driver (classic segments + mapped pages), which
    * is the reserved-bytes gauge.
    */
-  private long totalAllocatedMemory() {
+  long totalAllocatedMemory() {
     return stats.reservedBytes();
   }
 
@@ -342,7 +342,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return b;
   }
 
-  private Block key(long stream, long size) {
+  Block key(long stream, long size) {
     Block k = searchKey;
     k.stream = stream;
     k.size = size;
@@ -688,7 +688,7 @@ public final class CachingAllocator implements TorchCachingModel {
 
   // ---------------------------------------------------------------- expandable segments
 
-  private static boolean allocatable(Block b) {
+  static boolean allocatable(Block b) {
     return b != null && !b.allocated;
   }
 
@@ -825,18 +825,18 @@ public final class CachingAllocator implements TorchCachingModel {
    * Returns whether a segment is held as one whole free block, so that {@code
    * release_cached_blocks} could give it back.
    */
-  private static boolean isReleasable(Segment seg) {
+  static boolean isReleasable(Segment seg) {
     return !seg.head.isSplit() && !seg.head.allocated;
   }
 
   /** Returns whether a releasable segment starts at {@code addressBytes}, by looking at its blocks. */
-  private boolean releasableAt(long addressBytes) {
+  boolean releasableAt(long addressBytes) {
     Segment seg = segments.get(addressBytes);
     return seg != null && isReleasable(seg);
   }
 
   /** Enters a segment in the address map; one it replaces stops counting as releasable. */
-  private void putSegment(Segment seg) {
+  void putSegment(Segment seg) {
     Segment replaced = segments.put(seg.address, seg);
     if (replaced != null) {
       forgetReleasable(replaced);
@@ -879,7 +879,7 @@ public final class CachingAllocator implements TorchCachingModel {
    * segment's first block or whether it is allocated calls this method before the operation
    * returns, and {@link #checkInvariants()} compares both with the walks.
    */
-  private void segmentChanged(Segment seg) {
+  void segmentChanged(Segment seg) {
     boolean releasable = isReleasable(seg);
     if (releasable != seg.releasable) {
       setReleasable(seg, releasable);
@@ -888,7 +888,7 @@ public final class CachingAllocator implements TorchCachingModel {
 
   // ---------------------------------------------------------------- handles
 
-  private int newHandle(Block b) {
+  int newHandle(Block b) {
     int h;
     if (freeHandleCount > 0) {
       h = freeHandles[--freeHandleCount];
@@ -919,7 +919,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return byHandle[(int) handle];
   }
 
-  private void noteStream(long stream) {
+  void noteStream(long stream) {
     for (int i = 0; i < streamCount; i++) {
       if (streamsSeen[i] == stream) {
         return;
@@ -936,39 +936,12 @@ public final class CachingAllocator implements TorchCachingModel {
   /**
    * Installs a classic segment that existed before the model started, with its blocks (which must
    * tile it, no two adjacent free); returns the handles of its blocks in order, -1 for free ones.
-   * Used to rebuild the state at the start of a recording ({@code kvsim.torch.RecordingStart}).
+   * Used to rebuild the state at the start of a recording ({@code kvsim.torch.RecordingStart});
+   * {@link SnapshotRestore} does the work.
    */
   @Override
   public long[] restoreSegment(SegmentLayout layout) {
-    boolean small = layout.pool().equals("small");
-    BlockPool pool = small ? smallPool : largePool;
-    if (segments.containsKey(layout.addressBytes())) {
-      throw new IllegalArgumentException("two segments at 0x" + Long.toHexString(layout.addressBytes()));
-    }
-    checkTiling(layout.addressBytes(), layout.sizeBytes(), layout.blocks(), false);
-    noteStream(layout.stream());
-    driver.adopt(layout.addressBytes(), layout.sizeBytes());
-    Segment seg = new Segment(layout.addressBytes(), layout.sizeBytes(), layout.stream(), pool, false, 0, nextSerial++);
-    putSegment(seg);
-    stats.reserve(seg.size);
-    torchStats.increase(TorchStats.Kind.SEGMENT, small, 1);
-    torchStats.increase(TorchStats.Kind.RESERVED_BYTES, small, seg.size);
-    if (seg.size >= maxSplitSize) {
-      torchStats.oversizeSegment(true);
-    }
-    List<SegmentLayout.Block> in = layout.blocks();
-    Block[] made = new Block[in.size()];
-    Block prev = null;
-    for (int i = 0; i < made.length; i++) {
-      SegmentLayout.Block sb = in.get(i);
-      Block b = new Block(seg, sb.addressBytes(), sb.sizeBytes());
-      b.splice(prev, null);
-      prev = b;
-      made[i] = b;
-    }
-    long[] handles = adoptBlocks(made, in, small);
-    segmentChanged(seg);
-    return handles;
+    return snapshots.restoreSegment(layout);
   }
 
   /**
@@ -978,101 +951,7 @@ public final class CachingAllocator implements TorchCachingModel {
    * #restoreSegment} does, over the runs' blocks in order.
    */
   public long[] restoreExpandableSegment(long addressBytes, long sizeBytes, long stream, boolean small, List<SegmentLayout> runs) {
-    BlockPool pool = small ? smallPool : largePool;
-    long page = small ? SMALL_BUFFER_BYTES : conf.largeSegmentSizeBytes();
-    noteStream(stream);
-    Segment seg = new Segment(addressBytes, sizeBytes, stream, pool, true, page, nextSerial++);
-    putSegment(seg);
-    List<Block> made = new ArrayList<>();
-    List<SegmentLayout.Block> in = new ArrayList<>();
-    Block prev = null;
-    long cursor = addressBytes;
-    for (SegmentLayout run : runs) {
-      checkTiling(run.addressBytes(), run.sizeBytes(), run.blocks(), true);
-      if (run.addressBytes() < cursor || (run.addressBytes() - addressBytes) % page != 0 || run.sizeBytes() % page != 0) {
-        throw new IllegalArgumentException("expandable run at 0x" + Long.toHexString(run.addressBytes()) + " overlaps or is not page aligned");
-      }
-      if (run.addressBytes() > cursor) {
-        Block u = new Block(seg, cursor, run.addressBytes() - cursor);
-        u.mapped = false;
-        u.splice(prev, null);
-        prev = u;
-        pool.unmapped.add(u);
-      }
-      driver.adopt(run.addressBytes(), run.sizeBytes());
-      for (SegmentLayout.Block sb : run.blocks()) {
-        Block b = new Block(seg, sb.addressBytes(), sb.sizeBytes());
-        b.splice(prev, null);
-        prev = b;
-        made.add(b);
-        in.add(sb);
-      }
-      stats.reserve(run.sizeBytes());
-      torchStats.increase(TorchStats.Kind.RESERVED_BYTES, small, run.sizeBytes());
-      cursor = run.addressBytes() + run.sizeBytes();
-    }
-    if (cursor > addressBytes + sizeBytes) {
-      throw new IllegalArgumentException("expandable runs end past their reservation");
-    }
-    if (cursor < addressBytes + sizeBytes) {
-      Block u = new Block(seg, cursor, addressBytes + sizeBytes - cursor);
-      u.mapped = false;
-      u.splice(prev, null);
-      pool.unmapped.add(u);
-    }
-    long[] handles = adoptBlocks(made.toArray(new Block[0]), in, small);
-    segmentChanged(seg);
-    return handles;
-  }
-
-  private long[] adoptBlocks(Block[] made, List<SegmentLayout.Block> in, boolean small) {
-    long[] handles = new long[made.length];
-    for (int i = 0; i < made.length; i++) {
-      Block b = made[i];
-      SegmentLayout.Block sb = in.get(i);
-      if (sb.state() == SegmentLayout.State.ACTIVE_ALLOCATED) {
-        b.allocated = true;
-        b.requestedSize = sb.requestedBytes();
-        b.handle = newHandle(b);
-        handles[i] = b.handle;
-        torchStats.increase(TorchStats.Kind.ALLOCATION, small, 1);
-        torchStats.increase(TorchStats.Kind.ALLOCATED_BYTES, small, b.size);
-        torchStats.increase(TorchStats.Kind.ACTIVE, small, 1);
-        torchStats.increase(TorchStats.Kind.ACTIVE_BYTES, small, b.size);
-        torchStats.increase(TorchStats.Kind.REQUESTED_BYTES, small, b.requestedSize);
-        stats.onAlloc(b.requestedSize, b.size);
-        if (b.size >= maxSplitSize) {
-          torchStats.oversizeAllocation(true);
-        }
-      } else {
-        handles[i] = -1;
-        b.segment.pool.insert(b);
-        if (b.isSplit() && !b.expandable()) {
-          torchStats.increase(TorchStats.Kind.INACTIVE_SPLIT, small, 1);
-          torchStats.increase(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small, b.size);
-        }
-      }
-    }
-    return handles;
-  }
-
-  private static void checkTiling(long address, long size, List<SegmentLayout.Block> blocks, boolean expandable) {
-    long cursor = address;
-    boolean prevFree = false;
-    for (SegmentLayout.Block b : blocks) {
-      if (b.addressBytes() != cursor || b.sizeBytes() <= 0) {
-        throw new IllegalArgumentException("blocks of segment 0x" + Long.toHexString(address) + " do not tile it at 0x" + Long.toHexString(cursor));
-      }
-      boolean free = b.state() != SegmentLayout.State.ACTIVE_ALLOCATED;
-      if (free && prevFree) {
-        throw new IllegalArgumentException("two adjacent free blocks in segment 0x" + Long.toHexString(address) + " at 0x" + Long.toHexString(cursor));
-      }
-      prevFree = free;
-      cursor += b.sizeBytes();
-    }
-    if (cursor != address + size) {
-      throw new IllegalArgumentException("blocks of segment 0x" + Long.toHexString(address) + " cover " + (cursor - address) + " of " + size + " bytes");
-    }
+    return snapshots.restoreExpandableSegment(addressBytes, sizeBytes, stream, small, runs);
   }
 
   /**
@@ -1089,6 +968,7 @@ public final class CachingAllocator implements TorchCachingModel {
     return true;
   }
 
+
   /**
    * Returns the block starting at {@code addressBytes} as {address, size, allocated (1/0), start of
    * the next block, its size, whether it is free (1/0)}, the last three -1 when there is no next
@@ -1096,99 +976,35 @@ public final class CachingAllocator implements TorchCachingModel {
    */
   @Override
   public long[] blockAt(long addressBytes) {
-    Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);
-    if (e == null || addressBytes >= e.getValue().end()) {
-      return null;
-    }
-    for (Block b = e.getValue().head; b != null; b = b.next) {
-      if (b.address == addressBytes) {
-        Block n = b.next;
-        return new long[] {
-          b.address, b.size, b.allocated ? 1 : 0, n == null ? -1 : n.address, n == null ? -1 : n.size, n == null ? -1 : (n.allocated || !n.mapped ? 0 : 1)
-        };
-      }
-    }
-    return null;
+    return snapshots.blockAt(addressBytes);
   }
 
   /** Returns the start address of the segment holding {@code addressBytes}, or -1. */
   @Override
   public long segmentAddressOf(long addressBytes) {
-    Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);
-    return e == null || addressBytes >= e.getValue().end() ? -1 : e.getKey();
+    return snapshots.segmentAddressOf(addressBytes);
   }
 
   /** Describes the segment holding {@code addressBytes} and its blocks in plain words, or null. */
   @Override
   public String describeSegmentAt(long addressBytes) {
-    Map.Entry<Long, Segment> e = segments.floorEntry(addressBytes);
-    if (e == null || addressBytes >= e.getValue().end()) {
-      return null;
-    }
-    Segment s = e.getValue();
-    StringBuilder sb = new StringBuilder();
-    sb.append(s.expandable ? "expandable segment" : "segment").append(" 0x").append(Long.toHexString(s.address))
-        .append(" (").append(s.pool.name()).append(" pool, stream ").append(s.stream).append(", ")
-        .append(s.size).append(" B):");
-    int n = 0;
-    for (Block b = s.head; b != null; b = b.next) {
-      if (n++ == 40) {
-        sb.append(" …");
-        break;
-      }
-      sb.append(' ').append(b.allocated ? "allocated" : b.mapped ? "free" : "unmapped")
-          .append(" +").append(b.address - s.address).append(" ").append(b.size).append(" B");
-      if (b.allocated) {
-        sb.append(" (requested ").append(b.requestedSize).append(")");
-      }
-      sb.append(';');
-    }
-    sb.setLength(sb.length() - 1);
-    return sb.append('.').toString();
+    return snapshots.describeSegmentAt(addressBytes);
   }
 
-  // ---------------------------------------------------------------- gauges
-
-  private long driverHeadroom() {
-    long free = Math.max(0, driver.freeBytes());
-    return setFraction ? Math.min(free, Math.max(0, allowedMemoryMaximum - totalAllocatedMemory())) : free;
-  }
+  // ---------------------------------------------------------------- gauges (FreeSpaceAnalysis)
 
   @Override
   public long freeBytes() {
-    return totalAllocatedMemory() - stats.allocatedBytes() + driverHeadroom();
+    return freeSpace.freeBytes();
   }
 
   /**
    * Returns the largest size L such that every request of up to L bytes on the default stream would
-   * succeed now (get_free_block and alloc_block decide "succeed": a cached best fit, or new memory
-   * after the retry ladder has released every whole free segment).
-   *
-   * <p>Note [Largest free request]: PyTorch's segment sizes make success non-monotone in the request
-   * size: with 16 MiB of contiguous device memory left, a 16 MiB request succeeds (own-size
-   * segment) while a 2 MiB one fails (it needs a 20 MiB segment). Reporting 16 MiB would call that
-   * 2 MiB refusal "fragmentation below the largest free size"; this gauge therefore reports the
-   * prefix of request sizes that all succeed, which is the conservative reading of "the largest
-   * request that would succeed" and keeps {@code 1 − largest / free} meaningful. Oversize cached
-   * blocks are not counted, and for expandable segments pages the ladder could unmap are not
-   * counted either.
-   *
-   * <p>Note [Unmapped reach]: with expandable segments a request can also grow a free block into the
-   * unmapped range after it, so every unmapped range of stream 0 is visited: the free block before it
-   * plus the pages the device can still map there. Unlike the classic branch this visit is not kept
-   * incrementally, for three reasons. The set is bounded by the number of blocks, not by the length
-   * of a run (on the 2 M-event churn trace on 80 GiB: 81 ranges on average, 224 at most). Ranges
-   * other than a reservation's tail appear only when the retry ladder unmaps pages, that is on a
-   * device so full that cache misses are common, and every miss walks the same set in {@code
-   * find_expandable_block}, as PyTorch does. And when the device cannot map a single
-   * page and no {@code max_split_size} is set the visit is skipped: each range then adds only the
-   * free block before it, a stream-0 block of the large pool and so no larger than the largest one,
-   * which is already counted; on that trace this holds for 93 % of the events. Profiled there, this
-   * gauge takes under a tenth of the replay's time and {@code find_expandable_block} about 40 %.
+   * succeed now (Note [Largest free request] on {@link FreeSpaceAnalysis}).
    */
   @Override
   public long largestFreeBytes() {
-    return largestFreeBytes(false);
+    return freeSpace.largestFreeBytes();
   }
 
   /**
@@ -1196,127 +1012,9 @@ public final class CachingAllocator implements TorchCachingModel {
    * structures kept as segments change (Note [Releasable segments]); the reference for checks.
    */
   long largestFreeBytesByWalk() {
-    return largestFreeBytes(true);
+    return freeSpace.largestFreeBytesByWalk();
   }
 
-  private long largestFreeBytes(boolean walk) {
-    long smallMax = largestCached(smallPool, Long.MAX_VALUE);
-    long largeMax = largestCached(largePool, maxSplitSize);
-    if (conf.expandableSegments()) {
-      long headroom = driverHeadroom();
-      if (headroom < SMALL_BUFFER_BYTES) {
-        long smallPrefix = maxRequestRoundingTo(smallMax, SMALL_SIZE_BYTES);
-        if (smallPrefix < SMALL_SIZE_BYTES) {
-          return smallPrefix;
-        }
-      }
-      long page = conf.largeSegmentSizeBytes();
-      long growable = headroom / page * page;
-      long reach = Math.max(largeMax, growable);
-      if (walk || growable > 0 || maxSplitSize != TorchAllocConf.UNLIMITED) {
-        // Note [Unmapped reach]
-        for (Block u : largePool.unmapped) {
-          if (u.stream == 0) {
-            long before = allocatable(u.prev) && u.prev.mapped ? u.prev.size : 0;
-            reach = Math.max(reach, before + Math.min(u.size, growable));
-          }
-        }
-      }
-      return Math.max(SMALL_SIZE_BYTES, maxRequestRoundingTo(reach, Long.MAX_VALUE));
-    }
-    long releasable = walk ? walkReleasableBytes() : releasableBytes;
-    long c = walk ? driver.largestMallocBytes(this::releasableAt) : driver.largestMallocBytes();
-    if (setFraction) {
-      c = Math.min(c, Math.max(0, allowedMemoryMaximum - totalAllocatedMemory() + releasable));
-    }
-    if (c < SMALL_BUFFER_BYTES) {
-      long smallPrefix = maxRequestRoundingTo(smallMax, SMALL_SIZE_BYTES);
-      if (smallPrefix < SMALL_SIZE_BYTES) {
-        return smallPrefix;
-      }
-    }
-    long cached = largeMax > SMALL_SIZE_BYTES ? maxRequestRoundingTo(largeMax, Long.MAX_VALUE) : SMALL_SIZE_BYTES;
-    long fromDriver = maxRequestWithSegmentUpTo(c);
-    if (c >= conf.largeSegmentSizeBytes()) {
-      return Math.max(cached, fromDriver);
-    }
-    // Requests just above 1 MiB need a large segment the driver cannot give: only the cache serves
-    // them, and the driver's own-size segments count only if the cache reaches 10 MiB.
-    if (fromDriver >= MIN_LARGE_ALLOC_BYTES && roundSize(cached + 1) >= MIN_LARGE_ALLOC_BYTES) {
-      return Math.max(cached, fromDriver);
-    }
-    return cached;
-  }
-
-  /** Returns the bytes of all releasable segments, by walking every segment. */
-  private long walkReleasableBytes() {
-    long releasable = 0;
-    for (Segment s : segments.values()) {
-      if (isReleasable(s)) {
-        releasable += s.size;
-      }
-    }
-    return releasable;
-  }
-
-  /** Largest free block of stream 0 in a pool with a size below {@code below}, 0 if none. */
-  private long largestCached(BlockPool pool, long below) {
-    Block k = key(0, below == Long.MAX_VALUE ? Long.MAX_VALUE : below - 1);
-    k.address = Long.MAX_VALUE;
-    Block b = pool.blocks.floor(k);
-    return b != null && b.stream == 0 ? b.size : 0;
-  }
-
-  /** The largest request whose rounded size is at most {@code bytes} (and at most {@code cap}). */
-  private long maxRequestRoundingTo(long bytes, long cap) {
-    long hi = Math.min(bytes, cap);
-    if (hi <= 0) {
-      return 0;
-    }
-    if (roundSize(hi) <= bytes) {
-      return hi;
-    }
-    long lo = 0; // roundSize(lo) <= bytes holds for lo = 0 by convention
-    while (hi - lo > 1) {
-      long mid = lo + (hi - lo) / 2;
-      if (roundSize(mid) <= bytes) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo;
-  }
-
-  /**
-   * The largest request of at least 10 MiB whose own-size segment fits in {@code bytes}, 0 if none.
-   * The last answer is remembered: the driver's largest {@code cudaMalloc} changes far less often
-   * than the gauge is read, and each answer is a binary search of some 35 steps.
-   */
-  private long maxRequestWithSegmentUpTo(long bytes) {
-    if (bytes != segmentUpToBytes) {
-      segmentUpToRequest = searchRequestWithSegmentUpTo(bytes);
-      segmentUpToBytes = bytes;
-    }
-    return segmentUpToRequest;
-  }
-
-  private long searchRequestWithSegmentUpTo(long bytes) {
-    if (allocationSize(roundSize(MIN_LARGE_ALLOC_BYTES)) > bytes) {
-      return 0;
-    }
-    long lo = MIN_LARGE_ALLOC_BYTES;
-    long hi = bytes + 1;
-    while (hi - lo > 1) {
-      long mid = lo + (hi - lo) / 2;
-      if (allocationSize(roundSize(mid)) <= bytes) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo;
-  }
 
   @Override
   public LatencyModel latency() {
@@ -1340,198 +1038,15 @@ public final class CachingAllocator implements TorchCachingModel {
 
   @Override
   public List<SegmentLayout> layout() {
-    List<SegmentLayout> out = new ArrayList<>();
-    for (Segment s : segments.values()) {
-      if (!s.expandable) {
-        List<SegmentLayout.Block> blocks = new ArrayList<>();
-        for (Block b = s.head; b != null; b = b.next) {
-          blocks.add(layoutBlock(b));
-        }
-        out.add(new SegmentLayout(s.address, s.size, s.pool.name(), s.stream, false, blocks));
-        continue;
-      }
-      List<SegmentLayout.Block> run = null;
-      long runStart = 0;
-      long runSize = 0;
-      for (Block b = s.head; b != null; b = b.next) {
-        if (b.mapped) {
-          if (run == null) {
-            run = new ArrayList<>();
-            runStart = b.address;
-            runSize = 0;
-          }
-          run.add(layoutBlock(b));
-          runSize += b.size;
-        } else if (run != null) {
-          out.add(new SegmentLayout(runStart, runSize, s.pool.name(), s.stream, true, run));
-          run = null;
-        }
-      }
-      if (run != null) {
-        out.add(new SegmentLayout(runStart, runSize, s.pool.name(), s.stream, true, run));
-      }
-    }
-    return out;
+    return snapshots.layout();
   }
 
-  private static SegmentLayout.Block layoutBlock(Block b) {
-    return new SegmentLayout.Block(
-        b.address,
-        b.size,
-        b.allocated ? b.requestedSize : 0,
-        b.allocated ? SegmentLayout.State.ACTIVE_ALLOCATED : SegmentLayout.State.INACTIVE);
-  }
 
   // ---------------------------------------------------------------- invariants
 
+  /** Checks the blocks, pools, statistics and gauges against each other ({@link CachingInvariantChecker}). */
   @Override
   public void checkInvariants() {
-    long[] allocatedBytes = new long[2];
-    long[] allocations = new long[2];
-    long[] requested = new long[2];
-    long[] reserved = new long[2];
-    long[] segmentCount = new long[2];
-    long[] inactiveSplit = new long[2];
-    long[] inactiveSplitBytes = new long[2];
-    int[] freeMapped = new int[2];
-    int[] unmapped = new int[2];
-    long releasable = 0;
-    int[] wholeSegments = new int[2];
-    int[] unmappable = new int[2];
-    for (Segment s : segments.values()) {
-      int p = s.pool.small ? 0 : 1;
-      if (!s.expandable) {
-        segmentCount[p]++;
-        reserved[p] += s.size;
-      }
-      if (s.head == null || s.head.prev != null || s.head.address != s.address) {
-        fail("segment 0x" + Long.toHexString(s.address) + " has no proper first block");
-      }
-      long cursor = s.address;
-      Block prev = null;
-      for (Block b = s.head; b != null; b = b.next) {
-        if (b.segment != s || b.prev != prev || b.address != cursor || b.size <= 0) {
-          fail("blocks do not tile segment 0x" + Long.toHexString(s.address) + " at 0x" + Long.toHexString(cursor) + ": " + b);
-        }
-        if (b.size % MIN_BLOCK_BYTES != 0) {
-          fail("block " + b + " is not a multiple of 512 B");
-        }
-        if (prev != null && !prev.allocated && !b.allocated && prev.mapped == b.mapped) {
-          fail("two adjacent free blocks in segment 0x" + Long.toHexString(s.address) + ": " + prev + " and " + b);
-        }
-        if (!s.expandable && !b.mapped) {
-          fail("unmapped block in classic segment: " + b);
-        }
-        if (b.allocated) {
-          if (b.handle < 0 || b.handle >= handleHigh || byHandle[b.handle] != b) {
-            fail("allocated block " + b + " has no handle");
-          }
-          allocations[p]++;
-          allocatedBytes[p] += b.size;
-          requested[p] += b.requestedSize;
-        } else if (b.mapped) {
-          freeMapped[p]++;
-          if (!s.pool.blocks.contains(b)) {
-            fail("free block " + b + " is not in its pool");
-          }
-          if (s.expandable && b.holdsWholePage()) {
-            unmappable[p]++;
-            if (!s.pool.unmappable.contains(b)) {
-              fail("free block " + b + " holds a whole page but is not among its pool's unmappable blocks");
-            }
-          }
-          if (!s.expandable && b.isSplit()) {
-            inactiveSplit[p]++;
-            inactiveSplitBytes[p] += b.size;
-          }
-        } else {
-          unmapped[p]++;
-          if (!s.pool.unmapped.contains(b)) {
-            fail("unmapped block " + b + " is not in its pool's unmapped set");
-          }
-        }
-        if (s.expandable && b.mapped) {
-          reserved[p] += b.size;
-        }
-        cursor += b.size;
-        prev = b;
-      }
-      if (cursor != s.end()) {
-        fail("blocks cover " + (cursor - s.address) + " of segment 0x" + Long.toHexString(s.address) + " (" + s.size + " B)");
-      }
-      if (s.releasable != isReleasable(s)) {
-        fail("segment 0x" + Long.toHexString(s.address) + " is marked " + (s.releasable ? "" : "not ") + "releasable");
-      }
-      if (s.pool.wholeSegments.contains(s) != (s.releasable && !s.expandable)) {
-        fail("segment 0x" + Long.toHexString(s.address) + " is " + (s.releasable ? "missing from" : "wrongly in") + " its pool's whole segments");
-      }
-      releasable += s.releasable ? s.size : 0;
-      wholeSegments[p] += s.releasable && !s.expandable ? 1 : 0;
-    }
-    expect("releasable segment bytes", releasableBytes, releasable);
-    BlockPool[] pools = {smallPool, largePool};
-    for (int p = 0; p < 2; p++) {
-      if (pools[p].blocks.size() != freeMapped[p] || pools[p].unmapped.size() != unmapped[p]) {
-        fail(pools[p].name() + " pool holds " + pools[p].blocks.size() + "/" + pools[p].unmapped.size()
-            + " blocks but the segments have " + freeMapped[p] + " free and " + unmapped[p] + " unmapped");
-      }
-      if (pools[p].wholeSegments.size() != wholeSegments[p] || pools[p].unmappable.size() != unmappable[p]) {
-        fail(pools[p].name() + " pool counts " + pools[p].wholeSegments.size() + " whole free segments and " + pools[p].unmappable.size()
-            + " blocks with a whole page but has " + wholeSegments[p] + " and " + unmappable[p]);
-      }
-      boolean small = p == 0;
-      expect("allocated_bytes", torchStats.currentPool(TorchStats.Kind.ALLOCATED_BYTES, small), allocatedBytes[p]);
-      expect("allocation", torchStats.currentPool(TorchStats.Kind.ALLOCATION, small), allocations[p]);
-      expect("active_bytes", torchStats.currentPool(TorchStats.Kind.ACTIVE_BYTES, small), allocatedBytes[p]);
-      expect("active", torchStats.currentPool(TorchStats.Kind.ACTIVE, small), allocations[p]);
-      expect("requested_bytes", torchStats.currentPool(TorchStats.Kind.REQUESTED_BYTES, small), requested[p]);
-      expect("reserved_bytes", torchStats.currentPool(TorchStats.Kind.RESERVED_BYTES, small), reserved[p]);
-      expect("segment", torchStats.currentPool(TorchStats.Kind.SEGMENT, small), segmentCount[p]);
-      expect("inactive_split", torchStats.currentPool(TorchStats.Kind.INACTIVE_SPLIT, small), inactiveSplit[p]);
-      expect("inactive_split_bytes", torchStats.currentPool(TorchStats.Kind.INACTIVE_SPLIT_BYTES, small), inactiveSplitBytes[p]);
-    }
-    expect("reserved_bytes.all (stat)", torchStats.currentAll(TorchStats.Kind.RESERVED_BYTES), reserved[0] + reserved[1]);
-    expect("live handles", handleHigh - freeHandleCount, allocations[0] + allocations[1]);
-    stats.check(
-        NAME, reserved[0] + reserved[1], allocatedBytes[0] + allocatedBytes[1], requested[0] + requested[1],
-        allocations[0] + allocations[1]);
-    String negative = torchStats.firstNegative();
-    if (negative != null) {
-      fail("negative stat " + negative);
-    }
-    if (driver instanceof RegionDriver rd) {
-      expect("driver bytes in use", rd.usedBytes(), totalAllocatedMemory());
-      for (Segment s : segments.values()) {
-        if (!s.expandable && (s.address < rd.baseBytes() || s.end() > rd.baseBytes() + rd.capacityBytes())) {
-          fail("segment 0x" + Long.toHexString(s.address) + " lies outside the region");
-        }
-      }
-      String ranges = rd.checkFreeRanges(NAME);
-      if (ranges != null) {
-        fail("driver: " + ranges);
-      }
-      String runs = rd.checkReleasable(this::releasableAt);
-      if (runs != null) {
-        fail("driver: " + runs);
-      }
-    }
-    long largest = largestFreeBytes();
-    long walked = largestFreeBytesByWalk();
-    if (largest != walked) {
-      fail("largest free request is " + largest + " B from the kept structures but " + walked + " B by walking the segments");
-    }
-    if (setFraction && totalAllocatedMemory() > allowedMemoryMaximum) {
-      fail("reserved " + totalAllocatedMemory() + " B exceeds the memory fraction's " + allowedMemoryMaximum + " B");
-    }
-  }
-
-  private void expect(String what, long actual, long recomputed) {
-    if (actual != recomputed) {
-      fail(what + " is " + actual + " but the blocks add up to " + recomputed);
-    }
-  }
-
-  private void fail(String message) {
-    throw new InvariantViolation(NAME, message);
+    new CachingInvariantChecker(this).check();
   }
 }

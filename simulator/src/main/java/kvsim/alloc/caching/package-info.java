@@ -4,10 +4,12 @@
  * with the later changes each class names.
  *
  * <ul>
- *   <li>{@link kvsim.alloc.caching.CachingAllocator}: the model (malloc, free, retry ladder,
- *       expandable segments, statistics) and its hooks for snapshot replay. Outside this package
- *       and the registry it is a {@link kvsim.alloc.caching.TorchCachingModel}, which also holds
- *       PyTorch's size constants.
+ *   <li>{@link kvsim.alloc.caching.CachingAllocator}: the model's policy (malloc, free, retry
+ *       ladder, expandable segments, statistics) and its hooks for snapshot replay. Outside this
+ *       package and the registry it is a {@link kvsim.alloc.caching.TorchCachingModel}, which also
+ *       holds PyTorch's size constants. Beside it, reading its state: {@code SnapshotRestore}
+ *       (segments restored from a snapshot, the replay's block lookups, the layout), {@code
+ *       FreeSpaceAnalysis} (the free-space gauges) and {@code CachingInvariantChecker}.
  *   <li>{@link kvsim.alloc.caching.TorchAllocConf}: options in {@code PYTORCH_CUDA_ALLOC_CONF}
  *       syntax; {@link kvsim.alloc.caching.TieBreak}: the free-block order by PyTorch version.
  *   <li>{@link kvsim.alloc.caching.TorchStats}: {@code torch.cuda.memory_stats()} names.

@@ -8,12 +8,9 @@ import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
 import kvsim.alloc.AllocatorStats;
 import kvsim.alloc.Extents;
-import kvsim.alloc.InvariantViolation;
 import kvsim.alloc.LatencyModel;
-import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
-import kvsim.alloc.support.AllocationSlots;
-import kvsim.alloc.support.FreeExtentTree;
+import kvsim.alloc.support.ExtentArena;
 import kvsim.alloc.support.RegionAlignment;
 import kvsim.devicemodel.Region;
 
@@ -34,7 +31,7 @@ import kvsim.devicemodel.Region;
  *       rounded size, {@code no_memory} otherwise. Requests are never split.
  *   <li>Freeing a handle that is not live is an error; a handle names one allocation only, so a
  *       stale handle is caught even after its slot has been reused.
- *   <li>Every operation is O(log n) in the number of free extents ({@link FreeExtentTree}).
+ *   <li>Every operation is O(log n) in the number of free extents ({@link kvsim.alloc.support.FreeExtentTree}).
  * </ul>
  *
  * <p>Offsets relative to the region's base are multiples of the alignment. A region whose size is
@@ -45,7 +42,10 @@ import kvsim.devicemodel.Region;
  * search for the first fit, or for the neighbours of a freed extent): a pointer-chasing search in
  * host memory, as measured for balanced-tree allocators, at a few ns per cache-resident level.
  *
- * <p>Handles and the live allocations are {@link AllocationSlots} (its Note [Handles]), which also
+ * <p>The model is an {@link ExtentArena} with fit {@link ExtentArena.Fit#FIRST}, which holds the
+ * structures below and runs every operation.
+ *
+ * <p>Handles and the live allocations are {@link kvsim.alloc.support.AllocationSlots} (its Note [Handles]), which also
  * checks that free extents and allocations tile the region (its Note [Tiling]).
  */
 public final class FirstFitAllocator implements Allocator {
@@ -55,13 +55,8 @@ public final class FirstFitAllocator implements Allocator {
   /** Default alignment: 512 B, the granularity of PyTorch's and CUDA's sub-allocations. */
   public static final long DEFAULT_ALIGNMENT_BYTES = 512;
 
-  private final Region region;
-  private final RegionAlignment alignment;
-  private final LatencyModel latency;
-  private final FreeExtentTree free;
-  private final AllocationSlots slots;
-
-  private final AllocatorStats stats;
+  /** The arena with this model's fit; every operation is its. */
+  private final ExtentArena arena;
 
   /** Builds the model from its registry context (option {@code alignment}). */
   public FirstFitAllocator(AllocatorContext context) {
@@ -75,15 +70,7 @@ public final class FirstFitAllocator implements Allocator {
 
   /** As {@link #FirstFitAllocator(Region, long)}, with the latency model given (defaults or a calibration). */
   public FirstFitAllocator(Region region, long alignmentBytes, LatencyModel latency) {
-    this.alignment = new RegionAlignment(region, alignmentBytes);
-    this.region = region;
-    this.latency = latency;
-    this.free = new FreeExtentTree(1024);
-    this.stats = AllocatorStats.reserving(region.sizeBytes());
-    if (region.sizeBytes() > 0) {
-      free.insert(region.baseBytes(), region.sizeBytes());
-    }
-    this.slots = new AllocationSlots(1024);
+    this.arena = new ExtentArena("first-fit", ExtentArena.Fit.FIRST, region, alignmentBytes, latency);
   }
 
   @Override
@@ -93,113 +80,57 @@ public final class FirstFitAllocator implements Allocator {
 
   /** Returns the alignment requests are rounded up to. */
   public long alignmentBytes() {
-    return alignment.bytes();
+    return arena.alignmentBytes();
   }
 
   @Override
   public AllocOutcome allocate(AllocRequest request) {
-    long size = request.sizeBytes();
-    if (size > region.sizeBytes()) {
-      // Refused before rounding, which could overflow for sizes near Long.MAX_VALUE.
-      stats.addModelledNanos(latency.allocNanos(0));
-      return refuse(size, size);
-    }
-    long rounded = alignment.roundUp(size);
-    int node = free.firstFit(rounded);
-    stats.addModelledNanos(latency.allocNanos(free.lastSteps()));
-    if (node == FreeExtentTree.NONE) {
-      return refuse(size, rounded);
-    }
-    long at = free.takeLow(node, rounded);
-    long handle = slots.add(at, rounded, size);
-    stats.onAlloc(size, rounded);
-    return new AllocOutcome.Allocated(handle, rounded, Extents.single(at, rounded));
-  }
-
-  private AllocOutcome.OutOfMemory refuse(long requestedBytes, long roundedBytes) {
-    long freeNow = freeBytes();
-    OomReason reason = freeNow >= roundedBytes ? OomReason.FRAGMENTATION : OomReason.NO_MEMORY;
-    return new AllocOutcome.OutOfMemory(reason, requestedBytes, freeNow, largestFreeBytes());
+    return arena.allocate(request);
   }
 
   @Override
   public void free(long handle) {
-    int slot = slots.slotOf(handle, name());
-    long bytes = slots.allocatedOf(slot);
-    free.insert(slots.offsetOf(slot), bytes);
-    stats.addModelledNanos(latency.freeNanos(free.lastSteps()));
-    stats.onFree(slots.requestedOf(slot), bytes);
-    slots.release(slot);
+    arena.free(handle);
   }
 
   @Override
   public Extents extentsOf(long handle) {
-    int slot = slots.slotOf(handle, name());
-    return Extents.single(slots.offsetOf(slot), slots.allocatedOf(slot));
+    return arena.extentsOf(handle);
   }
 
   @Override
   public AllocatorStats stats() {
-    return stats;
+    return arena.stats();
   }
 
   @Override
   public long freeBytes() {
-    return region.sizeBytes() - stats.allocatedBytes();
+    return arena.freeBytes();
   }
 
   @Override
   public long largestFreeBytes() {
-    long largest = free.largestBytes();
-    return alignment.roundDown(largest);
+    return arena.largestFreeBytes();
   }
 
   @Override
   public LatencyModel latency() {
-    return latency;
+    return arena.latency();
   }
 
   /** Returns {@code free_extents}: the number of free extents, a direct measure of fragmentation. */
   @Override
   public Map<String, Long> extraMetrics() {
-    return Map.of("free_extents", (long) free.extentCount());
+    return arena.extraMetrics();
   }
 
   @Override
   public void checkInvariants() {
-    free.checkInvariants(name());
-    if (free.freeBytes() + stats.allocatedBytes() != region.sizeBytes()) {
-      throw new InvariantViolation(
-          name(),
-          "bytes do not balance: " + free.freeBytes() + " free + " + stats.allocatedBytes() + " allocated != "
-              + region.sizeBytes() + " region");
-    }
-    long allocated = 0;
-    long requested = 0;
-    int live = 0;
-    for (int slot = 0; slot < slots.slotsUsed(); slot++) {
-      if (!slots.isLive(slot)) {
-        continue;
-      }
-      long rounded = slots.allocatedOf(slot);
-      long offset = slots.offsetOf(slot);
-      long asked = slots.requestedOf(slot);
-      alignment.checkAllocation(name(), offset, rounded, asked);
-      allocated += rounded;
-      requested += asked;
-      live++;
-    }
-    stats.check(name(), region.sizeBytes(), allocated, requested, live);
-    slots.checkInvariants(name());
-    long[][] extents = free.toArrays();
-    slots.checkTiling(name(), region.baseBytes(), region.endBytes(), extents[0], extents[1], extents[0].length);
+    arena.checkInvariants();
   }
 
   @Override
   public List<SegmentLayout> layout() {
-    long[][] extents = free.toArrays();
-    return List.of(
-        new SegmentLayout(
-            region.baseBytes(), region.sizeBytes(), "region", 0, false, slots.blocksWith(extents[0], extents[1], extents[0].length)));
+    return arena.layout();
   }
 }

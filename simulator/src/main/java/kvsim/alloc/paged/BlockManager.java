@@ -9,9 +9,12 @@ import java.util.Map;
 import kvsim.alloc.InvariantViolation;
 
 /**
- * vLLM's KV-cache block manager, request by request and block id for block id: v1's {@code
- * KVCacheManager} over one full-attention group, with v0's watermark, free lists, LRU evictor,
- * fork, copy-on-write and swapping as a per-run mode.
+ * What vLLM's two KV-cache block managers share, request by request and block id for block id:
+ * requests and their tokens, block hashes, the prefix lookup, {@code allocate_slots}, release,
+ * preemption, the prefix-cache reset and the invariant checker, over one {@link BlockPool}. The two
+ * managers are {@link V1KvCacheManager} (v1's {@code KVCacheManager}, the default) and {@link
+ * V0BlockManager} (v0's {@code BlockSpaceManagerV2}); each class comment gives its rules, and {@link
+ * #of} builds the one a {@link BlockManagerConfig}'s mode names.
  *
  * <p>Sources. v1: vLLM at commit ec5ef0a, {@code vllm/v1/core/kv_cache_manager.py} ({@code
  * KVCacheManager}), {@code vllm/v1/core/block_pool.py} ({@code BlockPool}), {@code
@@ -19,114 +22,43 @@ import kvsim.alloc.InvariantViolation;
  * vllm/v1/core/sched/scheduler.py} ({@code Scheduler}). v0: vLLM at commit 1fb9c1b (between
  * v0.6.2 and v0.6.3), {@code vllm/core/block_manager_v2.py} ({@code BlockSpaceManagerV2}), {@code
  * vllm/core/block/prefix_caching_block.py}, {@code vllm/core/evictor_v2.py} and {@code
- * vllm/core/scheduler.py}. The rules below name the functions of those files they follow.
- *
- * <p>Rules (v1, the default):
- *
- * <ul>
- *   <li>Block 0 is the null block; the free queue starts as {@code [1 … N−1]} ({@code BlockPool}'s
- *       constructor).
- *   <li>Allocation pops from the head of the free queue and evicts a popped cached block then and
- *       only then ({@code BlockPool.get_new_blocks}); {@link #free} appends a table's blocks that
- *       reach zero references at the tail, last block first ({@code KVCacheManager.free}, {@code
- *       BlockPool.free_blocks}).
- *   <li>Block hashes are chained over (parent hash, token ids, extra keys: LoRA name, cache salt on
- *       block 0), computed for every full block when tokens are added (the hash chain of {@code
- *       kv_cache_utils.py}, {@link BlockHasher}); caller-supplied hash ids replace them where given.
- *   <li>{@link #lookup} walks the hashes from block 0, stops at the first miss and never hits the
- *       last token: at most {@code floor((num_tokens − 1) / B)} blocks; it counts prefix-cache
- *       statistics on every call, preempted requests apart ({@code
- *       KVCacheManager.get_computed_blocks}). It is allowed only for a
- *       request with nothing computed, as in vLLM's scheduler.
- *   <li>{@link #allocateSlots} counts blocks as {@code KVCacheManager.allocate_slots} does: a running request needs {@code
- *       ceil(slots/B) − len(table)}; a new or resumed one needs {@code ceil(slots/B) − hits −
- *       len(table)} plus its hit blocks that sit in the free queue. If that exceeds the free
- *       blocks it returns false and changes nothing. Otherwise it touches the hits, appends them,
- *       pops the new blocks and caches the blocks that are now full up to {@code min(computed,
- *       num_tokens)} ({@code allocate_slots}, through {@code BlockPool.cache_full_blocks}): at
- *       scheduling time, never lookahead slots.
- *   <li>Blocks with equal hashes are all kept; a lookup returns the first inserted ({@code BlockPool}
- *       does not deduplicate, so block tables stay append-only).
- *   <li>{@link #preempt} frees like {@link #free}, sets the computed tokens to zero and counts a
- *       preemption ({@code Scheduler._preempt_request}); the request then hits whichever of its blocks survived.
- *   <li>{@link #resetPrefixCache} succeeds only when every usable block is free ({@code
- *       reset_prefix_cache}).
- * </ul>
- *
- * <p>Rules (v0, {@link BlockManagerConfig.Mode#V0}), after {@code BlockSpaceManagerV2}:
- *
- * <ul>
- *   <li>No null block; hashless free blocks in a deque (LIFO by default, or FIFO), cached free
- *       blocks in the LRU evictor, fresh blocks used before any eviction ({@code prefix_caching_block.py}'s allocator,
- *       {@code evictor_v2.LRUEvictor}).
- *   <li>{@link #admit} and {@link #swapIn} first apply the watermark: NEVER if {@code N − required
- *       < watermark_blocks}, OK if {@code free − required ≥ watermark_blocks}, LATER otherwise, with
- *       {@code required} the prompt's blocks ignoring hits ({@code BlockSpaceManagerV2.can_allocate},
- *       {@code can_swap_in}). Decode growth has no
- *       watermark: it needs new blocks plus copies ≤ free.
- *   <li>A block that becomes full while another block already holds its hash is replaced by that
- *       block in the table and freed (deduplication when {@code prefix_caching_block.py} promotes a
- *       full block).
- *   <li>{@link #free} releases the table head first; a released cached block enters the evictor
- *       stamped with the current operation's clock.
- *   <li>{@link #fork} copies the parent's table and adds a reference to every block; writing a
- *       token into a block that another table also holds first copies it to a new block and drops
- *       one reference of the old one (copy-on-write: {@code fork} and {@code
- *       cow_block_if_not_appendable}). Only a partly filled block is ever
- *       written, so only such blocks are copied.
- *   <li>{@link #swapOut} moves a running request's blocks to the host pool, one host block per
- *       block, and frees them; {@link #swapIn} brings them back, re-using cached blocks by hash
- *       and copying the rest ({@code Scheduler._schedule_default}'s swap-out and swap-in, with the
- *       manager's {@code can_swap_out} and {@code can_swap_in}).
- * </ul>
- *
- * <p>Simplifications against v0: one hash function and one caching moment (at scheduling, as in
- * v1's {@code allocate_slots}) for both modes; the v1 lookup rule (last token never hits) also in v0; fork
- * and copy-on-write act on single requests, swapping on a request or a sequence group (the
- * group's distinct blocks, shared ones mapped once).
+ * vllm/core/scheduler.py}. The rules of the subclasses name the functions of those files they
+ * follow; the shared rules are v1's (the lookup, {@code allocate_slots}' block count and caching
+ * moment, preemption), which v0 follows too (Simplifications on {@link V0BlockManager}).
  *
  * <p>Misuse (an unknown request, a lookup of a running one, zero new tokens) throws {@link
  * BlockOpException} before anything changes; lack of memory is a {@code false} result. Each
  * operation records its details in {@link #log()}.
  */
-public final class BlockManager implements KvBlockManager {
+public abstract sealed class BlockManager implements KvBlockManager permits V1KvCacheManager, V0BlockManager {
   private static final IntList NO_HITS = new IntList(1);
 
-  private final BlockManagerConfig config;
-  private final int blockSize;
-  private final boolean caching;
-  private final boolean v0;
-  private final BlockPool pool;
+  // Package-private for the two managers: the state they share.
+  final BlockManagerConfig config;
+  final int blockSize;
+  final boolean caching;
+  final BlockPool pool;
   private final BlockHasher hasher;
   private final PrefixCacheStats stats = new PrefixCacheStats();
-  private final OpLog log = new OpLog();
-  private final IntDeque hostFree;
-  /** References to each host block (index: host block id − N): the swapped tables that hold it. */
-  private final int[] hostRefs;
-  private final Map<String, PagedRequest> requests = new LinkedHashMap<>();
-  private long epoch;
+  final OpLog log = new OpLog();
+  final Map<String, PagedRequest> requests = new LinkedHashMap<>();
+  /** Bumped whenever blocks or tokens change: the hits of an older lookup are stale. */
+  long epoch;
   private long clock;
   private long preemptions;
-  private long swappedOutBytes;
-  private long swappedInBytes;
 
-  /** Builds an empty manager. */
-  public BlockManager(BlockManagerConfig config) {
+  /** Builds an empty manager over a block pool of the given kind. */
+  BlockManager(BlockManagerConfig config, BlockPool.Kind kind) {
     this.config = config;
     this.blockSize = config.blockSize();
     this.caching = config.enableCaching();
     this.hasher = new BlockHasher(config.hash());
-    this.v0 = config.mode() == BlockManagerConfig.Mode.V0;
-    BlockPool.Kind kind =
-        !v0
-            ? BlockPool.Kind.V1
-            : config.freeOrder() == BlockManagerConfig.FreeOrder.LIFO ? BlockPool.Kind.V0_LIFO : BlockPool.Kind.V0_FIFO;
     this.pool = new BlockPool("paged", config.numBlocks(), caching, kind);
-    this.hostFree = new IntDeque(config.numHostBlocks());
-    this.hostRefs = new int[config.numHostBlocks()];
-    for (int h = 0; h < config.numHostBlocks(); h++) {
-      hostFree.addLast(config.numBlocks() + h);
-    }
+  }
+
+  /** Builds the manager a configuration's mode names: {@link V1KvCacheManager} or {@link V0BlockManager}. */
+  public static BlockManager of(BlockManagerConfig config) {
+    return config.mode() == BlockManagerConfig.Mode.V0 ? new V0BlockManager(config) : new V1KvCacheManager(config);
   }
 
   @Override
@@ -183,9 +115,7 @@ public final class BlockManager implements KvBlockManager {
 
   /** Returns the free host blocks (v0 swap space). */
   @Override
-  public int numFreeHostBlocks() {
-    return hostFree.size();
-  }
+  public abstract int numFreeHostBlocks();
 
   /** Returns the cached blocks evicted so far. */
   public long evictionCount() {
@@ -197,15 +127,11 @@ public final class BlockManager implements KvBlockManager {
     return preemptions;
   }
 
-  /** Returns the bytes copied device to host by swap-outs so far. */
-  public long swappedOutBytes() {
-    return swappedOutBytes;
-  }
+  /** Returns the bytes copied device to host by swap-outs so far (v0 only; 0 in v1). */
+  public abstract long swappedOutBytes();
 
-  /** Returns the bytes copied host to device by swap-ins so far. */
-  public long swappedInBytes() {
-    return swappedInBytes;
-  }
+  /** Returns the bytes copied host to device by swap-ins so far (v0 only; 0 in v1). */
+  public abstract long swappedInBytes();
 
   /** Returns the live (unfinished) request of this id, or null. */
   @Override
@@ -238,12 +164,12 @@ public final class BlockManager implements KvBlockManager {
     return BlockHasher.hexPrefix(r.hashHi(i), r.hashLo(i), 16);
   }
 
-  private void beginOp() {
+  final void beginOp() {
     log.reset();
     pool.setNow(++clock);
   }
 
-  private PagedRequest live(PagedRequest r, String field) {
+  final PagedRequest live(PagedRequest r, String field) {
     // A request this manager made and has not finished is the one its table holds under that id.
     if (r == null || r.status == PagedRequest.Status.FINISHED || r.owner != this) {
       throw new BlockOpException(field, (r == null ? "request" : r + " is") + " unknown or finished");
@@ -254,12 +180,6 @@ public final class BlockManager implements KvBlockManager {
   private void notSwapped(PagedRequest r, String op) {
     if (r.status == PagedRequest.Status.SWAPPED) {
       throw new BlockOpException("req", op + ": " + r + " is swapped out; swap it in first");
-    }
-  }
-
-  private void requireV0(String op) {
-    if (!v0) {
-      throw new BlockOpException("op", op + " needs mode v0 (vLLM v0's block manager); v1 has no " + op);
     }
   }
 
@@ -502,16 +422,8 @@ public final class BlockManager implements KvBlockManager {
       int b = table.get(i);
       long hi = h[2 * i];
       long lo = h[2 * i + 1];
-      if (v0) {
-        int existing = pool.lookup(hi, lo);
-        if (existing >= 0 && existing != b) {
-          pool.touch(existing);
-          table.set(i, existing);
-          pool.freeBlock(b);
-          log.dedups.add(b);
-          log.dedups.add(existing);
-          continue;
-        }
+      if (replacedByCached(table, i, b, hi, lo)) {
+        continue;
       }
       pool.cacheBlock(b, hi, lo, (i + 1) * blockSize);
       log.newlyCached.add(b);
@@ -519,16 +431,12 @@ public final class BlockManager implements KvBlockManager {
     r.numCachedBlocks = numFull;
   }
 
-  private OpLog.Admission admission(int requiredBlocks) {
-    int wm = config.watermarkBlocks();
-    if (pool.usableBlocks() - requiredBlocks < wm) {
-      return OpLog.Admission.NEVER;
-    }
-    if (pool.numFreeBlocks() - requiredBlocks >= wm) {
-      return OpLog.Admission.OK;
-    }
-    return OpLog.Admission.LATER;
-  }
+  /**
+   * Called as full block {@code b} at position {@code i} of {@code table} is about to be cached
+   * under hash ({@code hi}, {@code lo}): returns true when the manager put an already cached block
+   * with that hash in its place instead (v0's deduplication), false to cache {@code b}.
+   */
+  abstract boolean replacedByCached(IntList table, int i, int b, long hi, long lo);
 
   @Override
   public int blocksToAppend(PagedRequest r, int numNewTokens) {
@@ -564,16 +472,15 @@ public final class BlockManager implements KvBlockManager {
     if (r.status == PagedRequest.Status.RUNNING) {
       throw new BlockOpException("req", "admit: " + r + " is already running");
     }
-    if (v0) {
-      int required = (r.numTokens() + blockSize - 1) / blockSize;
-      log.admission = admission(required);
-      if (log.admission != OpLog.Admission.OK) {
-        return false;
-      }
+    if (!admissible(r)) {
+      return false;
     }
     int hits = lookupInternal(r);
     return allocateInternal(r, r.numTokens() - hits * blockSize, 0, true);
   }
+
+  /** Whether a waiting request may be admitted before its lookup (v0's watermark; always in v1). */
+  abstract boolean admissible(PagedRequest r);
 
   /**
    * One decode step of a request: allocate slots for its uncomputed tokens (if any, without prefix
@@ -605,7 +512,7 @@ public final class BlockManager implements KvBlockManager {
     beginOp();
     live(r, "req");
     if (r.status == PagedRequest.Status.SWAPPED) {
-      releaseHostBlocks(r);
+      releaseSwapped(r);
     } else {
       releaseTable(r);
     }
@@ -616,29 +523,11 @@ public final class BlockManager implements KvBlockManager {
     epoch++;
   }
 
-  private void releaseTable(PagedRequest r) {
-    IntList table = r.table;
-    pool.freeBlocks(table.raw(), 0, table.size(), !v0);
-    table.clear();
-  }
+  /** Frees a table's blocks into the pool (v1 tail first, v0 head first) and empties it. */
+  abstract void releaseTable(PagedRequest r);
 
-  private void releaseHostBlocks(PagedRequest r) {
-    for (int i = 0; i < r.hostTable.size(); i++) {
-      releaseHostBlock(r.hostTable.get(i));
-    }
-    r.hostTable.clear();
-  }
-
-  private void releaseHostBlock(int h) {
-    if (--hostRefs[h - config.numBlocks()] > 0) {
-      return;
-    }
-    if (config.freeOrder() == BlockManagerConfig.FreeOrder.LIFO) {
-      hostFree.addFirst(h);
-    } else {
-      hostFree.addLast(h);
-    }
-  }
+  /** Frees the host blocks of a swapped request (v0; v1 never swaps). */
+  abstract void releaseSwapped(PagedRequest r);
 
   /**
    * Preempts a running request by recompute ({@code Scheduler._preempt_request}): frees its blocks as {@link #free} does,
@@ -673,198 +562,6 @@ public final class BlockManager implements KvBlockManager {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // v0: fork and swap
-
-  /**
-   * Forks a running request (v0's {@code fork}): the child gets the parent's tokens, computed tokens and a
-   * copy of its block table, and every block gains a reference. Nothing is allocated. v0 only.
-   */
-  @Override
-  public PagedRequest fork(PagedRequest parent, String childId) {
-    beginOp();
-    requireV0("fork");
-    live(parent, "parent");
-    if (parent.status != PagedRequest.Status.RUNNING) {
-      throw new BlockOpException("parent", "fork: " + parent + " is not running");
-    }
-    if (childId == null || childId.isEmpty() || requests.containsKey(childId)) {
-      throw new BlockOpException("child", "fork: child id '" + childId + "' is empty or already exists");
-    }
-    PagedRequest child = new PagedRequest(this, childId, parent.tokens(), parent.loraName, parent.cacheSalt, parent.suppliedHashIds);
-    child.ensureHashCapacity(parent.numHashes);
-    System.arraycopy(parent.hashes, 0, child.hashes, 0, 2 * parent.numHashes);
-    child.numHashes = parent.numHashes;
-    child.numComputedTokens = parent.numComputedTokens;
-    child.numCachedBlocks = parent.numCachedBlocks;
-    child.status = PagedRequest.Status.RUNNING;
-    for (int i = 0; i < parent.table.size(); i++) {
-      int b = parent.table.get(i);
-      pool.touch(b);
-      child.table.add(b);
-    }
-    requests.put(childId, child);
-    epoch++;
-    return child;
-  }
-
-  /**
-   * Swaps a running request out (v0's swap-out): {@link #swapOut(List)} of a group of one. Returns
-   * false, changing nothing, when the host pool lacks free blocks. v0 only.
-   */
-  @Override
-  public boolean swapOut(PagedRequest r) {
-    return swapOut(List.of(r));
-  }
-
-  /**
-   * Swaps a sequence group out (v0 {@code Scheduler}'s swap-out, {@code can_swap_out}): each distinct block of the requests' tables gets
-   * exactly one host block (a block that forked requests share is mapped, and its bytes moved,
-   * once; the host block counts one reference per table), the blocks are freed (each table head
-   * first, in the order given) and the requests wait swapped. Returns false, changing nothing, when
-   * the host pool lacks free blocks for the distinct blocks. v0 only.
-   */
-  @Override
-  public boolean swapOut(List<PagedRequest> group) {
-    beginOp();
-    requireV0("swap_out");
-    for (PagedRequest r : group) {
-      live(r, "req");
-      if (r.status != PagedRequest.Status.RUNNING) {
-        throw new BlockOpException("req", "swap_out: " + r + " is not running");
-      }
-    }
-    Map<Integer, Integer> hostOf = new LinkedHashMap<>();
-    for (PagedRequest r : group) {
-      for (int i = 0; i < r.table.size(); i++) {
-        hostOf.putIfAbsent(r.table.get(i), -1);
-      }
-    }
-    if (hostOf.size() > hostFree.size()) {
-      return false;
-    }
-    for (Map.Entry<Integer, Integer> e : hostOf.entrySet()) {
-      int h = hostFree.pollFirst();
-      e.setValue(h);
-      log.mapping.add(e.getKey());
-      log.mapping.add(h);
-    }
-    log.bytesMoved = hostOf.size() * config.blockBytes();
-    swappedOutBytes += log.bytesMoved;
-    for (PagedRequest r : group) {
-      for (int i = 0; i < r.table.size(); i++) {
-        int h = hostOf.get(r.table.get(i));
-        r.hostTable.add(h);
-        hostRefs[h - config.numBlocks()]++;
-      }
-      releaseTable(r);
-      r.pendingHits.clear();
-      r.status = PagedRequest.Status.SWAPPED;
-    }
-    epoch++;
-    return true;
-  }
-
-  /**
-   * Swaps a request back in (v0's swap-in): {@link #swapIn(List)} of a group of one. Returns false,
-   * changing nothing, when the watermark says later or never. v0 only.
-   */
-  @Override
-  public boolean swapIn(PagedRequest r) {
-    return swapIn(List.of(r));
-  }
-
-  /**
-   * Swaps a sequence group back in (v0 {@code Scheduler}'s swap-in, {@code can_swap_in}): the watermark test on its distinct host blocks,
-   * then each distinct host block becomes one device block that every table holding it shares
-   * again: a cached full block is looked up by hash and re-used, the others are popped and copied
-   * from the host. Returns false, changing nothing, when the watermark says later or never. v0
-   * only.
-   */
-  @Override
-  public boolean swapIn(List<PagedRequest> group) {
-    beginOp();
-    requireV0("swap_in");
-    for (PagedRequest r : group) {
-      live(r, "req");
-      if (r.status != PagedRequest.Status.SWAPPED) {
-        throw new BlockOpException("req", "swap_in: " + r + " is not swapped out");
-      }
-    }
-    // Each distinct host block, with the first (request, position) that holds it.
-    Map<Integer, int[]> firstHolder = new LinkedHashMap<>();
-    for (int k = 0; k < group.size(); k++) {
-      PagedRequest r = group.get(k);
-      for (int j = 0; j < r.hostTable.size(); j++) {
-        firstHolder.putIfAbsent(r.hostTable.get(j), new int[] {k, j});
-      }
-    }
-    int n = firstHolder.size();
-    log.admission = admission(n);
-    if (log.admission != OpLog.Admission.OK) {
-      return false;
-    }
-    int[] hosts = new int[n];
-    int[] hitAt = new int[n];
-    int need = 0;
-    int d = 0;
-    for (Map.Entry<Integer, int[]> e : firstHolder.entrySet()) {
-      hosts[d] = e.getKey();
-      PagedRequest r = group.get(e.getValue()[0]);
-      int j = e.getValue()[1];
-      hitAt[d] = caching && j < r.numCachedBlocks ? pool.lookup(r.hashHi(j), r.hashLo(j)) : -1;
-      if (hitAt[d] < 0 || pool.refCnt(hitAt[d]) == 0) {
-        need++;
-      }
-      d++;
-    }
-    if (need > pool.numFreeBlocks()) {
-      log.admission = OpLog.Admission.LATER;
-      return false;
-    }
-    for (int i = 0; i < n; i++) {
-      if (hitAt[i] >= 0) {
-        pool.touch(hitAt[i]);
-        log.hitBlocks.add(hitAt[i]);
-      }
-    }
-    Map<Integer, Integer> deviceOf = new LinkedHashMap<>();
-    for (int i = 0; i < n; i++) {
-      int b = hitAt[i];
-      if (b < 0) {
-        b = pool.popBlock(log.evicted);
-        log.newBlocks.add(b);
-        log.mapping.add(hosts[i]);
-        log.mapping.add(b);
-        log.bytesMoved += config.blockBytes();
-        int[] at = firstHolder.get(hosts[i]);
-        PagedRequest r = group.get(at[0]);
-        int j = at[1];
-        if (caching && j < r.numCachedBlocks) {
-          pool.cacheBlock(b, r.hashHi(j), r.hashLo(j), (j + 1) * blockSize);
-          log.newlyCached.add(b);
-        }
-      }
-      deviceOf.put(hosts[i], b);
-    }
-    swappedInBytes += log.bytesMoved;
-    // The first table to hold a block takes the reference its pop or hit gave; each further one adds one.
-    java.util.Set<Integer> referenced = new java.util.HashSet<>();
-    for (PagedRequest r : group) {
-      for (int j = 0; j < r.hostTable.size(); j++) {
-        int b = deviceOf.get(r.hostTable.get(j));
-        if (!referenced.add(b)) {
-          pool.touch(b);
-        }
-        r.table.add(b);
-      }
-      releaseHostBlocks(r);
-      r.status = PagedRequest.Status.RUNNING;
-    }
-    epoch++;
-    return true;
-  }
-
-  // ---------------------------------------------------------------------------------------------
   // Invariants
 
   /**
@@ -878,11 +575,7 @@ public final class BlockManager implements KvBlockManager {
     int n = pool.numBlocks();
     int[] expected = new int[n];
     int[] seenIn = new int[n];
-    int hosts = config.numHostBlocks();
-    boolean[] hostUsed = new boolean[hosts];
-    int[] hostSeenIn = new int[hosts];
-    int[] hostRefCount = new int[hosts];
-    int hostUsedCount = 0;
+    beginHostCheck();
     int stamp = 0;
     for (PagedRequest r : requests.values()) {
       stamp++;
@@ -907,17 +600,7 @@ public final class BlockManager implements KvBlockManager {
           if (r.table.size() != 0 || r.hostTable.size() < ceil(r.numComputedTokens)) {
             fail(who + " is swapped but its tables do not match");
           }
-          for (int i = 0; i < r.hostTable.size(); i++) {
-            int h = r.hostTable.get(i) - n;
-            if (h < 0 || h >= hosts || hostSeenIn[h] == stamp) {
-              fail(who + " holds host block " + r.hostTable.get(i) + " outside the host pool or twice");
-            }
-            hostSeenIn[h] = stamp;
-            if (hostRefCount[h]++ == 0) {
-              hostUsed[h] = true;
-              hostUsedCount++;
-            }
-          }
+          checkHostTable(r, who, stamp);
         }
         case RUNNING -> {
           if (r.numComputedTokens < 1 || r.numComputedTokens > r.numTokens()) {
@@ -953,28 +636,23 @@ public final class BlockManager implements KvBlockManager {
       }
     }
     pool.checkInvariants(expected);
-    for (int h = 0; h < hosts; h++) {
-      if (hostRefCount[h] != hostRefs[h]) {
-        fail("host block " + (n + h) + " has " + hostRefs[h] + " references, held by " + hostRefCount[h] + " swapped tables");
-      }
-    }
-    if (hostUsedCount + hostFree.size() != hosts) {
-      fail("host blocks do not balance: " + hostUsedCount + " used + " + hostFree.size() + " free != " + hosts);
-    }
-    for (int i = 0; i < hostFree.size(); i++) {
-      int h = hostFree.get(i) - n;
-      if (h < 0 || h >= hosts || hostUsed[h]) {
-        fail("host block " + hostFree.get(i) + " is free and used, twice free, or outside the pool");
-      }
-      hostUsed[h] = true;
-    }
+    endHostCheck();
   }
 
-  private int ceil(int tokens) {
+  /** Starts the host-pool part of {@link #checkInvariants()} (v0's swap space). */
+  abstract void beginHostCheck();
+
+  /** Checks and counts the host table of swapped request {@code r} ({@code stamp}: its turn in the walk). */
+  abstract void checkHostTable(PagedRequest r, String who, int stamp);
+
+  /** Ends the host-pool check: references and free host blocks against the tables counted. */
+  abstract void endHostCheck();
+
+  final int ceil(int tokens) {
     return (tokens + blockSize - 1) / blockSize;
   }
 
-  private static void fail(String problem) {
+  static void fail(String problem) {
     throw new InvariantViolation("paged", problem);
   }
 }

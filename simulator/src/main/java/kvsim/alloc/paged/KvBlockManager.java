@@ -8,10 +8,10 @@ import java.util.List;
  * free, preemption, v0's fork and swapping, and the state a script prints. The rules are vLLM's: v1 at commit ec5ef0a ({@code
  * vllm/v1/core/kv_cache_manager.py} {@code KVCacheManager}, {@code vllm/v1/core/sched/scheduler.py}
  * {@code Scheduler}), v0 at commit 1fb9c1b ({@code vllm/core/block_manager_v2.py} {@code
- * BlockSpaceManagerV2}, {@code vllm/core/scheduler.py}); {@link BlockManager} cites them rule by
+ * BlockSpaceManagerV2}, {@code vllm/core/scheduler.py}); {@link V1KvCacheManager} and {@link V0BlockManager} cite them rule by
  * rule.
  * {@code kvsim.registry.AllocatorRegistry#blockManager} builds one; code outside this package and
- * the registry uses this interface, never the manager class.
+ * the registry uses this interface, never the manager classes.
  *
  * <p>Misuse (an unknown request, a lookup of a running one, zero new tokens) throws {@link
  * BlockOpException} before anything changes; lack of memory is a {@code false} result. Each

@@ -21,6 +21,9 @@ import kvsim.alloc.InvariantViolation;
  *   <li>Extents lie below address 2^62 (4 EiB), which lets the searches compare by subtraction.
  * </ul>
  *
+ * <p>The tree is an {@link AvlTree} keyed by (offset, size) that keeps the largest size of each
+ * subtree; this class adds the searches, the merging insert and the extent bookkeeping.
+ *
  * <p>Note [Balance]: the tree is an AVL tree (Adelson-Velsky and Landis, 1962): the heights of a
  * node's two subtrees differ by at most one, which keeps searches within 1.44 log2 n levels and,
  * on average, close to log2 n. A first version used a treap with seeded priorities; it walked 17 %
@@ -48,32 +51,18 @@ import kvsim.alloc.InvariantViolation;
  * arithmetically (left is side 0, right side 1) instead of by a branch, since which way a search
  * turns is as unpredictable as the addresses are.
  */
-public final class FreeExtentTree {
+public final class FreeExtentTree extends AvlTree {
   /** The index that stands for "no extent". */
-  public static final int NONE = 0;
+  public static final int NONE = AvlTree.NONE;
 
-  private static final int STRIDE_SHIFT = 2; // four longs per node
-  private static final int SIZE = 1;
-  private static final int LEFT_MAX = 2;
-  private static final int RIGHT_MAX = 3;
-  private static final long LOW = 0xFFFF_FFFFL;
+  private static final int SIZE = SECOND;
   /** Extents end at or below 2^62, so differences of offsets and sizes never overflow. */
   private static final long MAX_ADDRESS = 1L << 62;
 
-  // Node 0 is the sentinel NONE: all its fields stay 0, its height too.
-  private long[] node; // offset, size, left subtree maximum, right subtree maximum
-  private long[] kids; // left child in the low 32 bits, right child in the high 32
-  private byte[] height; // 1 for a leaf
-
-  private int root = NONE;
-  private int recycled = NONE; // chain of removed nodes through their left links
-  private int nextUnused = 1;
-  private int count;
+  // The tree (AvlTree) holds offset and size as a node's keys and keeps the largest size of each
+  // subtree. Its path is the root-to-node path of the last first-fit search or find (Note [Path
+  // stack]) while pathValid holds; valid until a change.
   private long totalBytes;
-  private int lastSteps;
-
-  // The root-to-node path of the last first-fit search (Note [Path stack]); valid until a change.
-  private int[] path = new int[64];
   private int pathLength;
   private boolean pathValid;
 
@@ -84,71 +73,15 @@ public final class FreeExtentTree {
 
   /** Creates an empty tree with room for {@code initialCapacity} extents before it grows. */
   public FreeExtentTree(int initialCapacity) {
-    int n = Math.max(2, initialCapacity + 1);
-    node = new long[n << STRIDE_SHIFT];
-    kids = new long[n];
-    height = new byte[n];
+    super(initialCapacity, true);
   }
 
   private long offset(int n) {
-    return node[n << STRIDE_SHIFT];
+    return firstKey(n);
   }
 
   private long size(int n) {
-    return node[(n << STRIDE_SHIFT) + SIZE];
-  }
-
-  private int left(int n) {
-    return (int) kids[n];
-  }
-
-  private int right(int n) {
-    return (int) (kids[n] >>> 32);
-  }
-
-  /** Returns the largest size in the subtree of {@code n}; 0 for {@link #NONE}. */
-  private long subtreeMax(int n) {
-    int b = n << STRIDE_SHIFT;
-    return larger(node[b + SIZE], larger(node[b + LEFT_MAX], node[b + RIGHT_MAX]));
-  }
-
-  /** Returns the larger of two sizes without a branch (both lie in [0, 2^62): a − b cannot overflow). */
-  private static long larger(long a, long b) {
-    long d = a - b;
-    return a - (d & (d >> 63));
-  }
-
-  /** Returns the field of {@code parent} that holds the maximum of its child {@code child}'s side. */
-  private int sideMaxIndex(int parent, int child) {
-    int differs = (int) kids[parent] ^ child; // 0 when child is the left child
-    int isRight = (differs | -differs) >>> 31;
-    return (parent << STRIDE_SHIFT) + LEFT_MAX + isRight;
-  }
-
-  private void setLeft(int n, int child, long childMax) {
-    kids[n] = (kids[n] & ~LOW) | (child & LOW);
-    node[(n << STRIDE_SHIFT) + LEFT_MAX] = childMax;
-  }
-
-  private void setRight(int n, int child, long childMax) {
-    kids[n] = (kids[n] & LOW) | ((long) child << 32);
-    node[(n << STRIDE_SHIFT) + RIGHT_MAX] = childMax;
-  }
-
-  /** Puts {@code child} where {@code old} hung under {@code parent} (or at the root); same maximum. */
-  private void relink(int parent, int old, int child) {
-    if (parent == NONE) {
-      root = child;
-    } else if (left(parent) == old) {
-      kids[parent] = (kids[parent] & ~LOW) | (child & LOW);
-    } else {
-      kids[parent] = (kids[parent] & LOW) | ((long) child << 32);
-    }
-  }
-
-  /** Returns the height {@code n} should have from its children's. */
-  private int heightFromKids(int n) {
-    return 1 + Math.max(height[left(n)], height[right(n)]);
+    return secondKey(n);
   }
 
   /** Returns the number of free extents. */
@@ -298,13 +231,6 @@ public final class FreeExtentTree {
     }
   }
 
-  private void push(int at, int n) {
-    if (at == path.length) {
-      path = Arrays.copyOf(path, at * 2);
-    }
-    path[at] = n;
-  }
-
   /**
    * Adds [offset, offset + size) to the free set, merged with the extents that touch it, and
    * returns the node that now holds it; throws IllegalArgumentException if it overlaps a free
@@ -386,24 +312,7 @@ public final class FreeExtentTree {
    * #extentCount()} entries; O(n).
    */
   public long[][] toArrays() {
-    long[] offsets = new long[count];
-    long[] sizes = new long[count];
-    int[] stack = new int[height[root] + 1];
-    int depth = 0;
-    int i = 0;
-    int n = root;
-    while (n != NONE || depth > 0) {
-      while (n != NONE) {
-        stack[depth++] = n;
-        n = left(n);
-      }
-      n = stack[--depth];
-      offsets[i] = offset(n);
-      sizes[i] = size(n);
-      i++;
-      n = right(n);
-    }
-    return new long[][] {offsets, sizes};
+    return keysInOrder();
   }
 
   /** Returns the lowest-address extent, or {@link #NONE} when the tree is empty. */
@@ -504,182 +413,4 @@ public final class FreeExtentTree {
     }
   }
 
-  /**
-   * Updates the maxima above path[k], whose subtree maximum may have changed, stopping at the first
-   * ancestor whose stored maximum for that side holds, but not below path[mustReach].
-   */
-  private void fixMaxUpwards(int k, int mustReach) {
-    long[] nodes = node;
-    int[] stack = path;
-    for (int i = k; i > 0; i--) {
-      int child = stack[i];
-      int at = sideMaxIndex(stack[i - 1], child);
-      long m = subtreeMax(child);
-      if (nodes[at] == m && i <= mustReach) {
-        return;
-      }
-      nodes[at] = m;
-    }
-  }
-
-  /**
-   * Raises the maxima above path[k], whose subtree now holds an extent of {@code sizeBytes}, to at
-   * least that size, stopping at the first ancestor that already holds as much on that side.
-   */
-  private void raiseMaxUpwards(int k, long sizeBytes) {
-    long[] nodes = node;
-    int[] stack = path;
-    for (int i = k; i > 0; i--) {
-      int at = sideMaxIndex(stack[i - 1], stack[i]);
-      if (nodes[at] >= sizeBytes) {
-        return;
-      }
-      nodes[at] = sizeBytes;
-    }
-  }
-
-  /**
-   * Restores heights and balance on path[k], path[k − 1], ... after a node was added below
-   * ({@code grew}) or removed. An insertion needs at most one (single or double) rotation; a
-   * removal may need one per level. Stops where a height no longer changes.
-   */
-  private void rebalanceUpwards(int k, boolean grew) {
-    byte[] heights = height;
-    for (int i = k; i >= 0; i--) {
-      int n = path[i];
-      long links = kids[n];
-      int hl = heights[(int) links];
-      int hr = heights[(int) (links >>> 32)];
-      int before = heights[n];
-      int balance = hl - hr;
-      if (balance > 1 || balance < -1) {
-        n = rotateToBalance(n, i > 0 ? path[i - 1] : NONE, balance);
-        path[i] = n;
-        if (grew || height[n] == before) {
-          return;
-        }
-      } else {
-        int after = 1 + Math.max(hl, hr);
-        if (after == before) {
-          return;
-        }
-        heights[n] = (byte) after;
-      }
-    }
-  }
-
-  /** Rebalances the subtree of {@code n} (child of {@code parent}) and returns its new root. */
-  private int rotateToBalance(int n, int parent, int balance) {
-    if (balance > 1) {
-      int l = left(n);
-      if (height[left(l)] < height[right(l)]) {
-        int lr = right(l);
-        rotateUp(lr, l, n);
-        l = lr;
-      }
-      rotateUp(l, n, parent);
-      return l;
-    }
-    int r = right(n);
-    if (height[right(r)] < height[left(r)]) {
-      int rl = left(r);
-      rotateUp(rl, r, n);
-      r = rl;
-    }
-    rotateUp(r, n, parent);
-    return r;
-  }
-
-  /**
-   * Rotates {@code x} above its parent {@code p} (child of {@code g}). The subtree at that position
-   * keeps its extents, so {@code g}'s maximum for it stands; {@code p} and {@code x} get new
-   * maxima and heights.
-   */
-  private void rotateUp(int x, int p, int g) {
-    int xb = x << STRIDE_SHIFT;
-    if (left(p) == x) {
-      setLeft(p, right(x), node[xb + RIGHT_MAX]);
-      setRight(x, p, subtreeMax(p));
-    } else {
-      setRight(p, left(x), node[xb + LEFT_MAX]);
-      setLeft(x, p, subtreeMax(p));
-    }
-    relink(g, p, x);
-    height[p] = (byte) heightFromKids(p);
-    height[x] = (byte) heightFromKids(x);
-  }
-
-  /**
-   * Takes the node at path position {@code k} out of the tree and recycles a node; updates the
-   * maxima and rebalances above. A node with two children takes over its successor's extent and
-   * the successor's node goes instead, so the node that held the next extent may change identity.
-   */
-  private void unlink(int k) {
-    int n = path[k];
-    int gone = n;
-    int at = k;
-    if (left(n) != NONE && right(n) != NONE) {
-      int s = right(n);
-      push(++at, s);
-      while (left(s) != NONE) {
-        s = left(s);
-        push(++at, s);
-      }
-      int nb = n << STRIDE_SHIFT;
-      int sb = s << STRIDE_SHIFT;
-      node[nb] = node[sb];
-      node[nb + SIZE] = node[sb + SIZE];
-      gone = s;
-    }
-    int child = left(gone) != NONE ? left(gone) : right(gone);
-    int parent = at > 0 ? path[at - 1] : NONE;
-    if (parent == NONE) {
-      root = child;
-    } else if (left(parent) == gone) {
-      setLeft(parent, child, subtreeMax(child));
-    } else {
-      setRight(parent, child, subtreeMax(child));
-    }
-    int b = gone << STRIDE_SHIFT;
-    node[b] = 0;
-    node[b + SIZE] = 0;
-    node[b + LEFT_MAX] = 0;
-    node[b + RIGHT_MAX] = 0;
-    kids[gone] = recycled & LOW;
-    height[gone] = 0;
-    recycled = gone;
-    if (at > 0) {
-      // path[at - 1] lost a child; path[k] (if it took the successor's extent) changed size.
-      fixMaxUpwards(at - 1, Math.min(k, at - 1));
-      rebalanceUpwards(at - 1, false);
-    }
-  }
-
-  private int newNode(long offsetBytes, long sizeBytes) {
-    int x;
-    if (recycled != NONE) {
-      x = recycled;
-      recycled = left(x);
-    } else {
-      if (nextUnused == height.length) {
-        grow();
-      }
-      x = nextUnused++;
-    }
-    int b = x << STRIDE_SHIFT;
-    node[b] = offsetBytes;
-    node[b + SIZE] = sizeBytes;
-    node[b + LEFT_MAX] = 0;
-    node[b + RIGHT_MAX] = 0;
-    kids[x] = 0;
-    height[x] = 1;
-    return x;
-  }
-
-  private void grow() {
-    int n = height.length * 2;
-    node = Arrays.copyOf(node, n << STRIDE_SHIFT);
-    kids = Arrays.copyOf(kids, n);
-    height = Arrays.copyOf(height, n);
-  }
 }

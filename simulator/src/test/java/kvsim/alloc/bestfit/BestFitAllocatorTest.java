@@ -17,6 +17,7 @@ import kvsim.alloc.Extents;
 import kvsim.alloc.InvariantViolation;
 import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
+import kvsim.alloc.support.ExtentArena;
 import kvsim.alloc.support.ExtentSizeIndex;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
@@ -265,9 +266,11 @@ class BestFitAllocatorTest {
   void aSizeIndexThatDisagreesWithTheAddressTreeIsAnInvariantViolation() throws ReflectiveOperationException {
     BestFitAllocator bf = new BestFitAllocator(REGION, 512);
     served(bf.allocate(bytes(100)));
-    Field field = BestFitAllocator.class.getDeclaredField("bySize");
+    Field arena = BestFitAllocator.class.getDeclaredField("arena");
+    arena.setAccessible(true);
+    Field field = ExtentArena.class.getDeclaredField("bySize");
     field.setAccessible(true);
-    ExtentSizeIndex index = (ExtentSizeIndex) field.get(bf);
+    ExtentSizeIndex index = (ExtentSizeIndex) field.get(arena.get(bf));
     index.remove(REGION.sizeBytes() - 512, REGION.baseBytes() + 512);
     index.add(REGION.sizeBytes() - 1024, REGION.baseBytes() + 512);
     InvariantViolation e = assertThrows(InvariantViolation.class, bf::checkInvariants);

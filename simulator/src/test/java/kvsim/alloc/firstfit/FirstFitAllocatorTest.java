@@ -18,6 +18,7 @@ import kvsim.alloc.InvariantViolation;
 import kvsim.alloc.OomReason;
 import kvsim.alloc.SegmentLayout;
 import kvsim.alloc.support.AllocationSlots;
+import kvsim.alloc.support.ExtentArena;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
@@ -224,11 +225,13 @@ class FirstFitAllocatorTest {
     FirstFitAllocator ff = new FirstFitAllocator(REGION, 512);
     served(ff.allocate(bytes(512)));
     served(ff.allocate(bytes(512)));
-    Field table = FirstFitAllocator.class.getDeclaredField("slots");
+    Field arena = FirstFitAllocator.class.getDeclaredField("arena");
+    arena.setAccessible(true);
+    Field table = ExtentArena.class.getDeclaredField("slots");
     table.setAccessible(true);
     Field slots = AllocationSlots.class.getDeclaredField("slots");
     slots.setAccessible(true);
-    ((long[]) slots.get(table.get(ff)))[4] = 4096; // slot 1's offset: the second allocation now sits on the first
+    ((long[]) slots.get(table.get(arena.get(ff))))[4] = 4096; // slot 1's offset: the second allocation now sits on the first
     InvariantViolation e = assertThrows(InvariantViolation.class, ff::checkInvariants);
     assertTrue(e.getMessage().contains("overlap") || e.getMessage().contains("gap"), e.getMessage());
   }

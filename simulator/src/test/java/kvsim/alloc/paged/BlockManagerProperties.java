@@ -74,7 +74,7 @@ class BlockManagerProperties {
 
   @Test
   void theCheckerCatchesACorruptedReferenceCount() {
-    BlockManager m = new BlockManager(BlockManagerConfig.v1(9, 4, true));
+    BlockManager m = BlockManager.of(BlockManagerConfig.v1(9, 4, true));
     PagedRequest a = m.addRequest("A", ManagerDump.range(0, 9), null, null);
     m.admit(a);
     m.checkInvariants();
@@ -124,7 +124,7 @@ class BlockManagerProperties {
               16,
               // Either hash: the reference knows blocks by their whole prefix, so both must answer alike.
               rng.nextBoolean() ? BlockHasher.Algorithm.SHA256 : BlockHasher.Algorithm.MURMUR3);
-      m = new BlockManager(config);
+      m = BlockManager.of(config);
       ref = new ReferenceBlockManager(config);
     }
 

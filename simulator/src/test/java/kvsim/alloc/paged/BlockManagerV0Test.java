@@ -5,6 +5,7 @@ import static kvsim.alloc.paged.ManagerDump.range;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -16,7 +17,7 @@ class BlockManagerV0Test {
   private static final long BLOCK_BYTES_4 = 4 * BlockManagerConfig.DEFAULT_BYTES_PER_TOKEN;
 
   private static BlockManager v0(int numBlocks, int blockSize, boolean caching, BlockManagerConfig.FreeOrder order, int hosts) {
-    return new BlockManager(
+    return BlockManager.of(
         new BlockManagerConfig(
             numBlocks,
             blockSize,
@@ -31,6 +32,21 @@ class BlockManagerV0Test {
 
   private static BlockManager v0(int numBlocks, int blockSize, boolean caching) {
     return v0(numBlocks, blockSize, caching, BlockManagerConfig.FreeOrder.LIFO, 4);
+  }
+
+  @Test
+  void theModeOfTheConfigurationPicksTheManager() {
+    assertInstanceOf(V0BlockManager.class, v0(8, 4, true));
+    BlockManager v1 = BlockManager.of(BlockManagerConfig.v1(9, 4, true));
+    assertInstanceOf(V1KvCacheManager.class, v1);
+    PagedRequest r = v1.addRequest("a", range(0, 5), null, null);
+    assertTrue(v1.admit(r));
+    BlockOpException e = assertThrows(BlockOpException.class, () -> v1.fork(r, "b"));
+    assertTrue(e.getMessage().contains("needs mode v0"), e.getMessage());
+    assertThrows(BlockOpException.class, () -> v1.swapOut(r));
+    assertThrows(BlockOpException.class, () -> v1.swapIn(r));
+    assertEquals(0, v1.swappedOutBytes());
+    v1.checkInvariants();
   }
 
   private static PagedRequest admitted(BlockManager m, String id, int[] prompt) {
@@ -229,7 +245,7 @@ class BlockManagerV0Test {
 
   @Test
   void forkAndSwapAreV0Only() {
-    BlockManager m = new BlockManager(BlockManagerConfig.v1(9, 4, true));
+    BlockManager m = BlockManager.of(BlockManagerConfig.v1(9, 4, true));
     PagedRequest p = admitted(m, "P", range(0, 6));
     assertEquals("op", assertThrows(BlockOpException.class, () -> m.fork(p, "C")).field());
     assertThrows(BlockOpException.class, () -> m.swapOut(p));

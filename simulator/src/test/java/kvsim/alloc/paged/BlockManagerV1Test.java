@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class BlockManagerV1Test {
 
   private static BlockManager v1(int numBlocks, int blockSize) {
-    return new BlockManager(BlockManagerConfig.v1(numBlocks, blockSize, true));
+    return BlockManager.of(BlockManagerConfig.v1(numBlocks, blockSize, true));
   }
 
   private static PagedRequest admitted(BlockManager m, String id, int[] prompt) {
@@ -130,7 +130,7 @@ class BlockManagerV1Test {
     assertEquals(2, a.numBlockHashes());
     m.appendTokens(a, new int[] {8, 9, 10});
     assertEquals(2, a.numBlockHashes());
-    BlockManager off = new BlockManager(BlockManagerConfig.v1(9, 4, false));
+    BlockManager off = BlockManager.of(BlockManagerConfig.v1(9, 4, false));
     assertEquals(0, off.addRequest("A", range(0, 8), null, null).numBlockHashes(), "no hashing with caching off");
   }
 
@@ -291,7 +291,7 @@ class BlockManagerV1Test {
 
   @Test
   void withCachingOffThereAreNoHitsAndNoStatistics() {
-    BlockManager m = new BlockManager(BlockManagerConfig.v1(9, 4, false));
+    BlockManager m = BlockManager.of(BlockManagerConfig.v1(9, 4, false));
     PagedRequest a = admitted(m, "A", range(0, 9));
     m.free(a);
     PagedRequest b = m.addRequest("B", range(0, 9), null, null);
@@ -388,7 +388,7 @@ class BlockManagerV1Test {
   @Test
   void slotsAreCappedAtMaxModelLen() {
     BlockManagerConfig c = new BlockManagerConfig(9, 4, true, BlockManagerConfig.Mode.V1, 0, BlockManagerConfig.FreeOrder.FIFO, 0, 10, 1);
-    BlockManager m = new BlockManager(c);
+    BlockManager m = BlockManager.of(c);
     PagedRequest a = m.addRequest("A", range(0, 8), null, null);
     assertTrue(m.allocateSlots(a, 8, 20));
     assertEquals(3, a.blockTable().length, "min(8 + 20, 10) = 10 slots: 3 blocks");

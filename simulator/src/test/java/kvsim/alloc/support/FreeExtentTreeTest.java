@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -239,14 +238,12 @@ class FreeExtentTreeTest {
   }
 
   /** Returns the tree's node array: four longs per node (offset, size, left and right subtree maxima). */
-  private static long[] nodes(FreeExtentTree tree) throws ReflectiveOperationException {
-    Field node = FreeExtentTree.class.getDeclaredField("node");
-    node.setAccessible(true);
-    return (long[]) node.get(tree);
+  private static long[] nodes(FreeExtentTree tree) {
+    return tree.node;
   }
 
   @Test
-  void aStaleSubtreeMaximumIsReportedAsAnInvariantViolation() throws ReflectiveOperationException {
+  void aStaleSubtreeMaximumIsReportedAsAnInvariantViolation() {
     FreeExtentTree tree = new FreeExtentTree();
     for (int i = 0; i < 10; i++) {
       tree.insert(i * 100L, 10);
@@ -258,20 +255,18 @@ class FreeExtentTreeTest {
   }
 
   @Test
-  void aWrongHeightIsReportedAsAnInvariantViolation() throws ReflectiveOperationException {
+  void aWrongHeightIsReportedAsAnInvariantViolation() {
     FreeExtentTree tree = new FreeExtentTree();
     for (int i = 0; i < 10; i++) {
       tree.insert(i * 100L, 10);
     }
-    Field height = FreeExtentTree.class.getDeclaredField("height");
-    height.setAccessible(true);
-    ((byte[]) height.get(tree))[tree.first()] = 3; // a leaf
+    tree.height[tree.first()] = 3; // a leaf
     InvariantViolation e = assertThrows(InvariantViolation.class, () -> tree.checkInvariants("owner"));
     assertTrue(e.getMessage().contains("balance"), e.getMessage());
   }
 
   @Test
-  void touchingExtentsAreReportedAsAnInvariantViolation() throws ReflectiveOperationException {
+  void touchingExtentsAreReportedAsAnInvariantViolation() {
     FreeExtentTree tree = new FreeExtentTree();
     tree.insert(0, 10);
     tree.insert(20, 10);
