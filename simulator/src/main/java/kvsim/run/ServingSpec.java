@@ -323,8 +323,8 @@ public final class ServingSpec {
 
   /** Returns what a system of this spec is built from, for a source of {@code hashBlockTokens}. */
   ServingSystems.Build build(int hashBlockTokens) {
-    return new ServingSystems.Build(kvMemoryBytes, model.kvBytesPerToken(), blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, plan,
-        allocatorOptions, calibration);
+    return ServingSystems.Build.of(model, device, kvMemoryBytes, scheduler).blockTokens(blockTokens).hashBlockTokens(hashBlockTokens)
+        .swapSpaceBytes(swapSpaceBytes).plan(plan).allocatorOptions(allocatorOptions).calibration(calibration).build();
   }
 
   /** Returns the calibration whose costs replace the defaults ({@link Calibration#NONE} for none). */

@@ -76,66 +76,107 @@ public final class ServingSystems {
   }
 
   /**
-   * What a system is built from.
-   *
-   * @param kvMemoryBytes the KV region's size
-   * @param kvBytesPerToken the model's KV bytes per token
-   * @param blockTokens tokens per KV block (paged systems)
-   * @param scheduler the scheduler's limits
-   * @param hashBlockTokens tokens per prefix hash of the request source (0 for none)
-   * @param model the model (its KV bytes per token are {@code kvBytesPerToken})
-   * @param device the device, for allocator models that need it and for copy times
-   * @param swapSpaceBytes host memory for vLLM v0's swapped blocks
-   * @param plan the memory plan, {@link #PLAN_NAIVE} or {@link #PLAN_TWO_POOL}, or null for the system's default
-   * @param allocatorOptions options of the contiguous systems' allocators, by allocator name ({@code
-   *     buddy} for the Orca systems, {@code pytorch-caching} for {@code hf-naive}); the allocator
-   *     checks them
-   * @param calibration the costs measured that replace the defaults: allocator and block-manager
-   *     latencies, copy costs ({@link Calibration#NONE} for none)
+   * What a system is built from, made by {@link #of} and its {@link Builder}: the model, device,
+   * KV memory and scheduler limits, and the optional settings by name, each at its default unless
+   * given (no positional constructor).
    */
-  public record Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens,
-      ModelPreset model, DeviceSpec device, long swapSpaceBytes, String plan, Map<String, Map<String, String>> allocatorOptions,
-      Calibration calibration) {
-    public Build {
-      allocatorOptions = Map.copyOf(allocatorOptions);
-      calibration = calibration == null ? Calibration.NONE : calibration;
-      if (model.kvBytesPerToken() != kvBytesPerToken) {
-        throw new IllegalArgumentException("KV bytes per token " + kvBytesPerToken + " are not " + model.name() + "'s " + model.kvBytesPerToken());
-      }
-      if (swapSpaceBytes < 0) {
-        throw new InputException("--swap-space: must not be negative, got " + swapSpaceBytes);
-      }
-      if (plan != null && !plan.equals(PLAN_NAIVE) && !plan.equals(PLAN_TWO_POOL)) {
-        throw new InputException("--plan: unknown plan '" + plan + "' (known: " + PLAN_TWO_POOL + ", " + PLAN_NAIVE + ")");
-      }
-    }
+  public static final class Build {
+    private final long kvMemoryBytes;
+    private final int blockTokens;
+    private final SchedulerConfig scheduler;
+    private final int hashBlockTokens;
+    private final ModelPreset model;
+    private final DeviceSpec device;
+    private final long swapSpaceBytes;
+    private final String plan;
+    private final Map<String, Map<String, String>> allocatorOptions;
+    private final Calibration calibration;
 
-    /** A build without a calibration: every cost at its default. */
-    public Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens, ModelPreset model,
-        DeviceSpec device, long swapSpaceBytes, String plan, Map<String, Map<String, String>> allocatorOptions) {
-      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, plan, allocatorOptions, Calibration.NONE);
-    }
-
-    /** A build with vLLM's default swap space and each system's default plan. */
-    public Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens, ModelPreset model,
-        DeviceSpec device, long swapSpaceBytes) {
-      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, null, Map.of());
-    }
-
-    /** A build with vLLM's default swap space and every allocator at its default options. */
-    public Build(long kvMemoryBytes, long kvBytesPerToken, int blockTokens, SchedulerConfig scheduler, int hashBlockTokens, ModelPreset model,
-        DeviceSpec device) {
-      this(kvMemoryBytes, kvBytesPerToken, blockTokens, scheduler, hashBlockTokens, model, device, SWAP_SPACE_BYTES, null, Map.of());
+    private Build(Builder b) {
+      if (b.swapSpaceBytes < 0) {
+        throw new InputException("--swap-space: must not be negative, got " + b.swapSpaceBytes);
+      }
+      if (b.plan != null && !b.plan.equals(PLAN_NAIVE) && !b.plan.equals(PLAN_TWO_POOL)) {
+        throw new InputException("--plan: unknown plan '" + b.plan + "' (known: " + PLAN_TWO_POOL + ", " + PLAN_NAIVE + ")");
+      }
+      this.kvMemoryBytes = b.kvMemoryBytes;
+      this.blockTokens = b.blockTokens;
+      this.scheduler = b.scheduler;
+      this.hashBlockTokens = b.hashBlockTokens;
+      this.model = b.model;
+      this.device = b.device;
+      this.swapSpaceBytes = b.swapSpaceBytes;
+      this.plan = b.plan;
+      this.allocatorOptions = Map.copyOf(b.allocatorOptions);
+      this.calibration = b.calibration == null ? Calibration.NONE : b.calibration;
     }
 
     /**
      * Starts a build of a system serving {@code model} on {@code device} with KV memory {@code
      * kvMemoryBytes} and scheduler limits {@code scheduler}; the rest by name, each at its default
      * (block of 16 tokens, no prefix hashes, vLLM's swap space, each system's plan, default allocator
-     * options), without the positional constructor.
+     * options, no calibration).
      */
     public static Builder of(ModelPreset model, DeviceSpec device, long kvMemoryBytes, SchedulerConfig scheduler) {
       return new Builder(model, device, kvMemoryBytes, scheduler);
+    }
+
+    /** Returns the KV region's size, in bytes. */
+    public long kvMemoryBytes() {
+      return kvMemoryBytes;
+    }
+
+    /** Returns the model's KV bytes per token. */
+    public long kvBytesPerToken() {
+      return model.kvBytesPerToken();
+    }
+
+    /** Returns the tokens per KV block (paged systems). */
+    public int blockTokens() {
+      return blockTokens;
+    }
+
+    /** Returns the scheduler's limits. */
+    public SchedulerConfig scheduler() {
+      return scheduler;
+    }
+
+    /** Returns the tokens per prefix hash of the request source (0 for none). */
+    public int hashBlockTokens() {
+      return hashBlockTokens;
+    }
+
+    /** Returns the model. */
+    public ModelPreset model() {
+      return model;
+    }
+
+    /** Returns the device, for allocator models that need it and for copy times. */
+    public DeviceSpec device() {
+      return device;
+    }
+
+    /** Returns the host memory for vLLM v0's swapped blocks, in bytes. */
+    public long swapSpaceBytes() {
+      return swapSpaceBytes;
+    }
+
+    /** Returns the memory plan, {@link #PLAN_NAIVE} or {@link #PLAN_TWO_POOL}, or null for the system's default. */
+    public String plan() {
+      return plan;
+    }
+
+    /**
+     * Returns the options of the contiguous systems' allocators, by allocator name ({@code buddy} for
+     * the Orca systems, {@code pytorch-caching} for {@code hf-naive}); the allocator checks them.
+     */
+    public Map<String, Map<String, String>> allocatorOptions() {
+      return allocatorOptions;
+    }
+
+    /** Returns the measured costs that replace the defaults ({@link Calibration#NONE} for none). */
+    public Calibration calibration() {
+      return calibration;
     }
   }
 
@@ -195,10 +236,9 @@ public final class ServingSystems {
       return this;
     }
 
-    /** Returns the build; throws as {@link Build}'s constructor does. */
+    /** Returns the build; throws InputException for a negative swap space or an unknown plan. */
     public Build build() {
-      return new Build(kvMemoryBytes, model.kvBytesPerToken(), blockTokens, scheduler, hashBlockTokens, model, device, swapSpaceBytes, plan, allocatorOptions,
-          calibration);
+      return new Build(this);
     }
   }
 

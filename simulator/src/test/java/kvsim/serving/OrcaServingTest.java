@@ -120,7 +120,7 @@ class OrcaServingTest {
   private record Run(ServingMetrics metrics, CheckedKv kv, Map<String, Object> parts) {}
 
   private static Run run(String system, List<Request> requests, long kvMemoryBytes, SchedulerConfig config) throws IOException {
-    ServingSystems.Built built = ServingSystems.build(system, new ServingSystems.Build(kvMemoryBytes, BPT, 16, config, 0, MODEL, DEVICE));
+    ServingSystems.Built built = ServingSystems.build(system, ServingSystems.Build.of(MODEL, DEVICE, kvMemoryBytes, config).build());
     CheckedKv kv = new CheckedKv((ContiguousKvManager) built.kv(), config.maxModelLen(), kvMemoryBytes);
     ServingMetrics m = new ServingEngine(built.scheduler(), kv, ROOFLINE, config, BPT, true, null).run(ServingEngineTest.source(requests));
     return new Run(m, kv, built.parts());
@@ -220,7 +220,7 @@ class OrcaServingTest {
     Map<String, String> reservations = Map.of("orca-max", "max", "orca-pow2", "pow2", "orca-oracle", "oracle", "hf-naive", "grow");
     for (Map.Entry<String, String> e : reservations.entrySet()) {
       ServingSystems.Built b = ServingSystems.build(e.getKey(),
-          new ServingSystems.Build(12 * Bytes.GiB, BPT, 16, SchedulerConfig.defaults(2048), 0, MODEL, DEVICE));
+          ServingSystems.Build.of(MODEL, DEVICE, 12 * Bytes.GiB, SchedulerConfig.defaults(2048)).build());
       assertEquals("orca", b.parts().get("scheduler"));
       assertEquals("contiguous", b.parts().get("kv_manager"));
       assertEquals(e.getKey().equals("hf-naive") ? "pytorch-caching" : "buddy", b.parts().get("allocator"));
@@ -233,7 +233,7 @@ class OrcaServingTest {
   void kvMemoryTooSmallForOneSequenceIsBadInput() {
     // 2048 tokens of OPT-13B need 1,600 MiB; the largest buddy block of 1,900 MiB is 1 GiB.
     InputException e = assertThrows(InputException.class, () -> ServingSystems.build("orca-max",
-        new ServingSystems.Build(1900 * Bytes.MiB, BPT, 16, SchedulerConfig.defaults(2048), 0, MODEL, DEVICE)));
+        ServingSystems.Build.of(MODEL, DEVICE, 1900 * Bytes.MiB, SchedulerConfig.defaults(2048)).build()));
     assertTrue(e.getMessage().contains("max_model_len"), e.getMessage());
   }
 }

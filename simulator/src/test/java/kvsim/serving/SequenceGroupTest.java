@@ -145,7 +145,7 @@ class SequenceGroupTest {
 
   private static ServingMetrics run(String system, List<Request> requests, long kvMemoryBytes, long swapBytes, long seed) throws IOException {
     SchedulerConfig config = SchedulerConfig.defaults(2048);
-    ServingSystems.Built built = ServingSystems.build(system, new ServingSystems.Build(kvMemoryBytes, BPT, 16, config, 0, MODEL, DEVICE, swapBytes));
+    ServingSystems.Built built = ServingSystems.build(system, ServingSystems.Build.of(MODEL, DEVICE, kvMemoryBytes, config).swapSpaceBytes(swapBytes).build());
     SchedulerConfig used = system.equals("vllm-v0") ? new SchedulerConfig(2048, config.maxNumSeqs(), 2048, false, 0) : config;
     ServingMetrics m = new ServingEngine(built.scheduler(), built.kv(), ROOFLINE, used, BPT, true, null, seed).run(ServingEngineTest.source(requests));
     assertMemoryReturned(system, built.kv());

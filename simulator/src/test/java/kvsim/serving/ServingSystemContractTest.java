@@ -165,13 +165,25 @@ class ServingSystemContractTest {
   }
 
   @Test
-  void theBuilderGivesThePositionalBuild() {
+  void aBuildTakesItsDefaultsAndWhatIsNamed() {
     SchedulerConfig config = SchedulerConfig.defaults(MAX_MODEL_LEN);
+    ServingSystems.Build defaults = ServingSystems.Build.of(MODEL, DEVICE, Bytes.GiB, config).build();
+    assertEquals(16, defaults.blockTokens());
+    assertEquals(0, defaults.hashBlockTokens());
+    assertEquals(ServingSystems.SWAP_SPACE_BYTES, defaults.swapSpaceBytes());
+    assertEquals(null, defaults.plan());
+    assertEquals(Map.of(), defaults.allocatorOptions());
+    assertEquals(MODEL.kvBytesPerToken(), defaults.kvBytesPerToken());
     Map<String, Map<String, String>> options = Map.of("buddy", Map.of("min-block", "64KiB"));
-    assertEquals(new ServingSystems.Build(Bytes.GiB, MODEL.kvBytesPerToken(), 16, config, 0, MODEL, DEVICE),
-        ServingSystems.Build.of(MODEL, DEVICE, Bytes.GiB, config).build());
-    assertEquals(new ServingSystems.Build(Bytes.GiB, MODEL.kvBytesPerToken(), 32, config, 64, MODEL, DEVICE, Bytes.MiB, "naive", options),
-        ServingSystems.Build.of(MODEL, DEVICE, Bytes.GiB, config).blockTokens(32).hashBlockTokens(64).swapSpaceBytes(Bytes.MiB).plan("naive")
-            .allocatorOptions(options).build());
+    ServingSystems.Build named = ServingSystems.Build.of(MODEL, DEVICE, Bytes.GiB, config).blockTokens(32).hashBlockTokens(64).swapSpaceBytes(Bytes.MiB)
+        .plan("naive").allocatorOptions(options).build();
+    assertEquals(32, named.blockTokens());
+    assertEquals(64, named.hashBlockTokens());
+    assertEquals(Bytes.MiB, named.swapSpaceBytes());
+    assertEquals("naive", named.plan());
+    assertEquals(options, named.allocatorOptions());
+    kvsim.core.InputException e = org.junit.jupiter.api.Assertions.assertThrows(kvsim.core.InputException.class,
+        () -> ServingSystems.Build.of(MODEL, DEVICE, Bytes.GiB, config).plan("wide").build());
+    assertEquals("--plan: unknown plan 'wide' (known: two-pool, naive)", e.getMessage());
   }
 }

@@ -73,7 +73,7 @@ class VAttentionKvManagerTest {
     List<Request> requests = ServingEngineTest.randomRequests(seed, count, 30, 1500, 500);
     SchedulerConfig config = SchedulerConfig.defaults(2048);
     ServingSystems.Built built = ServingSystems.build("vattention",
-        new ServingSystems.Build(3 * Bytes.GiB, MODEL.kvBytesPerToken(), 16, config, 0, MODEL, DEVICE));
+        ServingSystems.Build.of(MODEL, DEVICE, 3 * Bytes.GiB, config).build());
     ServingMetrics m = new ServingEngine(built.scheduler(), built.kv(), Roofline.of(MODEL, DEVICE), config, MODEL.kvBytesPerToken(), true, null)
         .run(ServingEngineTest.source(requests));
     assertEquals(count, m.finished() + m.rejected());
