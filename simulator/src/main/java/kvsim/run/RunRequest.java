@@ -51,6 +51,13 @@ public final class RunRequest {
     return r;
   }
 
+  /** Returns a copy of this request changed by {@code change}. */
+  private RunRequest with(java.util.function.Consumer<RunRequest> change) {
+    RunRequest r = copy();
+    change.accept(r);
+    return r;
+  }
+
   /** Returns a request for {@code workload} (a trace path, a generator spec, or a spec file's name; null with a spec file) with nothing else given. */
   public static RunRequest of(String workload) {
     RunRequest r = new RunRequest();
@@ -60,74 +67,58 @@ public final class RunRequest {
 
   /** Returns this request with a workload spec file's content and the folder its paths are relative to. */
   public RunRequest withSpec(WorkloadSpec content, Path dir) {
-    RunRequest r = copy();
-    r.spec = content;
-    r.specDir = dir;
-    return r;
+    return with(r -> {
+      r.spec = content;
+      r.specDir = dir;
+    });
   }
 
   /** Returns this request with these allocators ({@code -a}; empty: the spec's, else every registered one). */
   public RunRequest withAllocators(List<String> names) {
-    RunRequest r = copy();
-    r.allocators = List.copyOf(names);
-    return r;
+    return with(r -> r.allocators = List.copyOf(names));
   }
 
   /** Returns this request with a device preset or size ({@code --device}). */
   public RunRequest withDevice(String text) {
-    RunRequest r = copy();
-    r.device = text;
-    return r;
+    return with(r -> r.device = text);
   }
 
   /** Returns this request with a model preset ({@code --model}). */
   public RunRequest withModel(String text) {
-    RunRequest r = copy();
-    r.model = text;
-    return r;
+    return with(r -> r.model = text);
   }
 
   /** Returns this request with a memory plan: weights and activations region sizes ({@code --weights}, {@code --activations}), each null for none. */
   public RunRequest withPlan(String weightsText, String activationsText) {
-    RunRequest r = copy();
-    r.weights = weightsText;
-    r.activations = activationsText;
-    return r;
+    return with(r -> {
+      r.weights = weightsText;
+      r.activations = activationsText;
+    });
   }
 
   /** Returns this request with allocator options {@code ALLOCATOR.KEY=VALUE} ({@code --set}). */
   public RunRequest withSettings(List<String> allocatorOptions) {
-    RunRequest r = copy();
-    r.settings = List.copyOf(allocatorOptions);
-    return r;
+    return with(r -> r.settings = List.copyOf(allocatorOptions));
   }
 
   /** Returns this request with pytorch-caching's options in PYTORCH_CUDA_ALLOC_CONF syntax. */
   public RunRequest withTorchAllocConf(String conf) {
-    RunRequest r = copy();
-    r.torchAllocConf = conf;
-    return r;
+    return with(r -> r.torchAllocConf = conf);
   }
 
   /** Returns this request with a calibration file ({@code --calibration}). */
   public RunRequest withCalibration(String file) {
-    RunRequest r = copy();
-    r.calibration = file;
-    return r;
+    return with(r -> r.calibration = file);
   }
 
   /** Returns this request running the invariant checkers after every event, or not. */
   public RunRequest withCheck(boolean on) {
-    RunRequest r = copy();
-    r.check = on;
-    return r;
+    return with(r -> r.check = on);
   }
 
   /** Returns this request with a time-series stride in events (0: automatic). */
   public RunRequest withSampleEvery(long events) {
-    RunRequest r = copy();
-    r.sampleEvery = events;
-    return r;
+    return with(r -> r.sampleEvery = events);
   }
 
   /**

@@ -153,9 +153,9 @@ public final class ServingSpec {
     if (ServingSystems.PLAN_NAIVE.equals(planName)) {
       // ServingSystems.build refuses it too; refused here, it is reported where the plan was given.
       for (String s : systems) {
-        if (ServingSystems.allocatorOf(s) == null) {
-          throw given.value(ServingSettings.PLAN).error("naive: " + s + " keeps its KV in a block pool allocated at start-up; only the contiguous systems"
-              + " (orca-*, hf-naive) can share their allocator with the activations");
+        String refusal = ServingSystems.naivePlanRefusal(s);
+        if (refusal != null) {
+          throw given.value(ServingSettings.PLAN).error("naive: " + refusal);
         }
       }
     }
@@ -345,7 +345,8 @@ public final class ServingSpec {
    */
   private void requireFits(Settings.Value given, long kvBytes, long activationsBytes, String planName) {
     // The naive plan puts the activations into the KV region; hf-naive runs it unless told otherwise.
-    boolean apart = systems.stream().anyMatch(s -> planName == null ? !s.equals("hf-naive") : !planName.equals(ServingSystems.PLAN_NAIVE));
+    boolean apart = systems.stream()
+        .anyMatch(s -> !(planName == null ? ServingSystems.defaultPlan(s) : planName).equals(ServingSystems.PLAN_NAIVE));
     long activations = apart ? activationsBytes : 0;
     long room = MemoryPlan.kvRoomBytes(device, model.weightBytes(), activations);
     if (kvBytes <= room) {

@@ -362,6 +362,19 @@ public final class ServingSystems {
   }
 
   /**
+   * Returns why system {@code name} cannot run the naive plan ("vllm keeps its KV in a block pool
+   * …"), or null when its KV manager can hold the activations too ({@link
+   * KvManagerFactory#holdsActivations}).
+   */
+  public static String naivePlanRefusal(String name) {
+    if (get(name).kvManager().holdsActivations()) {
+      return null;
+    }
+    return name + " keeps its KV in a block pool allocated at start-up; only the contiguous systems"
+        + " (orca-*, hf-naive) can share their allocator with the activations";
+  }
+
+  /**
    * Returns whether system {@code name} reads the serving setting {@code key} (an option without
    * its dashes, as {@code --set KEY=…}, a sweep grid's {@code set} and a suite's scenario fields
    * name it: {@code block-size}, {@code max-num-seqs}, {@code max-num-batched-tokens}, {@code
@@ -412,9 +425,9 @@ public final class ServingSystems {
    */
   public static Built build(String name, Build b) {
     System system = get(name);
-    if (PLAN_NAIVE.equals(b.plan()) && !system.kvManager().holdsActivations()) {
-      throw new InputException("--plan naive: " + name + " keeps its KV in a block pool allocated at start-up; only the contiguous systems"
-          + " (orca-*, hf-naive) can share their allocator with the activations");
+    String refusal = PLAN_NAIVE.equals(b.plan()) ? naivePlanRefusal(name) : null;
+    if (refusal != null) {
+      throw new InputException("--plan naive: " + refusal);
     }
     SchedulerConfig config = system.scheduler().effective(b.scheduler());
     Map<String, Object> described = new LinkedHashMap<>();

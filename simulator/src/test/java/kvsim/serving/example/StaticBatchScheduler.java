@@ -1,5 +1,6 @@
 package kvsim.serving.example;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import kvsim.serving.KvManager;
@@ -89,21 +90,17 @@ public final class StaticBatchScheduler extends QueueScheduler {
       return;
     }
     // The latest admitted first, so that a sequence short of memory gives way before earlier ones.
-    java.util.ArrayDeque<Sequence> decoding = new java.util.ArrayDeque<>();
-    java.util.ArrayDeque<Integer> tokens = new java.util.ArrayDeque<>();
-    for (int i = runningList.size() - 1; i >= 0; i--) {
-      Sequence s = runningList.get(i);
+    List<Sequence> batch = List.copyOf(runningList);
+    int[] tokens = new int[batch.size()];
+    for (int i = batch.size() - 1; i >= 0; i--) {
+      Sequence s = batch.get(i);
       int n = s.numTokens() - s.numComputedTokens();
-      if (n == 0) {
-        continue;
-      }
-      if (!kv.allocate(s, n)) {
+      if (n > 0 && kv.allocate(s, n)) {
+        tokens[i] = n;
+      } else if (n > 0) {
         runningList.remove(i);
         preemptByRecompute(s);
         plan.countPreemption(s);
-      } else {
-        decoding.addFirst(s);
-        tokens.addFirst(n);
       }
     }
     if (runningList.isEmpty()) {
@@ -111,8 +108,10 @@ public final class StaticBatchScheduler extends QueueScheduler {
       admitBatch(plan);
       return;
     }
-    for (Sequence s : decoding) {
-      plan.add(s, tokens.pollFirst());
+    for (int i = 0; i < batch.size(); i++) {
+      if (tokens[i] > 0) {
+        plan.add(batch.get(i), tokens[i]);
+      }
     }
   }
 
