@@ -110,7 +110,7 @@ final class ServingCommand implements Callable<Integer> {
   private static void table(PrintWriter out, List<ServingGrid.Axis> axes, ServingResults folder) {
     List<String> header = new ArrayList<>(ServingGrid.keys(axes));
     header.addAll(List.of("system", "requests", "rejected", "tokens/s", "TTFT p50", "TPOT p50", "norm. lat", "batch", "preempt", "tokens", "reserv.", "int.",
-        "ext."));
+        "ext.", "idle", "used: tokens"));
     List<String[]> table = new ArrayList<>();
     table.add(header.toArray(String[]::new));
     for (ServingResults.Entry e : folder.entries()) {
@@ -119,7 +119,39 @@ final class ServingCommand implements Callable<Integer> {
           num(e.number("throughput_tokens_per_second"), "%.0f"), seconds(e.latency("ttft_seconds", "p50")), seconds(e.latency("tpot_seconds", "p50")),
           seconds(e.latency("normalized_latency_seconds_per_token", "mean")), num(e.number("batch_size_mean"), "%.1f"),
           Long.toString(e.count("preemptions")), frac(e.kvMeanShare("token_states")), frac(e.kvMeanShare("reserved_future")),
-          frac(e.kvMeanShare("internal_waste")), frac(e.kvMeanShare("external_waste"))));
+          frac(e.kvMeanShare("internal_fragmentation")), frac(e.kvMeanShare("external_fragmentation")), frac(e.kvMeanShare("idle")),
+          frac(e.kvUsedShare("token_states", false))));
+      table.add(row.toArray(String[]::new));
+    }
+    TextTable.print(out, table, axes.size() + 1);
+    steadyTable(out, axes, folder);
+  }
+
+  /**
+   * The KV breakdown over the steady window (README, "The KV breakdown"), under a line that states
+   * both windows; nothing for a folder without it.
+   */
+  private static void steadyTable(PrintWriter out, List<ServingGrid.Axis> axes, ServingResults folder) {
+    if (folder.entries().isEmpty() || folder.entries().get(0).kvBreakdownSteady() == null) {
+      return;
+    }
+    out.println();
+    out.println("KV shares above: time-weighted over the whole run (first arrival to last finish); \"used\": share of the memory in use (idle excluded).");
+    out.println("Steady state: from the arrival of the first tenth of the requests to the last arrival:");
+    List<String> header = new ArrayList<>(ServingGrid.keys(axes));
+    header.addAll(List.of("system", "from", "to", "tokens", "reserv.", "int.", "ext.", "idle", "used: tokens"));
+    List<String[]> table = new ArrayList<>();
+    table.add(header.toArray(String[]::new));
+    for (ServingResults.Entry e : folder.entries()) {
+      List<String> row = new ArrayList<>(e.cell().values());
+      ServingResults.Window w = e.kvBreakdownSteady().window();
+      row.add(e.system());
+      row.add(w == null || w.fromSeconds() == null ? "-" : String.format(Locale.ROOT, "%.2f s", w.fromSeconds()));
+      row.add(w == null || w.toSeconds() == null ? "-" : String.format(Locale.ROOT, "%.2f s", w.toSeconds()));
+      for (String c : List.of("token_states", "reserved_future", "internal_fragmentation", "external_fragmentation", "idle")) {
+        row.add(frac(e.kvSteadyMeanShare(c)));
+      }
+      row.add(frac(e.kvUsedShare("token_states", true)));
       table.add(row.toArray(String[]::new));
     }
     TextTable.print(out, table, axes.size() + 1);

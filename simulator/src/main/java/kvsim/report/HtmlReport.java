@@ -366,14 +366,20 @@ public final class HtmlReport {
   // ---- a serving run
 
   private static final List<String> SERVING_HEADER = List.of("system", "finished", "rejected", "tokens/s", "TTFT p50 (s)", "TPOT p50 (s)",
-      "norm. latency mean (s/token)", "batch mean", "preemptions", "token states", "reserved", "internal frag.", "external frag.");
+      "norm. latency mean (s/token)", "batch mean", "preemptions", "token states", "reserved", "internal frag.", "external frag.", "idle");
 
   @SuppressWarnings("unchecked")
   private static List<String> servingRow(Map<String, Object> s) {
     return List.of(ServingResults.label(s), str(s.get("requests_finished")), str(s.get("requests_rejected")), num(s.get("throughput_tokens_per_second")),
         num(stat(s, "ttft_seconds", "p50")), num(stat(s, "tpot_seconds", "p50")), num(stat(s, "normalized_latency_seconds_per_token", "mean")),
         num(s.get("batch_size_mean")), str(s.get("preemptions")), share(s, "token_states"), share(s, "reserved_future"),
-        share(s, "internal_waste"), share(s, "external_waste"));
+        legacy(s) ? share(s, "internal_waste") : share(s, "internal_fragmentation"),
+        legacy(s) ? share(s, "external_waste") + " (idle included)" : share(s, "external_fragmentation"), legacy(s) ? "-" : share(s, "idle"));
+  }
+
+  /** Returns whether an entry was written before idle memory was told apart from external waste. */
+  private static boolean legacy(Map<String, Object> s) {
+    return !Double.isNaN(ServingCharts.meanShare(s, "external_waste"));
   }
 
   private void serving(Loaded l) {
@@ -383,7 +389,8 @@ public final class HtmlReport {
     for (Map<String, Object> s : r.systems()) {
       rows.add(servingRow(s));
     }
-    Html.table(out, "Summary per system (latencies in seconds; KV shares are time-weighted means)", SERVING_HEADER, rows);
+    Html.table(out, "Summary per system (latencies in seconds; KV shares are time-weighted means over the whole run, first arrival to last finish)",
+        SERVING_HEADER, rows);
     breakdownFigure(r);
     kvOverTimeFigure(r);
     if (r.quantiles().isEmpty()) {
@@ -396,41 +403,85 @@ public final class HtmlReport {
   }
 
   private void breakdownFigure(ServingResults r) {
-    StringBuilder alt = new StringBuilder("Stacked bars, one per system, of the KV memory's time-weighted mean share by use. ");
-    List<List<String>> rows = new ArrayList<>();
-    for (Map<String, Object> s : r.systems()) {
-      alt.append(ServingResults.label(s)).append(":");
-      List<String> row = new ArrayList<>(List.of(ServingResults.label(s)));
-      for (int i = 0; i < ServingCharts.CATEGORIES.size(); i++) {
-        String v = share(s, ServingCharts.CATEGORIES.get(i));
-        alt.append(' ').append(ServingCharts.CATEGORY_LABELS.get(i)).append(' ').append(v).append(i + 1 < ServingCharts.CATEGORIES.size() ? "," : ".");
-        row.add(v);
+    ServingCharts.Categories categories = ServingCharts.categoriesOf(r);
+    if (categories == ServingCharts.LEGACY || r.entries().stream().anyMatch(e -> e.kvBreakdownSteady() == null)) {
+      StringBuilder alt = new StringBuilder("Stacked bars, one per system, of the KV memory's time-weighted mean share by use. ");
+      List<List<String>> rows = new ArrayList<>();
+      for (Map<String, Object> s : r.systems()) {
+        alt.append(ServingResults.label(s)).append(":");
+        List<String> row = new ArrayList<>(List.of(ServingResults.label(s)));
+        for (int i = 0; i < categories.size(); i++) {
+          String v = share(s, categories.names().get(i));
+          alt.append(' ').append(categories.labels().get(i)).append(' ').append(v).append(i + 1 < categories.size() ? "," : ".");
+          row.add(v);
+        }
+        alt.append(' ');
+        rows.add(row);
       }
-      alt.append(' ');
-      rows.add(row);
+      List<String> header = new ArrayList<>(List.of("system"));
+      header.addAll(categories.labels());
+      figure(ServingCharts.breakdownBars(r), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT, "KV memory by use (the vLLM paper's Fig. 2)",
+          alt.toString(), "Time-weighted mean share of the KV memory (%)", header, rows);
+      return;
     }
-    List<String> header = new ArrayList<>(List.of("system"));
-    header.addAll(ServingCharts.CATEGORY_LABELS);
-    figure(ServingCharts.breakdownBars(r), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT, "KV memory by use (the vLLM paper's Fig. 2)",
-        alt.toString(), "Time-weighted mean share of the KV memory (%)", header, rows);
+    StringBuilder alt = new StringBuilder("Stacked bars, two per system (the whole run and the steady window), of the KV memory's time-weighted mean share "
+        + "by use, idle memory on top. ");
+    List<List<String>> rows = new ArrayList<>();
+    for (ServingResults.Entry e : r.entries()) {
+      for (ServingResults.Breakdown b : List.of(e.kvBreakdown(), e.kvBreakdownSteady())) {
+        ServingResults.Window w = b.window();
+        String window = w == null ? "-" : w.kind();
+        alt.append(e.label()).append(", ").append(window).append(":");
+        List<String> row = new ArrayList<>(List.of(e.label(), window, w == null ? "-" : num(w.fromSeconds()), w == null ? "-" : num(w.toSeconds())));
+        for (int i = 0; i < categories.size(); i++) {
+          Double v = b.mean(categories.names().get(i));
+          alt.append(' ').append(categories.labels().get(i)).append(' ').append(percent(v)).append(i + 1 < categories.size() ? "," : ";");
+          row.add(percent(v));
+        }
+        for (String c : ServingCharts.CURRENT.names().subList(0, 4)) {
+          row.add(percent(b.usedMemory().get(c)));
+        }
+        alt.append(" of the memory in use, token states ").append(percent(b.usedMemory().get("token_states"))).append(". ");
+        rows.add(row);
+      }
+    }
+    List<String> header = new ArrayList<>(List.of("system", "window", "from (s)", "to (s)"));
+    header.addAll(categories.labels());
+    for (String label : categories.labels().subList(0, 4)) {
+      header.add("in use: " + label);
+    }
+    figure(ServingCharts.breakdownBars(r), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT,
+        "KV memory by use (the vLLM paper's Fig. 2), over the whole run (first arrival to last finish) and the steady state (from the arrival of the "
+            + "first tenth of the requests to the last arrival)",
+        alt.toString(), "Time-weighted mean share of the KV memory (%), and of the memory in use (idle excluded: the shares to compare with the paper's bars)",
+        header, rows);
+  }
+
+  private static String percent(Double v) {
+    return v == null ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * v);
   }
 
   private void kvOverTimeFigure(ServingResults r) {
+    ServingCharts.Categories categories = ServingCharts.categoriesOf(r.seriesColumns());
     int time = r.seriesColumns().indexOf("t_ns");
     List<List<String>> rows = new ArrayList<>();
     for (Map.Entry<String, List<double[]>> e : r.series().entrySet()) {
       for (double[] row : thin(e.getValue())) {
         List<String> cells = new ArrayList<>(List.of(e.getKey(), String.format(Locale.ROOT, "%.3f", row[time] / 1e9)));
-        for (String c : ServingCharts.CATEGORIES) {
+        for (String c : categories.names()) {
           cells.add(String.format(Locale.ROOT, "%.1f", 100 * row[r.seriesColumns().indexOf(c)]));
         }
         rows.add(cells);
       }
     }
     List<String> header = new ArrayList<>(List.of("system", "time (s)"));
-    ServingCharts.CATEGORY_LABELS.forEach(c -> header.add(c + " (%)"));
-    figure(ServingChart.build(r.seriesColumns(), r.series()), 1200, 120 + 220 * Math.max(1, r.series().size()), "KV memory by use over time",
-        "Stacked areas, one panel per system, of the KV memory's share by use (token states, reserved for future tokens, internal and external fragmentation) over simulated seconds.",
+    categories.labels().forEach(c -> header.add(c + " (%)"));
+    String alt = categories == ServingCharts.LEGACY
+        ? "Stacked areas, one panel per system, of the KV memory's share by use (token states, reserved for future tokens, internal and external "
+            + "fragmentation) over simulated seconds."
+        : "Stacked areas, one panel per system, of the KV memory's share by use (token states, reserved for future tokens, internal and external "
+            + "fragmentation, idle) over simulated seconds; dashed lines mark the steady window.";
+    figure(ServingChart.build(r), 1200, 120 + 220 * Math.max(1, r.series().size()), "KV memory by use over time", alt,
         "Sampled iterations of timeseries.csv", header, rows);
   }
 

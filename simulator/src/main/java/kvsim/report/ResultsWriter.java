@@ -128,7 +128,7 @@ public final class ResultsWriter {
       }
       // Note [Charts from files]: every chart, kv-breakdown included, from the files read back.
       ServingResults read = readBack(() -> ServingResultsReader.read(tmp));
-      ServingChart.write(tmp, read.seriesColumns(), read.series());
+      ServingChart.write(tmp, read);
       ServingCharts.write(tmp, read);
       HtmlReport.writeInto(tmp, HtmlReport.titleOf(results.config()));
     });

@@ -16,17 +16,17 @@ import org.jfree.data.xy.XYSeries;
 
 /**
  * The KV memory chart of a serving run: for each system, its KV region over simulated time as the
- * vLLM paper's four shares (token states, reserved for future tokens, internal waste, external
- * waste), stacked to 1. Drawn from the sampled time series, PNG and SVG; the same series give
- * byte-identical files.
+ * vLLM paper's four shares (token states, reserved for future tokens, internal fragmentation,
+ * external fragmentation) and idle memory, stacked to 1, with the steady window's bounds marked
+ * (Note [Breakdown windows] in {@code serving.ServingMetrics}). Drawn from the sampled time series
+ * and the summary's windows, PNG and SVG; the same files give byte-identical charts. A folder
+ * written before idle memory was told apart is drawn with its own four shares and no window.
  */
 public final class ServingChart {
   private static final int WIDTH = 1200;
   private static final int ROW_HEIGHT = 220;
   /** Points drawn per system: enough for the shape at this width, and an SVG of a few hundred KiB. */
   private static final int MAX_POINTS = 250;
-  private static final String[] CATEGORIES = {"token_states", "reserved_future", "internal_waste", "external_waste"};
-  private static final Color[] COLOURS = {new Color(0x2ca02c), new Color(0x1f77b4), new Color(0xff7f0e), new Color(0xc7c7c7)};
 
   /** The PNG chart's file name. */
   public static final String PNG_FILE = "kv-breakdown.png";
@@ -35,18 +35,32 @@ public final class ServingChart {
 
   private ServingChart() {}
 
-  /**
-   * Writes the chart into {@code dir}.
-   *
-   * @param columns the time series' column names (with {@code t_ns} and the four categories)
-   * @param series per system, in order, its sampled rows
-   */
-  public static void write(Path dir, List<String> columns, Map<String, List<double[]>> series) throws IOException {
-    ChartFiles.write(dir, build(columns, series), PNG_FILE, SVG_FILE, WIDTH, 120 + ROW_HEIGHT * Math.max(1, series.size()));
+  /** Writes the chart of the serving folder read back as {@code r} into {@code dir}. */
+  public static void write(Path dir, ServingResults r) throws IOException {
+    ChartFiles.write(dir, build(r), PNG_FILE, SVG_FILE, WIDTH, 120 + ROW_HEIGHT * Math.max(1, r.series().size()));
   }
 
-  /** Builds the chart. */
-  public static JFreeChart build(List<String> columns, Map<String, List<double[]>> series) {
+  /** Builds the chart of {@code r}: its time series, each system's steady window marked where the summary has one. */
+  public static JFreeChart build(ServingResults r) {
+    Map<String, double[]> windows = new java.util.LinkedHashMap<>();
+    for (ServingResults.Entry e : r.entries()) {
+      ServingResults.Breakdown steady = e.kvBreakdownSteady();
+      if (steady != null && steady.window() != null && steady.window().fromSeconds() != null) {
+        windows.put(e.label(), new double[] {steady.window().fromSeconds(), steady.window().toSeconds()});
+      }
+    }
+    return build(r.seriesColumns(), r.series(), windows);
+  }
+
+  /**
+   * Builds the chart.
+   *
+   * @param columns the time series' column names (with {@code t_ns} and the categories)
+   * @param series per system, in order, its sampled rows
+   * @param windows per system, the steady window's bounds in seconds to mark (none where absent)
+   */
+  public static JFreeChart build(List<String> columns, Map<String, List<double[]>> series, Map<String, double[]> windows) {
+    ServingCharts.Categories categories = ServingCharts.categoriesOf(columns);
     int time = columns.indexOf("t_ns");
     NumberAxis seconds = new NumberAxis("simulated time (s)");
     CombinedDomainXYPlot plot = new CombinedDomainXYPlot(seconds);
@@ -55,7 +69,7 @@ public final class ServingChart {
       DefaultTableXYDataset data = new DefaultTableXYDataset();
       List<double[]> rows = e.getValue();
       int step = Math.max(1, (rows.size() + MAX_POINTS - 1) / MAX_POINTS);
-      for (String category : CATEGORIES) {
+      for (String category : categories.names()) {
         int col = columns.indexOf(category);
         XYSeries s = new XYSeries(category.replace('_', ' '), false, false);
         double lastX = Double.NaN;
@@ -73,8 +87,8 @@ public final class ServingChart {
         data.addSeries(s);
       }
       StackedXYAreaRenderer2 renderer = new StackedXYAreaRenderer2();
-      for (int i = 0; i < COLOURS.length; i++) {
-        renderer.setSeriesPaint(i, COLOURS[i]);
+      for (int i = 0; i < categories.size(); i++) {
+        renderer.setSeriesPaint(i, categories.colours()[i]);
       }
       // One legend entry per category, not one per system and category.
       renderer.setDefaultSeriesVisibleInLegend(plot.getSubplots().isEmpty());
@@ -84,10 +98,26 @@ public final class ServingChart {
       sub.setBackgroundPaint(Color.WHITE);
       sub.setDomainGridlinePaint(new Color(0xdddddd));
       sub.setRangeGridlinePaint(new Color(0xdddddd));
+      double[] window = windows.get(e.getKey());
+      if (window != null) {
+        sub.addDomainMarker(marker(window[0], "steady state from"), org.jfree.chart.ui.Layer.FOREGROUND);
+        sub.addDomainMarker(marker(window[1], "to"), org.jfree.chart.ui.Layer.FOREGROUND);
+      }
       plot.add(sub, 1);
     }
     JFreeChart chart = new JFreeChart("KV memory by use over time (share of the KV region)", new Font("SansSerif", Font.BOLD, 16), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
+  }
+
+  /** A dashed vertical line at {@code seconds}, labelled at its top. */
+  private static org.jfree.chart.plot.ValueMarker marker(double seconds, String label) {
+    org.jfree.chart.plot.ValueMarker m = new org.jfree.chart.plot.ValueMarker(seconds, Color.BLACK,
+        new java.awt.BasicStroke(1.2f, java.awt.BasicStroke.CAP_BUTT, java.awt.BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+    m.setLabel(label);
+    m.setLabelFont(new Font("SansSerif", Font.PLAIN, 11));
+    m.setLabelAnchor(org.jfree.chart.ui.RectangleAnchor.TOP_RIGHT);
+    m.setLabelTextAnchor(org.jfree.chart.ui.TextAnchor.TOP_LEFT);
+    return m;
   }
 }

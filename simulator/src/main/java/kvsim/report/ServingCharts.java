@@ -32,13 +32,44 @@ public final class ServingCharts {
   static final int BARS_HEIGHT = 520;
   static final int CDF_HEIGHT = 460;
   static final int BATCH_HEIGHT = 460;
-  /** The KV breakdown's uses, in the order of the vLLM paper's Fig. 2, with their labels. */
-  static final List<String> CATEGORIES = List.of("token_states", "reserved_future", "internal_waste", "external_waste");
-  static final List<String> CATEGORY_LABELS = List.of("token states", "reserved (future tokens)", "internal fragmentation", "external fragmentation");
+  /**
+   * The KV breakdown's uses as a folder writes them, with their labels and colours: the vLLM paper's
+   * four of Fig. 2 in its order, then idle memory ({@link #CURRENT}); or, for a folder written
+   * before idle memory was told apart ({@link #LEGACY}), the four it wrote then, free memory among
+   * the external waste, drawn as they were drawn then.
+   *
+   * @param names the categories' names in {@code summary.json} and {@code timeseries.csv}
+   * @param labels their labels in charts and tables
+   * @param colours their colours
+   */
+  record Categories(List<String> names, List<String> labels, Color[] colours) {
+    /** Returns the number of categories. */
+    int size() {
+      return names.size();
+    }
+  }
+
+  static final Categories CURRENT = new Categories(
+      List.of("token_states", "reserved_future", "internal_fragmentation", "external_fragmentation", "idle"),
+      List.of("token states", "reserved (future tokens)", "internal fragmentation", "external fragmentation (and others)", "idle (free, nothing waits for it)"),
+      new Color[] {new Color(0x2ca02c), new Color(0x1f77b4), new Color(0xff7f0e), new Color(0xd62728), new Color(0xdddddd)});
+  static final Categories LEGACY = new Categories(
+      List.of("token_states", "reserved_future", "internal_waste", "external_waste"),
+      List.of("token states", "reserved (future tokens)", "internal fragmentation", "external fragmentation"),
+      new Color[] {new Color(0x2ca02c), new Color(0x1f77b4), new Color(0xff7f0e), new Color(0xc7c7c7)});
+
+  /** Returns the categories of a folder's time series columns: {@link #LEGACY} where they have {@code external_waste}. */
+  static Categories categoriesOf(List<String> seriesColumns) {
+    return seriesColumns.contains("external_waste") ? LEGACY : CURRENT;
+  }
+
+  /** Returns the categories of a folder's summary: {@link #LEGACY} where its first entry's breakdown has {@code external_waste}. */
+  static Categories categoriesOf(ServingResults r) {
+    return !r.entries().isEmpty() && r.entries().get(0).kvBreakdown().shares().containsKey("external_waste") ? LEGACY : CURRENT;
+  }
   /** The latency columns drawn as CDFs, with their axis labels. */
   static final List<String> CDF_COLUMNS = List.of("ttft_seconds", "tpot_seconds", "normalized_latency_seconds_per_token");
   static final List<String> CDF_LABELS = List.of("TTFT (s)", "TPOT (s)", "normalized latency (s/token)");
-  private static final Color[] CATEGORY_COLOURS = {new Color(0x2ca02c), new Color(0x1f77b4), new Color(0xff7f0e), new Color(0xc7c7c7)};
   private static final int MAX_POINTS = 400;
 
   /** File names (without extension) of the charts written. */
@@ -55,7 +86,7 @@ public final class ServingCharts {
    */
   public static void redraw(Path dir) throws IOException {
     ServingResults r = ServingResultsReader.read(dir);
-    ServingChart.write(dir, r.seriesColumns(), r.series());
+    ServingChart.write(dir, r);
     write(dir, r);
   }
 
@@ -68,38 +99,53 @@ public final class ServingCharts {
     ChartFiles.write(dir, batchSize(r), BATCH_FILE + ".png", BATCH_FILE + ".svg", WIDTH, BATCH_HEIGHT);
   }
 
-  /** Returns a system's time-weighted mean share of {@code category}, NaN where absent. */
-  @SuppressWarnings("unchecked")
+  /** Returns a system's time-weighted mean share of {@code category} over the whole run, NaN where absent. */
   static double meanShare(Map<String, Object> system, String category) {
-    Object b = system.get("kv_breakdown");
+    return meanShare(system, "kv_breakdown", category);
+  }
+
+  /** Returns a system's time-weighted mean share of {@code category} in breakdown {@code field} ({@code kv_breakdown_steady}), NaN where absent. */
+  static double meanShare(Map<String, Object> system, String field, String category) {
+    Object b = system.get(field);
     if (b instanceof Map<?, ?> breakdown && breakdown.get(category) instanceof Map<?, ?> c && c.get("mean") instanceof Number n) {
       return n.doubleValue();
     }
     return Double.NaN;
   }
 
-  /** The KV breakdown per system as stacked bars (the vLLM paper's Fig. 2). */
+  /**
+   * The KV breakdown per system as stacked bars (the vLLM paper's Fig. 2): two bars per system,
+   * the whole run's and the steady window's, of the whole KV memory, idle memory on top (the rest
+   * of a bar is the memory in use). A folder without a steady window gets one bar per system, of
+   * its own categories ({@link #categoriesOf(ServingResults)}).
+   */
   public static JFreeChart breakdownBars(ServingResults r) {
+    Categories categories = categoriesOf(r);
+    boolean steady = categories == CURRENT && r.entries().stream().allMatch(e -> e.kvBreakdownSteady() != null);
     DefaultCategoryDataset data = new DefaultCategoryDataset();
     for (Map<String, Object> s : r.systems()) {
-      for (int i = 0; i < CATEGORIES.size(); i++) {
-        double v = meanShare(s, CATEGORIES.get(i));
-        data.addValue(Double.isNaN(v) ? null : v * 100, CATEGORY_LABELS.get(i), ServingResults.label(s));
+      for (String field : steady ? List.of("kv_breakdown", "kv_breakdown_steady") : List.of("kv_breakdown")) {
+        String bar = !steady ? ServingResults.label(s) : ServingResults.label(s) + (field.equals("kv_breakdown") ? " (whole run)" : " (steady)");
+        for (int i = 0; i < categories.size(); i++) {
+          double v = meanShare(s, field, categories.names().get(i));
+          data.addValue(Double.isNaN(v) ? null : v * 100, categories.labels().get(i), bar);
+        }
       }
     }
     StackedBarRenderer renderer = new StackedBarRenderer();
     renderer.setBarPainter(new StandardBarPainter());
     renderer.setShadowVisible(false);
     renderer.setMaximumBarWidth(0.12);
-    for (int i = 0; i < CATEGORY_COLOURS.length; i++) {
-      renderer.setSeriesPaint(i, CATEGORY_COLOURS[i]);
+    for (int i = 0; i < categories.size(); i++) {
+      renderer.setSeriesPaint(i, categories.colours()[i]);
     }
     NumberAxis share = new NumberAxis("share of KV memory, time-weighted mean (%)");
     share.setRange(0, 100);
-    CategoryPlot plot = new CategoryPlot(data, new CategoryAxis("system"), share, renderer);
+    CategoryPlot plot = new CategoryPlot(data, new CategoryAxis(steady ? "system (window)" : "system"), share, renderer);
     plot.setBackgroundPaint(Color.WHITE);
     plot.setRangeGridlinePaint(new Color(0xdddddd));
-    JFreeChart chart = new JFreeChart("KV memory by use (vLLM paper, Fig. 2)", new Font("SansSerif", Font.BOLD, 16), plot, true);
+    String title = steady ? "KV memory by use (vLLM paper, Fig. 2): whole run and steady state" : "KV memory by use (vLLM paper, Fig. 2)";
+    JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
   }

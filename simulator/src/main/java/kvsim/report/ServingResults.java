@@ -102,6 +102,67 @@ public record ServingResults(
   public record Share(Double mean, Double peak) {}
 
   /**
+   * The window a KV breakdown averages over (Note [Breakdown windows] in {@code
+   * serving.ServingMetrics}): {@code whole run} or {@code steady state}, its bounds in seconds of
+   * simulated time, null where it has none (no sample, no arrival).
+   */
+  public record Window(String kind, Double fromSeconds, Double toSeconds) {}
+
+  /**
+   * A KV breakdown over one window ({@code kv_breakdown}, {@code kv_breakdown_steady}).
+   *
+   * @param window the window; null in folders written before the window was stated
+   * @param shares per category ({@code token_states}, ..., {@code idle}), its share of the KV region
+   * @param usedMemory per category of the memory in use (idle excluded), its share of that memory,
+   *     null where undefined; empty in folders written before idle memory was told apart
+   */
+  public record Breakdown(Window window, Map<String, Share> shares, Map<String, Double> usedMemory) {
+    /**
+     * Returns the time-weighted mean share of {@code category}, null where undefined or absent. The
+     * names of folders written before idle memory was told apart are read too: {@code internal_waste}
+     * is {@code internal_fragmentation}, {@code external_waste} is {@code external_fragmentation}
+     * plus {@code idle}.
+     */
+    public Double mean(String category) {
+      Share s = shares.get(category);
+      if (s != null) {
+        return s.mean();
+      }
+      if (category.equals("internal_waste")) {
+        return mean("internal_fragmentation");
+      }
+      if (category.equals("external_waste") && shares.containsKey("idle")) {
+        Double fragmented = mean("external_fragmentation");
+        Double idle = mean("idle");
+        return fragmented == null || idle == null ? null : fragmented + idle;
+      }
+      return null;
+    }
+
+    /** Returns the object written for it in {@code summary.json}. */
+    Map<String, Object> toMap() {
+      Map<String, Object> kv = new LinkedHashMap<>();
+      if (window != null) {
+        Map<String, Object> w = new LinkedHashMap<>();
+        w.put("kind", window.kind());
+        w.put("from_s", window.fromSeconds());
+        w.put("to_s", window.toSeconds());
+        kv.put("window", w);
+      }
+      shares.forEach((category, share) -> {
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("mean", share.mean());
+        o.put("peak", share.peak());
+        kv.put(category, o);
+      });
+      if (!usedMemory.isEmpty()) {
+        kv.put("used_memory", new LinkedHashMap<>(usedMemory));
+      }
+      return kv;
+    }
+  }
+
+  /**
    * One system's results, or one grid cell's: the fields of {@code summary.json}'s entry, in its
    * order (results/SCHEMA.md).
    *
@@ -112,17 +173,19 @@ public record ServingResults(
    * @param counts the counts
    * @param rates the rates
    * @param latencies per {@link #LATENCIES} name, its statistics
-   * @param kvBreakdown per category of the KV region ({@code token_states}, ...), its share
+   * @param kvBreakdown the KV breakdown over the whole run
+   * @param kvBreakdownSteady the KV breakdown over the steady window; null in folders written
+   *     before it was reported
    * @param optional the fields only some systems have ({@code kv_manager}, {@code
    *     prefix_cache_hit_rate}, {@code sequence_groups}, ...), as plain values in file order
    */
   public record Entry(
       String system, Map<String, String> cell, Long kvMemoryBytes, Map<String, Object> parts, Counts counts, Rates rates,
-      Map<String, Latency> latencies, Map<String, Share> kvBreakdown, Map<String, Object> optional) {
+      Map<String, Latency> latencies, Breakdown kvBreakdown, Breakdown kvBreakdownSteady, Map<String, Object> optional) {
     private static final java.util.Set<String> FIXED = java.util.Set.of("system", "cell", "kv_memory_bytes", "parts", "requests_arrived",
         "requests_finished", "requests_rejected", "requests_truncated", "iterations", "preemptions", "scheduled_tokens", "output_tokens",
         "span_seconds", "throughput_tokens_per_second", "throughput_requests_per_second", "batch_size_mean", "batch_size_max", "ttft_seconds",
-        "tpot_seconds", "e2e_seconds", "normalized_latency_seconds_per_token", "kv_breakdown");
+        "tpot_seconds", "e2e_seconds", "normalized_latency_seconds_per_token", "kv_breakdown", "kv_breakdown_steady");
 
     /** Makes an entry of the plain object of {@code summary.json}; a problem is {@code error(field, problem)}. */
     @SuppressWarnings("unchecked")
@@ -156,12 +219,8 @@ public record ServingResults(
         latencies.put(name, new Latency(numberOrNull(l, "mean", inside(name, error)), numberOrNull(l, "p50", inside(name, error)),
             numberOrNull(l, "p90", inside(name, error)), numberOrNull(l, "p99", inside(name, error))));
       }
-      Map<String, Share> breakdown = new LinkedHashMap<>();
-      for (Map.Entry<String, Object> e : object(m, "kv_breakdown", error).entrySet()) {
-        Map<String, Object> c = object(object(m, "kv_breakdown", error), e.getKey(), inside("kv_breakdown", error));
-        var in = inside("kv_breakdown." + e.getKey(), error);
-        breakdown.put(e.getKey(), new Share(numberOrNull(c, "mean", in), numberOrNull(c, "peak", in)));
-      }
+      Breakdown breakdown = breakdown(m, "kv_breakdown", error);
+      Breakdown steady = m.containsKey("kv_breakdown_steady") ? breakdown(m, "kv_breakdown_steady", error) : null;
       Map<String, Object> optional = new LinkedHashMap<>();
       m.forEach((k, v) -> {
         if (!FIXED.contains(k)) {
@@ -169,8 +228,35 @@ public record ServingResults(
         }
       });
       return new Entry(system, java.util.Collections.unmodifiableMap(cell), kvMemoryBytes, (Map<String, Object>) parts, counts, rates,
-          java.util.Collections.unmodifiableMap(latencies), java.util.Collections.unmodifiableMap(breakdown),
-          java.util.Collections.unmodifiableMap(optional));
+          java.util.Collections.unmodifiableMap(latencies), breakdown, steady, java.util.Collections.unmodifiableMap(optional));
+    }
+
+    /** Reads the breakdown object {@code field} of an entry: its window, categories and {@code used_memory}. */
+    private static Breakdown breakdown(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
+      Map<String, Object> b = object(m, field, error);
+      var at = inside(field, error);
+      Window window = null;
+      Map<String, Share> shares = new LinkedHashMap<>();
+      Map<String, Double> used = new LinkedHashMap<>();
+      for (String key : b.keySet()) {
+        Map<String, Object> c = object(b, key, at);
+        var in = inside(field + "." + key, error);
+        switch (key) {
+          case "window" -> {
+            if (!(c.get("kind") instanceof String kind)) {
+              throw in.apply("kind", c.containsKey("kind") ? "expected a string, found " + shown(c.get("kind")) : "missing");
+            }
+            window = new Window(kind, numberOrNull(c, "from_s", in), numberOrNull(c, "to_s", in));
+          }
+          case "used_memory" -> {
+            for (String category : c.keySet()) {
+              used.put(category, numberOrNull(c, category, in));
+            }
+          }
+          default -> shares.put(key, new Share(numberOrNull(c, "mean", in), numberOrNull(c, "peak", in)));
+        }
+      }
+      return new Breakdown(window, java.util.Collections.unmodifiableMap(shares), java.util.Collections.unmodifiableMap(used));
     }
 
     private static java.util.function.BiFunction<String, String, RuntimeException> inside(
@@ -248,14 +334,10 @@ public record ServingResults(
         o.put("p99", l.p99());
         m.put(name, o);
       });
-      Map<String, Object> kv = new LinkedHashMap<>();
-      kvBreakdown.forEach((category, share) -> {
-        Map<String, Object> o = new LinkedHashMap<>();
-        o.put("mean", share.mean());
-        o.put("peak", share.peak());
-        kv.put(category, o);
-      });
-      m.put("kv_breakdown", kv);
+      m.put("kv_breakdown", kvBreakdown.toMap());
+      if (kvBreakdownSteady != null) {
+        m.put("kv_breakdown_steady", kvBreakdownSteady.toMap());
+      }
       m.putAll(optional);
       return m;
     }
@@ -292,10 +374,27 @@ public record ServingResults(
       return l == null ? null : l.get(statistic);
     }
 
-    /** Returns the time-weighted mean share of the KV region in {@code category} ({@code token_states}), null where undefined. */
+    /**
+     * Returns the whole run's time-weighted mean share of the KV region in {@code category} ({@code
+     * token_states}), null where undefined or absent ({@link Breakdown#mean}).
+     */
     public Double kvMeanShare(String category) {
-      Share s = kvBreakdown.get(category);
-      return s == null ? null : s.mean();
+      return kvBreakdown.mean(category);
+    }
+
+    /** Returns the steady window's time-weighted mean share in {@code category}, null where undefined or absent. */
+    public Double kvSteadyMeanShare(String category) {
+      return kvBreakdownSteady == null ? null : kvBreakdownSteady.mean(category);
+    }
+
+    /**
+     * Returns the whole run's (or, with {@code steady}, the steady window's) share of the memory in
+     * use in {@code category} (idle excluded; the breakdown to compare with the vLLM paper's Fig.
+     * 2), null where undefined or absent.
+     */
+    public Double kvUsedShare(String category, boolean steady) {
+      Breakdown b = steady ? kvBreakdownSteady : kvBreakdown;
+      return b == null ? null : b.usedMemory().get(category);
     }
   }
 

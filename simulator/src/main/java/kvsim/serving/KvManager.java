@@ -159,9 +159,14 @@ public interface KvManager {
 
   /**
    * Writes the KV region's slots, in tokens, by use (the vLLM paper's Fig. 2 categories) into
-   * {@code out}: [0] token states (slots holding a computed token), [1] reserved for tokens the
-   * sequence will still produce, [2] internal waste (held but never to be used), [3] external waste
-   * (the rest: free memory, allocator overhead); the four sum to the region's slots.
+   * {@code out}, five slots that the caller zeroes first: [0] token states (slots holding a computed
+   * token), [1] reserved for tokens the sequence will still produce, [2] internal fragmentation
+   * (held by a sequence but never to be used), [3] free (what the allocator could still hand out),
+   * [4] the rest: memory neither a sequence nor the free pool holds (allocator rounding and
+   * metadata, blocks set aside, activations of the naive plan). A manager that cannot tell free
+   * from the rest writes all of it into [3]. The five sum to the region's slots; which free slots
+   * are idle and which are external fragmentation is the metrics' call (Note [Idle or fragmented]
+   * in {@link ServingMetrics}).
    */
   void breakdown(long[] out);
 

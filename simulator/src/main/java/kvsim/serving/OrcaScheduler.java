@@ -109,6 +109,7 @@ public final class OrcaScheduler extends QueueScheduler {
       budget -= n;
     }
     stalls += stalled;
+    admissionStopped(stalled > 0); // a stalled sequence waits for memory
     if (stalled == 0) {
       while (!waitingQueue.isEmpty() && runningList.size() < config.maxNumSeqs()) {
         Sequence s = waitingQueue.peekFirst();
@@ -124,6 +125,7 @@ public final class OrcaScheduler extends QueueScheduler {
             ignored++;
             continue;
           }
+          admissionStopped(true);
           break;
         }
         waitingQueue.pollFirst();

@@ -458,7 +458,8 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
     out[0] = used - future - waste;
     out[1] = future;
     out[2] = waste;
-    out[3] = total - used;
+    out[3] = (long) blocks.numFreeBlocks() * blockTokens;
+    out[4] = total - used - out[3]; // vLLM v1's null block, never handed out
   }
 
   /**

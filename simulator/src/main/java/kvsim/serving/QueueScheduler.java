@@ -30,6 +30,8 @@ public abstract class QueueScheduler implements Scheduler {
   private final ArrayList<SequenceGroup> stepBeams = new ArrayList<>();
   /** Iterations whose outcome was taken, numbering each for the beam groups' step counts. */
   private long updates;
+  /** Whether the last {@link #schedule} left a sequence waiting for memory ({@link #admissionStopped}). */
+  private boolean waitingForMemory;
 
   /** A scheduler with limits {@code config} over {@code kv}, its queues empty. */
   protected QueueScheduler(SchedulerConfig config, KvManager kv) {
@@ -126,6 +128,23 @@ public abstract class QueueScheduler implements Scheduler {
         fork(g.sequences[parents[i]], g.sequences[i], true, output);
       }
     }
+  }
+
+  @Override
+  public final boolean waitingForMemory() {
+    return waitingForMemory;
+  }
+
+  /**
+   * Says why this iteration's admission stopped, for {@link #waitingForMemory}: {@code onMemory}
+   * true when a sequence waits because memory could not be given to it (a failed allocation, a
+   * memory gate, the watermark, a running sequence stalled for memory), false for any other reason
+   * or when everything waiting was admitted. A subclass calls it with false at the start of its
+   * {@link #schedule} and with true where it stops on memory (Note [Idle or fragmented] in {@link
+   * ServingMetrics}).
+   */
+  protected final void admissionStopped(boolean onMemory) {
+    waitingForMemory = onMemory;
   }
 
   @Override

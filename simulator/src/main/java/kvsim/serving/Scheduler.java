@@ -55,6 +55,19 @@ public interface Scheduler {
   int running();
 
   /**
+   * Returns whether, as the last {@link #schedule} left it, a sequence waits because memory could
+   * not be given to it: admission stopped on a failed allocation, a memory gate or the watermark, or
+   * a running sequence could not get memory for its next tokens. False when admission stopped for
+   * another reason (no one waiting, {@code max_num_seqs}, the token budget). The KV breakdown calls
+   * free memory external fragmentation while this holds (or the iteration preempted), idle otherwise:
+   * Note [Idle or fragmented] in {@link ServingMetrics}. False by default, for a scheduler that
+   * never tells (all its free memory then counts as idle).
+   */
+  default boolean waitingForMemory() {
+    return false;
+  }
+
+  /**
    * Returns the sequences the scheduler dropped without running them (vLLM v0 ignores a request
    * its watermark says can never be admitted); 0 for schedulers that never do.
    */

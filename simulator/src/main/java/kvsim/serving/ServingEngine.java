@@ -225,7 +225,7 @@ public final class ServingEngine {
   }
 
   private void admit(Request r) {
-    metrics.arrived++;
+    metrics.recordArrival(r.arrivalNanos());
     int maxModelLen = config.maxModelLen();
     if (r.promptTokens() >= maxModelLen) {
       metrics.rejected++;
@@ -278,6 +278,7 @@ public final class ServingEngine {
           throw new IllegalStateException("the scheduler planned nothing with " + scheduler.running() + " sequences running and "
               + scheduler.waiting() + " waiting: a request larger than the KV memory should have been rejected on arrival");
         }
+        metrics.recordIdle(now, kv);
         return;
       }
       if (activationBytesPerToken > 0) {
@@ -288,7 +289,7 @@ public final class ServingEngine {
           return;
         }
       }
-      metrics.recordIteration(now, plan, kv, scheduler.running(), scheduler.waiting());
+      metrics.recordIteration(now, plan, kv, scheduler.running(), scheduler.waiting(), scheduler.waitingForMemory());
       if (metrics.multiSequenceRequests > 0 && groupCounting != null) {
         groupCounting.sampleSharing();
       }

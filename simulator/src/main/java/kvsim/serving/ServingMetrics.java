@@ -3,7 +3,6 @@ package kvsim.serving;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import kvsim.metrics.Gauge;
 import kvsim.metrics.SampledSeries;
 import kvsim.metrics.Samples;
 
@@ -19,9 +18,14 @@ import kvsim.metrics.Samples;
  *   <li>Throughput over the run's span (first arrival to last finish): output tokens/s and
  *       requests/s.
  *   <li>Batch size (sequences scheduled per iteration): mean and max over iterations.
- *   <li>The KV breakdown ({@link KvManager#breakdown}) as time-weighted fractions of the KV region,
- *       recorded after every iteration's scheduling: {@code token_states}, {@code reserved_future},
- *       {@code internal_waste}, {@code external_waste}; they sum to 1.
+ *   <li>The KV breakdown ({@link KvManager#breakdown}) as time-weighted shares of the KV region,
+ *       sampled after every iteration's scheduling and whenever the engine idles: {@code
+ *       token_states}, {@code reserved_future}, {@code internal_fragmentation}, {@code
+ *       external_fragmentation} (the vLLM paper's four uses of Fig. 2) and {@code idle}; they sum to
+ *       1 (Note [Idle or fragmented]). Also the shares of the memory in use ({@code used_memory},
+ *       idle excluded), which is what the paper's bars compare with. Over two windows, each stated
+ *       with its bounds: the whole run ({@code kv_breakdown}) and the steady state ({@code
+ *       kv_breakdown_steady}): Note [Breakdown windows].
  *   <li>Counters: requests arrived, finished, rejected (a prompt of {@code max_model_len} tokens or
  *       more, or one that vLLM v0's watermark says can never be admitted) and truncated (output cut
  *       at {@code max_model_len}), iterations, preemptions, tokens scheduled (prefill and decode,
@@ -39,14 +43,46 @@ import kvsim.metrics.Samples;
  * </ul>
  */
 public final class ServingMetrics {
+  // Note [Idle or fragmented]: a KV manager's breakdown gives the free slots (what its allocator
+  // could still hand out) apart from the rest it holds (allocator rounding and metadata, a null
+  // block, the naive plan's activations); KvManager#breakdown. Free memory is not waste in itself:
+  // at a low load vLLM runs a small batch with half its KV memory free because no request needs it.
+  // So each sample calls its free slots
+  //   - external_fragmentation when a sequence waits because memory could not be given to it: the
+  //     scheduler's admission stopped on a failed allocation, a memory gate or the watermark, or a
+  //     running sequence stalled for memory (Scheduler#waitingForMemory), or the iteration preempted
+  //     a sequence. Free memory that cannot serve the waiting request is what the allocator's layout
+  //     (holes of a contiguous allocator) or its granularity leaves; the vLLM paper's "external
+  //     fragmentation";
+  //   - idle otherwise: nothing waits, or what waits waits for another reason (max_num_seqs, the
+  //     token budget), or the engine idles.
+  // The rest (not free, held by no sequence) is always external_fragmentation: the paper's "and
+  // others". The five shares (token_states, reserved_future, internal_fragmentation,
+  // external_fragmentation, idle) sum to 1 at every sample. The paper's Fig. 2 bars cannot count idle
+  // memory (vLLM's bar is 96.3 % token states, reached at a load that leaves much of the memory
+  // free), so used_memory gives the four uses as shares of the memory in use, idle excluded: each
+  // category's time-weighted mean over the window divided by 1 − idle's (null when the memory was
+  // never in use); that breakdown is the one to compare with the paper.
+  //
+  // Note [Breakdown windows]: a sample's shares hold from its time to the next sample's. The engine
+  // samples after every iteration's scheduling and when it idles (then with every free slot idle),
+  // so the breakdown is defined from the first arrival to the last finish. Two windows are reported,
+  // each with its bounds (seconds of simulated time):
+  //   - "whole run" (kv_breakdown): from the first sample to the last, that is from the first
+  //     arrival to the last finish: ramp-up and drain included;
+  //   - "steady state" (kv_breakdown_steady): of the run's N arrived requests (rejected ones
+  //     included), from the arrival of the ⌈N/10⌉-th to the arrival of the last. The first tenth of
+  //     the arrivals fills the batch (ramp-up); after the last arrival the load only falls (drain).
+  //     The bounds depend on the arrivals alone, so a user can compute them from the workload, and
+  //     they are the same for every system of a run. The window is empty (its shares null) with one
+  //     request, or when all arrive at once.
+  // Means are time-weighted over the window; peaks are the largest share sampled in it (for the
+  // steady window: sampled between its bounds, or holding at its start).
   final Samples ttft = new Samples();
   final Samples tpot = new Samples();
   final Samples e2e = new Samples();
   final Samples normalized = new Samples();
-  final Gauge tokenStates = new Gauge("token_states");
-  final Gauge reservedFuture = new Gauge("reserved_future");
-  final Gauge internalWaste = new Gauge("internal_waste");
-  final Gauge externalWaste = new Gauge("external_waste");
+  private final KvBreakdownWindows breakdown = new KvBreakdownWindows();
   long arrived;
   long finished;
   long rejected;
@@ -66,7 +102,8 @@ public final class ServingMetrics {
   long aborted;
   long firstArrivalNanos = -1;
   long lastFinishNanos;
-  private final long[] slots = new long[4];
+  private final long[] slots = new long[5];
+  private final double[] shares = new double[KvBreakdownWindows.CATEGORIES.size()];
   private final SampledSeries series = new SampledSeries(SERIES_COLUMNS.size(), 0);
 
   /**
@@ -76,7 +113,7 @@ public final class ServingMetrics {
    */
   public static final List<String> SERIES_COLUMNS = List.of(
       "iteration", "t_ns", "running", "waiting", "batch_size", "scheduled_tokens", "preemptions", "finished",
-      "token_states", "reserved_future", "internal_waste", "external_waste");
+      "token_states", "reserved_future", "internal_fragmentation", "external_fragmentation", "idle");
   /** The KV manager's own counters at the end of the run ({@link KvManager#counters}). */
   Map<String, Long> kvCounters = Map.of();
   /** The KV manager's group counters at the end of the run ({@link KvManager.GroupCounting#groupCounters}). */
@@ -95,7 +132,25 @@ public final class ServingMetrics {
     lastFinishNanos = Math.max(lastFinishNanos, g.finishNanos);
   }
 
-  void recordIteration(long timeNanos, StepPlan plan, KvManager kv, int running, int waiting) {
+  /** Counts a request's arrival at {@code timeNanos} (the steady window's bounds are arrivals: Note [Breakdown windows]). */
+  void recordArrival(long timeNanos) {
+    arrived++;
+    breakdown.arrival(timeNanos);
+  }
+
+  /**
+   * Records the KV breakdown at {@code timeNanos} when the engine idles (nothing running or
+   * waiting): the state that holds until the next iteration, in which no memory is in use.
+   */
+  void recordIdle(long timeNanos, KvManager kv) {
+    sampleBreakdown(timeNanos, kv, false);
+  }
+
+  /**
+   * Records an iteration after its scheduling at {@code timeNanos}: {@code waitingForMemory} is the
+   * scheduler's ({@link Scheduler#waitingForMemory}), for the KV breakdown's split of free memory.
+   */
+  void recordIteration(long timeNanos, StepPlan plan, KvManager kv, int running, int waiting, boolean waitingForMemory) {
     iterations++;
     batchSum += plan.size();
     batchMax = Math.max(batchMax, plan.size());
@@ -106,12 +161,7 @@ public final class ServingMetrics {
       }
     }
     scheduledTokens += plan.totalTokens();
-    kv.breakdown(slots);
-    double total = slots[0] + slots[1] + slots[2] + slots[3];
-    tokenStates.record(timeNanos, slots[0] / total);
-    reservedFuture.record(timeNanos, slots[1] / total);
-    internalWaste.record(timeNanos, slots[2] / total);
-    externalWaste.record(timeNanos, slots[3] / total);
+    sampleBreakdown(timeNanos, kv, waitingForMemory || plan.preempted() > 0);
     double[] row = series.next();
     row[1] = timeNanos;
     row[2] = running;
@@ -120,11 +170,30 @@ public final class ServingMetrics {
     row[5] = plan.totalTokens();
     row[6] = preemptions;
     row[7] = finished;
-    row[8] = slots[0] / total;
-    row[9] = slots[1] / total;
-    row[10] = slots[2] / total;
-    row[11] = slots[3] / total;
+    System.arraycopy(shares, 0, row, 8, shares.length);
     series.commit();
+  }
+
+  /**
+   * Takes the KV manager's breakdown and records it as shares of the KV region, its free slots
+   * external fragmentation when {@code memoryRefused}, idle otherwise (Note [Idle or fragmented]).
+   */
+  private void sampleBreakdown(long timeNanos, KvManager kv, boolean memoryRefused) {
+    java.util.Arrays.fill(slots, 0);
+    kv.breakdown(slots);
+    double total = 0;
+    for (long v : slots) {
+      if (v < 0) {
+        throw new IllegalStateException(kv.getClass().getSimpleName() + " breakdown has a negative slot count: " + java.util.Arrays.toString(slots));
+      }
+      total += v;
+    }
+    shares[0] = slots[0] / total;
+    shares[1] = slots[1] / total;
+    shares[2] = slots[2] / total;
+    shares[3] = ((memoryRefused ? slots[3] : 0) + slots[4]) / total;
+    shares[KvBreakdownWindows.IDLE] = (memoryRefused ? 0 : slots[3]) / total;
+    breakdown.record(timeNanos, shares);
   }
 
   /** The columns of {@link #latencyQuantiles}'s rows. */
@@ -179,15 +248,8 @@ public final class ServingMetrics {
     m.put("tpot_seconds", latency(tpot));
     m.put("e2e_seconds", latency(e2e));
     m.put("normalized_latency_seconds_per_token", latency(normalized));
-    Map<String, Object> kv = new LinkedHashMap<>();
-    for (Gauge g : new Gauge[] {tokenStates, reservedFuture, internalWaste, externalWaste}) {
-      Gauge.Summary s = g.summary();
-      Map<String, Object> one = new LinkedHashMap<>();
-      one.put("mean", s.mean());
-      one.put("peak", s.peak());
-      kv.put(g.name(), one);
-    }
-    m.put("kv_breakdown", kv);
+    m.put("kv_breakdown", breakdown.whole().toMap());
+    m.put("kv_breakdown_steady", breakdown.steady().toMap());
     if (!kvCounters.isEmpty()) {
       m.put("kv_manager", new LinkedHashMap<>(kvCounters));
     }
@@ -266,15 +328,24 @@ public final class ServingMetrics {
     return Double.isNaN(v) ? null : v;
   }
 
-  /** Returns the time-weighted mean of a breakdown category (token_states, …), or NaN. */
+  /**
+   * Returns the whole run's time-weighted mean share of the KV region in a breakdown category
+   * ({@code token_states}, {@code reserved_future}, {@code internal_fragmentation}, {@code
+   * external_fragmentation}, {@code idle}), or NaN before any sample; throws for another name.
+   */
   public double meanFraction(String category) {
-    for (Gauge g : new Gauge[] {tokenStates, reservedFuture, internalWaste, externalWaste}) {
-      if (g.name().equals(category)) {
-        Double mean = g.summary().mean();
-        return mean == null ? Double.NaN : mean;
-      }
-    }
-    throw new IllegalArgumentException(category);
+    return breakdown.whole().mean(category);
+  }
+
+  /** Returns the steady window's time-weighted mean share in a breakdown category (as {@link #meanFraction}), NaN where undefined. */
+  public double steadyMeanFraction(String category) {
+    return breakdown.steady().mean(category);
+  }
+
+  /** Returns the steady window's bounds in seconds, {@code [from, to]}, or null before any arrival (Note [Breakdown windows]). */
+  public double[] steadyWindowSeconds() {
+    KvBreakdownWindows.Window w = breakdown.steady();
+    return w.fromSeconds() == null ? null : new double[] {w.fromSeconds(), w.toSeconds()};
   }
 
   /** Returns the mean batch size, or NaN before any iteration. */

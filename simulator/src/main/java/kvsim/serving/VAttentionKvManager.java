@@ -254,7 +254,11 @@ public final class VAttentionKvManager implements KvManager, KvManager.Observabl
     out[0] = tokens;
     out[1] = future;
     out[2] = waste;
-    out[3] = regionTokens - tokens - future - waste;
+    // Free: what the allocator could still hand out; the rest is its rounding and metadata (and the
+    // naive plan's activations). Both floors leave the rest non-negative: the allocated bytes hold
+    // at least the sequences' slots.
+    out[3] = allocator.freeBytes() / kvBytesPerToken;
+    out[4] = regionTokens - tokens - future - waste - out[3];
   }
 
   /** Returns {@code steps_mapped} (growth steps, each {@code 2 × layers} pages), {@code steps_refused} and the allocator's page counters. */

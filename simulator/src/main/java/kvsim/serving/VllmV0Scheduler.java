@@ -103,6 +103,7 @@ public final class VllmV0Scheduler extends QueueScheduler {
   @Override
   public void schedule(StepPlan plan) {
     plan.clear();
+    admissionStopped(false);
     long budget = config.maxNumBatchedTokens();
     while (swapped.isEmpty() && !waitingQueue.isEmpty() && runningList.size() + waitingQueue.peekFirst().group.width() <= config.maxNumSeqs()) {
       Sequence s = waitingQueue.peekFirst();
@@ -111,6 +112,7 @@ public final class VllmV0Scheduler extends QueueScheduler {
       }
       OpLog.Admission verdict = watermarked.admitWhole(s);
       if (verdict == OpLog.Admission.LATER) {
+        admissionStopped(true);
         break;
       }
       waitingQueue.pollFirst();
@@ -234,6 +236,7 @@ public final class VllmV0Scheduler extends QueueScheduler {
       }
       OpLog.Admission verdict = swapping.swapIn(members);
       if (verdict == OpLog.Admission.LATER) {
+        admissionStopped(true);
         break;
       }
       if (verdict == OpLog.Admission.NEVER) {

@@ -82,6 +82,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
   @Override
   public void schedule(StepPlan plan) {
     plan.clear();
+    admissionStopped(false);
     int budget = config.maxNumBatchedTokens();
     int i = 0;
     while (i < runningList.size() && budget > 0) {
@@ -124,6 +125,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
       }
       int n = Math.min(capped, budget);
       if (!kv.allocate(s, n)) {
+        admissionStopped(true);
         break;
       }
       waitingQueue.pollFirst();

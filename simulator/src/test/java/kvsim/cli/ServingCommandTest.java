@@ -33,7 +33,7 @@ class ServingCommandTest {
     assertEquals(300, vllm.get("requests_arrived").asLong());
     assertEquals(300, vllm.get("requests_finished").asLong() + vllm.get("requests_rejected").asLong());
     double sum = 0;
-    for (String c : new String[] {"token_states", "reserved_future", "internal_waste", "external_waste"}) {
+    for (String c : new String[] {"token_states", "reserved_future", "internal_fragmentation", "external_fragmentation", "idle"}) {
       sum += vllm.get("kv_breakdown").get(c).get("mean").asDouble();
     }
     assertEquals(1.0, sum, 1e-9);
@@ -43,12 +43,12 @@ class ServingCommandTest {
     assertTrue(Files.size(a.resolve("kv-breakdown.png")) > 0);
     java.util.List<String> lines = Files.readAllLines(a.resolve("timeseries.csv"));
     assertEquals("system,iteration,t_ns,running,waiting,batch_size,scheduled_tokens,preemptions,finished,"
-        + "token_states,reserved_future,internal_waste,external_waste", lines.get(0));
+        + "token_states,reserved_future,internal_fragmentation,external_fragmentation,idle", lines.get(0));
     assertTrue(lines.size() > 10 && lines.size() <= 2 * 2048 + 2, "rows: " + lines.size());
     for (String line : lines.subList(1, lines.size())) {
       String[] f = line.split(",");
       double share = 0;
-      for (int i = f.length - 4; i < f.length; i++) {
+      for (int i = f.length - 5; i < f.length; i++) {
         share += Double.parseDouble(f[i]);
       }
       assertEquals(1.0, share, 1e-5, line);

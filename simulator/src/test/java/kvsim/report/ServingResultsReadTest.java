@@ -97,7 +97,7 @@ class ServingResultsReadTest {
     assertTrue(vllm.optional().containsKey("sequence_groups"), vllm.optional().keySet().toString());
     assertTrue(r.entries().get(1).optional().containsKey("activation_oom_count"), r.entries().get(1).optional().keySet().toString());
     assertEquals(vllm.latencies().get("ttft_seconds").p50(), vllm.latency("ttft_seconds", "p50"));
-    assertEquals(List.of("token_states", "reserved_future", "internal_waste", "external_waste"), List.copyOf(vllm.kvBreakdown().keySet()));
+    assertEquals(List.of("token_states", "reserved_future", "internal_fragmentation", "external_fragmentation", "idle"), List.copyOf(vllm.kvBreakdown().shares().keySet()));
     // Each typed entry gives back the object read, field for field and in order: the file's bytes again.
     assertEquals(Files.readString(out.resolve("summary.json"), StandardCharsets.UTF_8), rewritten(r));
     ServingResults again = ServingResults.of(r.config(), r.grid(), r.systems(), r.seriesColumns(), r.series(), r.quantileColumns(), r.quantiles());

@@ -38,7 +38,7 @@ class ContiguousKvManagerTest {
   }
 
   private static long[] breakdown(KvManager kv) {
-    long[] out = new long[4];
+    long[] out = new long[5];
     kv.breakdown(out);
     return out;
   }
@@ -146,15 +146,16 @@ class ContiguousKvManagerTest {
   }
 
   @Test
-  void theBreakdownSplitsReservationsAndPutsAllocatorRoundingIntoExternalWaste() {
+  void theBreakdownSplitsReservationsAndTellsAllocatorRoundingFromFreeMemory() {
     ContiguousKvManager kv = buddy(1024, Reservation.MAX, 600);
     Sequence s = seq(1, 100, 200); // final 300; reserves 600 tokens, which the buddy rounds to 1024
     kv.add(s);
     assertTrue(kv.allocate(s, 100));
-    // 100 computed, 200 still to come, 300 reserved beyond the final length, the rest external.
-    assertArrayEquals(new long[] {100, 200, 300, 424}, breakdown(kv));
+    // 100 computed, 200 still to come, 300 reserved beyond the final length; nothing free (the
+    // buddy handed out the whole region), the 424 tokens of rounding are the allocator's.
+    assertArrayEquals(new long[] {100, 200, 300, 0, 424}, breakdown(kv));
     kv.finish(s);
-    assertArrayEquals(new long[] {0, 0, 0, 1024}, breakdown(kv));
+    assertArrayEquals(new long[] {0, 0, 0, 1024, 0}, breakdown(kv));
     assertEquals(0, kv.allocator().stats().allocatedBytes());
   }
 

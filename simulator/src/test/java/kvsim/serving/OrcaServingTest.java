@@ -53,10 +53,11 @@ class OrcaServingTest {
       kv.breakdown(out);
       breakdowns.add(out.clone());
       AllocatorStats st = kv.allocator().stats();
-      assertTrue(out[0] >= 0 && out[1] >= 0 && out[2] >= 0 && out[3] >= 0, () -> java.util.Arrays.toString(out));
-      assertEquals(regionTokens, out[0] + out[1] + out[2] + out[3]);
+      assertTrue(out[0] >= 0 && out[1] >= 0 && out[2] >= 0 && out[3] >= 0 && out[4] >= 0, () -> java.util.Arrays.toString(out));
+      assertEquals(regionTokens, out[0] + out[1] + out[2] + out[3] + out[4]);
       assertEquals(st.requestedBytes(), (out[0] + out[1] + out[2]) * BPT, "the sequences' slots are what was requested");
-      assertTrue(out[3] >= (st.allocatedBytes() - st.requestedBytes()) / BPT, "rounding is external");
+      assertEquals(kv.allocator().freeBytes() / BPT, out[3], "free is what the allocator could still hand out");
+      assertTrue(out[4] >= (st.allocatedBytes() - st.requestedBytes()) / BPT, "rounding is neither a sequence's nor free");
       switch (kv.reservation()) {
         case MAX -> assertEquals(st.liveAllocations() * maxModelLen, out[0] + out[1] + out[2]);
         case ORACLE -> assertEquals(0, out[2], "an oracle wastes nothing inside its reservation");
@@ -144,7 +145,7 @@ class OrcaServingTest {
     assertEquals(0, st.liveAllocations(), "all memory returns");
     assertEquals(0, st.allocatedBytes());
     assertEquals(0, st.requestedBytes());
-    assertEquals(m.iterations(), r.kv().breakdowns.size());
+    assertTrue(r.kv().breakdowns.size() > m.iterations(), "every iteration is sampled, and the engine idling at the end");
   }
 
   @Property(tries = 200)
@@ -211,8 +212,8 @@ class OrcaServingTest {
       assertEquals(o[1], x[1]);
       assertTrue(x[2] >= p[2] && p[2] >= o[2], "internal waste: max >= pow2 >= oracle at iteration " + i);
     }
-    assertTrue(max.metrics().meanFraction("internal_waste") > pow2.metrics().meanFraction("internal_waste"));
-    assertTrue(pow2.metrics().meanFraction("internal_waste") > oracle.metrics().meanFraction("internal_waste"));
+    assertTrue(max.metrics().meanFraction("internal_fragmentation") > pow2.metrics().meanFraction("internal_fragmentation"));
+    assertTrue(pow2.metrics().meanFraction("internal_fragmentation") > oracle.metrics().meanFraction("internal_fragmentation"));
   }
 
   @Test

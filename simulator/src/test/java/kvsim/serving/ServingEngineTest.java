@@ -132,7 +132,7 @@ class ServingEngineTest {
   void theKvBreakdownSumsToOne() throws IOException {
     ServingMetrics m = run(randomRequests(5, 200, 20, 1000, 300), new CountingKvManager(300, 16), SchedulerConfig.defaults(2048));
     double sum = 0;
-    for (String c : List.of("token_states", "reserved_future", "internal_waste", "external_waste")) {
+    for (String c : List.of("token_states", "reserved_future", "internal_fragmentation", "external_fragmentation", "idle")) {
       double f = m.meanFraction(c);
       assertTrue(f >= 0 && f <= 1, c + " = " + f);
       sum += f;

@@ -2,6 +2,7 @@ package kvsim.serving;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -62,13 +63,16 @@ class ServingSystemContractTest {
     final KvManager kv;
     final long slots;
     long checks;
-    final long[] out = new long[4];
+    final long[] out = new long[5];
+    final long freeAtStart;
 
     Checked(KvManager kv) {
       this.kv = kv;
       kv.breakdown(out);
-      this.slots = out[0] + out[1] + out[2] + out[3];
-      assertEquals(slots, out[3], "a fresh system holds nothing");
+      this.slots = out[0] + out[1] + out[2] + out[3] + out[4];
+      assertEquals(0, out[0] + out[1] + out[2], "a fresh system holds nothing");
+      assertTrue(out[3] > 0, "a fresh system has free memory");
+      this.freeAtStart = out[3];
     }
 
     @Override
@@ -79,11 +83,12 @@ class ServingSystemContractTest {
     @Override
     public void checkInvariants() {
       kv.checkInvariants();
+      java.util.Arrays.fill(out, 0);
       kv.breakdown(out);
       for (long o : out) {
         assertTrue(o >= 0, "a negative breakdown category");
       }
-      assertEquals(slots, out[0] + out[1] + out[2] + out[3], "the breakdown sums to the region's slots");
+      assertEquals(slots, out[0] + out[1] + out[2] + out[3] + out[4], "the breakdown sums to the region's slots");
       checks++;
     }
 
@@ -130,6 +135,38 @@ class ServingSystemContractTest {
     return new Run(engine.run(ServingEngineTest.source(requests)), kv, built.scheduler().forksGroups());
   }
 
+  /**
+   * The KV breakdown's five shares sum to 1 after every sample (each iteration's row of the time
+   * series) and over both windows, and the shares of the memory in use sum to 1.
+   */
+  @SuppressWarnings("unchecked")
+  private static void sharesSumToOne(ServingMetrics m, String at) {
+    List<String> categories = List.of("token_states", "reserved_future", "internal_fragmentation", "external_fragmentation", "idle");
+    assertFalse(m.series().isEmpty(), at);
+    for (double[] row : m.series()) {
+      double sum = 0;
+      for (String c : categories) {
+        double v = row[ServingMetrics.SERIES_COLUMNS.indexOf(c)];
+        assertTrue(v >= 0 && v <= 1, at + ": " + c + " = " + v);
+        sum += v;
+      }
+      assertEquals(1.0, sum, 1e-9, at + ": after the iteration at " + row[1] + " ns");
+    }
+    for (String window : List.of("kv_breakdown", "kv_breakdown_steady")) {
+      Map<String, Object> b = (Map<String, Object>) m.toMap().get(window);
+      double sum = 0;
+      for (String c : categories) {
+        sum += (Double) ((Map<String, Object>) b.get(c)).get("mean");
+      }
+      assertEquals(1.0, sum, 1e-9, at + ": " + window);
+      double used = 0;
+      for (Object v : ((Map<String, Object>) b.get("used_memory")).values()) {
+        used += (Double) v;
+      }
+      assertEquals(1.0, used, 1e-9, at + ": " + window + ".used_memory");
+    }
+  }
+
   @ParameterizedTest
   @MethodSource("systems")
   void conservesRequestsTokensAndMemoryAndRepeatsItself(String system) throws IOException {
@@ -152,9 +189,10 @@ class ServingSystemContractTest {
         assertTrue((Long) groups.get("beam_replacements") > 0, at + ": beams were re-selected by forks");
       }
       assertTrue(first.kv().checks >= 2 * m.iterations(), at + ": invariants after planning and after finishing every iteration");
-      long[] end = new long[4];
+      sharesSumToOne(m, at);
+      long[] end = new long[5];
       first.kv().breakdown(end);
-      assertArrayEquals(new long[] {0, 0, 0, first.kv().slots}, end, at + ": all memory back");
+      assertArrayEquals(new long[] {0, 0, 0, first.kv().freeAtStart, first.kv().slots - first.kv().freeAtStart}, end, at + ": all memory back");
       Run second = run(system, requests, seed);
       assertEquals(m.toMap(), second.metrics().toMap(), at + ": same seed, same results");
       assertEquals(m.series().size(), second.metrics().series().size(), at);

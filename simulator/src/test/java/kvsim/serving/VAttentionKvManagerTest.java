@@ -44,12 +44,13 @@ class VAttentionKvManagerTest {
     assertTrue(kv.allocate(s, 300));
     assertEquals(2, kv.allocator().stats().liveAllocations());
     assertEquals(2 * STEP_BYTES, kv.allocator().stats().allocatedBytes());
-    long[] b = new long[4];
+    long[] b = new long[5];
     kv.breakdown(b);
     assertEquals(300, b[0]);
     assertEquals(10, b[1], "reserved: the final 310 tokens fit the 408 mapped");
     assertEquals(2 * STEP_BYTES / MODEL.kvBytesPerToken() - 310, b[2], "the rest of the mapped pages is internal waste");
-    assertEquals(4 * Bytes.GiB / MODEL.kvBytesPerToken(), b[0] + b[1] + b[2] + b[3]);
+    assertEquals(4 * Bytes.GiB / MODEL.kvBytesPerToken(), b[0] + b[1] + b[2] + b[3] + b[4]);
+    assertEquals(kv.allocator().freeBytes() / MODEL.kvBytesPerToken(), b[3], "free: the pages not mapped");
     kv.finish(s);
     assertEquals(0, kv.allocator().stats().liveAllocations(), "finish unmaps every step");
     kv.checkInvariants();
