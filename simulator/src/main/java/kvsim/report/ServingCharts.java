@@ -141,7 +141,11 @@ public final class ServingCharts {
     }
     NumberAxis share = new NumberAxis("share of KV memory, time-weighted mean (%)");
     share.setRange(0, 100);
-    CategoryPlot plot = new CategoryPlot(data, new CategoryAxis(steady ? "system (window)" : "system"), share, renderer);
+    CategoryAxis systems = new CategoryAxis(steady ? "system (window)" : "system");
+    if (steady) {
+      systems.setMaximumCategoryLabelLines(2); // "orca-oracle (whole run)" under a narrow bar
+    }
+    CategoryPlot plot = new CategoryPlot(data, systems, share, renderer);
     plot.setBackgroundPaint(Color.WHITE);
     plot.setRangeGridlinePaint(new Color(0xdddddd));
     String title = steady ? "KV memory by use (vLLM paper, Fig. 2): whole run and steady state" : "KV memory by use (vLLM paper, Fig. 2)";
