@@ -98,6 +98,11 @@ class ServingResultsReadTest {
     assertTrue(r.entries().get(1).optional().containsKey("activation_oom_count"), r.entries().get(1).optional().keySet().toString());
     assertEquals(vllm.latencies().get("ttft_seconds").p50(), vllm.latency("ttft_seconds", "p50"));
     assertEquals(List.of("token_states", "reserved_future", "internal_fragmentation", "external_fragmentation", "idle"), List.copyOf(vllm.kvBreakdown().shares().keySet()));
+    // The names of folders written before idle memory was told apart still answer.
+    assertEquals(vllm.kvMeanShare("internal_fragmentation"), vllm.kvMeanShare("internal_waste"));
+    assertEquals(vllm.kvMeanShare("external_fragmentation") + vllm.kvMeanShare("idle"), vllm.kvMeanShare("external_waste"), 1e-15);
+    assertEquals("steady state", vllm.kvBreakdownSteady().window().kind());
+    assertEquals(1.0, vllm.kvBreakdownSteady().usedMemory().values().stream().mapToDouble(Double::doubleValue).sum(), 1e-9);
     // Each typed entry gives back the object read, field for field and in order: the file's bytes again.
     assertEquals(Files.readString(out.resolve("summary.json"), StandardCharsets.UTF_8), rewritten(r));
     ServingResults again = ServingResults.of(r.config(), r.grid(), r.systems(), r.seriesColumns(), r.series(), r.quantileColumns(), r.quantiles());
@@ -116,6 +121,12 @@ class ServingResultsReadTest {
     Files.writeString(summary, good.replaceFirst("\"p50\" : [^,]+,", "\"p50\" : \"x\","));
     e = assertThrows(InputException.class, () -> ResultsReader.readServing(out));
     assertTrue(e.getMessage().contains("systems[0].ttft_seconds.p50: expected a number or null, found \"x\""), e.getMessage());
+    Files.writeString(summary, good.replaceFirst("\"kind\" : \"whole run\"", "\"kind\" : 3"));
+    e = assertThrows(InputException.class, () -> ResultsReader.readServing(out));
+    assertTrue(e.getMessage().contains("systems[0].kv_breakdown.window.kind: expected a string, found 3"), e.getMessage());
+    Files.writeString(summary, good.replaceFirst("\"kv_breakdown_steady\" : \\{", "\"kv_breakdown_steady\" : [], \"x\" : {"));
+    e = assertThrows(InputException.class, () -> ResultsReader.readServing(out));
+    assertTrue(e.getMessage().contains("systems[0].kv_breakdown_steady: expected an object, found []"), e.getMessage());
     Files.writeString(summary, good.replaceFirst("\"kv_breakdown\" : \\{", "\"kv_breakdown_x\" : {"));
     CliRun report = CliRun.of("report", out.toString(), "-o", dir.resolve("r.html").toString());
     assertEquals(2, report.exitCode(), report.err());
