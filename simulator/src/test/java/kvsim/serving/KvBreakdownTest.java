@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import kvsim.alloc.Allocator;
 import kvsim.alloc.AllocatorContext;
+import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.core.ModelPreset;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.devicemodel.Region;
@@ -64,26 +65,24 @@ class KvBreakdownTest {
     /** Runs iterations until nothing is left, then samples the idle engine; returns the iterations. */
     int runToEnd() {
       int n = 0;
-      while (true) {
-        scheduler.schedule(plan);
-        if (plan.size() == 0) {
-          metrics.recordIdle(t, kv);
-          return n;
-        }
-        metrics.recordIteration(t, plan, kv, scheduler.running(), scheduler.waiting(), scheduler.waitingForMemory());
-        waitingForMemory.add(scheduler.waitingForMemory());
-        scheduler.updateFromOutput(plan, new StepOutput() {
-          @Override
-          public int token(Sequence s) {
-            return 7;
-          }
-
-          @Override
-          public void sampled(Sequence s, boolean finished) {}
-        });
-        t += SECOND;
+      while (step()) {
         n++;
       }
+      return n;
+    }
+
+    /** Runs one iteration and returns true, or samples the idle engine and returns false when nothing can run. */
+    boolean step() {
+      scheduler.schedule(plan);
+      if (plan.size() == 0) {
+        metrics.recordIdle(t, kv);
+        return false;
+      }
+      metrics.recordIteration(t, plan, kv, scheduler.running(), scheduler.waiting(), scheduler.waitingForMemory());
+      waitingForMemory.add(scheduler.waitingForMemory());
+      scheduler.updateFromOutput(plan, EngineTokens.INSTANCE);
+      t += SECOND;
+      return true;
     }
 
     double share(int row, String category) {
@@ -161,6 +160,39 @@ class KvBreakdownTest {
     assertFalse(s.waitingForMemory.get(last), "alone at the end, nothing waits");
     assertEquals(0, s.share(last, "external_fragmentation"));
     assertTrue(s.share(last, "idle") > 0);
+  }
+
+  /** A vLLM v0 paged manager of {@code numBlocks} blocks of 16 tokens, with v0's 1 % watermark. */
+  private static PagedKvManager v0(int numBlocks) {
+    BlockManagerConfig c = new BlockManagerConfig(numBlocks, 16, false, BlockManagerConfig.Mode.V0, BlockManagerConfig.DEFAULT_WATERMARK,
+        BlockManagerConfig.FreeOrder.LIFO, 0, 2048, MODEL.kvBytesPerToken());
+    return new PagedKvManager(AllocatorRegistry.blockManager(c), 0, AllocatorRegistry.blockManagerLatency());
+  }
+
+  @Test
+  void vllmV0WaitsForMemoryOnTheWatermarkButNotOnTheTokenBudget() {
+    // 100 blocks: a prompt of 97 leaves 3, and a prompt of 3 more would leave less than the
+    // watermark's block: LATER, so its 3 free blocks are external fragmentation.
+    PagedKvManager kv = v0(100);
+    Script s = new Script(new VllmV0Scheduler(new SchedulerConfig(2048, 256, 2048, false, 0), kv), kv);
+    s.submit(1, 97 * 16, 5);
+    s.submit(2, 3 * 16, 5);
+    assertTrue(s.step());
+    assertTrue(s.waitingForMemory.get(0));
+    assertEquals(1, s.scheduler.waiting());
+    assertEquals(3 * 16 / 1600.0, s.share(0, "external_fragmentation"), 1e-12);
+    assertEquals(0, s.share(0, "idle"));
+    // 1,000 blocks: 1,500 + 1,000 prompt tokens pass the budget of 2,048, so the second waits for
+    // the budget, not for memory, and the free blocks are idle.
+    PagedKvManager big = v0(1000);
+    Script t = new Script(new VllmV0Scheduler(new SchedulerConfig(2048, 256, 2048, false, 0), big), big);
+    t.submit(1, 1500, 5);
+    t.submit(2, 1000, 5);
+    assertTrue(t.step());
+    assertEquals(1, t.scheduler.waiting());
+    assertFalse(t.waitingForMemory.get(0));
+    assertEquals(0, t.share(0, "external_fragmentation"));
+    assertEquals((1000 - 94) * 16 / 16000.0, t.share(0, "idle"), 1e-12);
   }
 
   @Test
