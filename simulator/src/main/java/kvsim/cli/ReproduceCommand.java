@@ -29,14 +29,15 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = {
       "Run a published experiment and write results/reproductions/NAME/ (README.md and report.html with kvsim's numbers beside the published ones, and every run's result folder).",
-      "NAME: seed000-churn (the slab-allocator article's first-fit churn table), vllm-fig2 (the vLLM paper's KV breakdown), vllm-fig13 (its mean batch sizes),",
+      "NAME: seed000-churn (the slab-allocator article's first-fit churn table), vllm-fig2 (the vLLM paper's KV breakdown), vllm-fig12 (its sustainable request rates),",
+      "vllm-fig13 (its mean batch sizes),",
       "torch-snapshots (every shared PyTorch snapshot: replay agreement on pytorch-caching and fragmentation)."
     },
     footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage."})
 final class ReproduceCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "NAME", description = "seed000-churn, vllm-fig2, vllm-fig13 or torch-snapshots.")
+  @Parameters(index = "0", paramLabel = "NAME", description = "seed000-churn, vllm-fig2, vllm-fig12, vllm-fig13 or torch-snapshots.")
   String name;
 
   @Option(names = "--json", description = "Print kvsim's numbers as JSON instead of the table.")
@@ -77,6 +78,9 @@ final class ReproduceCommand implements Callable<Integer> {
     }
     for (Reproductions.Serving s : r.servings()) {
       parts.put(s.name(), d -> ResultsWriter.writeServing(ResultFolder.Target.at(d, ResultFolder.Kind.SERVING, false), s.results(), s.timings()));
+    }
+    for (Reproductions.Search s : r.searches()) {
+      parts.put(s.name(), d -> ResultsWriter.writeCapacity(ResultFolder.Target.at(d, ResultFolder.Kind.CAPACITY, false), s.results()));
     }
     Path written = ReproductionFolder.write(target, new ReproductionResults(r.name(), r.title(), r.header(), r.rows(), r.numbers()), r.notes(), parts);
     if (json) {
