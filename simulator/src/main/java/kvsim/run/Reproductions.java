@@ -236,7 +236,7 @@ public final class Reproductions {
   }
 
   private static Reproduction vllmFig2(int requests, PrintWriter err) throws IOException {
-    Serving s = serve("vllm-sharegpt-2rps", vllmSpec(PAPER_SHAREGPT, 2, requests), err);
+    Serving s = serve("sharegpt-2rps", vllmSpec(PAPER_SHAREGPT, 2, requests), err);
     List<List<String>> rows = new ArrayList<>();
     Map<String, Object> numbers = new LinkedHashMap<>();
     for (ServingResults.Entry system : s.results().entries()) {
@@ -278,9 +278,9 @@ public final class Reproductions {
         requests/s is not the paper's: a system that is not memory-bound in kvsim leaves memory
         free, and that free memory is in the last use. The prompt and output lengths are the paper's
         means with an assumed log-normal shape (Note [vLLM paper's ShareGPT preset] in
-        LengthPreset), not its requests. The window is the whole run, from the first arrival to the
-        last finish, so the fill-up at the start and the drain at the end are in the means; the paper
-        does not say over what window it averaged. kvsim's Orca systems allocate buddy blocks of
+        LengthPreset), not its requests. The window is the whole run (time-weighted from the first
+        iteration to the last), so the fill-up at the start and the drain at the end are in the
+        means; the paper does not say over what window it averaged. kvsim's Orca systems allocate buddy blocks of
         bytes: Orca(Max)'s 2,048 tokens × 800 KiB round up to a 2 GiB block, six in 12 GiB, and the
         padding is external fragmentation; the paper does not say how its buddy allocator sized its
         blocks. kvsim's categories per use: %s.""".formatted(requests, fig2Mapping());
@@ -312,12 +312,12 @@ public final class Reproductions {
 
   private static Reproduction vllmFig13(int requests, PrintWriter err) throws IOException {
     List<Serving> servings = List.of(
-        serve("vllm-sharegpt-2rps", vllmSpec(PAPER_SHAREGPT, 2, requests), err),
+        serve("sharegpt-2rps", vllmSpec(PAPER_SHAREGPT, 2, requests), err),
         serve("alpaca-30rps", vllmSpec("alpaca", 30, requests), err));
     List<List<String>> rows = new ArrayList<>();
     Map<String, Object> byWorkload = new LinkedHashMap<>();
     for (Serving s : servings) {
-      String workload = s.name().startsWith(PAPER_SHAREGPT) ? PAPER_SHAREGPT : "alpaca";
+      String workload = s.name().startsWith("sharegpt") ? PAPER_SHAREGPT : "alpaca";
       String label = workload.equals(PAPER_SHAREGPT) ? "ShareGPT @ 2 req/s" : "Alpaca @ 30 req/s";
       double[] paper = FIG13_PAPER.get(workload);
       Map<String, Object> systems = new LinkedHashMap<>();
@@ -410,8 +410,10 @@ public final class Reproductions {
         curves explode; it gives no threshold. kvsim's answer is `kvsim capacity`'s: per system the
         highest rate, by bisection between %s and %s requests/s (%d steps after the bounds), at
         which the mean normalized latency is at most the threshold and every request finishes. The
-        threshold chosen is %s s/token, half of the figure's axis (whose curves turn up well below
-        it); %s and %s s/token show how much the ratio depends on it. The paper's text: "vLLM can
+        threshold chosen is %s s/token: many times a system's normalized latency below its capacity
+        (tens of milliseconds a token) and reached soon after the queue starts to grow, so it marks
+        where a curve explodes rather than where it starts to bend; %s and %s s/token show how much
+        the ratio depends on that choice. The paper's text: "vLLM can
         sustain 1.7×–2.7× higher request rates compared to Orca (Oracle) and 2.7×–8× compared to
         Orca (Max)" (§6.2, over its three models and ShareGPT; no range is given for Orca(Pow2)); the
         last column says whether kvsim's ratio falls inside that range.

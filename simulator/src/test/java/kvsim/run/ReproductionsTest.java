@@ -77,7 +77,7 @@ class ReproductionsTest {
       double paper = Double.parseDouble(row.get(3));
       assertEquals(String.format(java.util.Locale.ROOT, "%+.0f %%", 100 * (kvsim / paper - 1)), row.get(4), row.toString());
     }
-    assertEquals(List.of("vllm-sharegpt-2rps", "alpaca-30rps"), r.servings().stream().map(Reproductions.Serving::name).toList());
+    assertEquals(List.of("sharegpt-2rps", "alpaca-30rps"), r.servings().stream().map(Reproductions.Serving::name).toList());
     assertTrue(r.notes().contains("Setup differences."));
   }
 
