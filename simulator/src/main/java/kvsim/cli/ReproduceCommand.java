@@ -4,17 +4,13 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import kvsim.core.InputException;
 import kvsim.report.ReproductionFolder;
-import kvsim.report.ReproductionResults;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
-import kvsim.report.SweepResults;
 import kvsim.report.TextTable;
 import kvsim.run.Reproductions;
 import kvsim.torch.SnapshotReproduction;
@@ -71,18 +67,7 @@ final class ReproduceCommand implements Callable<Integer> {
         .reading(snapshots != null ? List.of(snapshots) : List.of()).check();
     long start = System.nanoTime();
     Reproductions.Reproduction r = name.equals(TORCH_SNAPSHOTS) ? torchSnapshots() : Reproductions.run(name, KvSim.Version.version(), err);
-    Map<String, ReproductionFolder.Part> parts = new LinkedHashMap<>();
-    for (Reproductions.Sweep s : r.sweeps()) {
-      parts.put(s.name(), d -> ResultsWriter.writeSweep(ResultFolder.Target.at(d, ResultFolder.Kind.REPLAY, false),
-          SweepResults.of(s.result().config(), s.result().seeds(), s.result().sweeps())));
-    }
-    for (Reproductions.Serving s : r.servings()) {
-      parts.put(s.name(), d -> ResultsWriter.writeServing(ResultFolder.Target.at(d, ResultFolder.Kind.SERVING, false), s.results(), s.timings()));
-    }
-    for (Reproductions.Search s : r.searches()) {
-      parts.put(s.name(), d -> ResultsWriter.writeCapacity(ResultFolder.Target.at(d, ResultFolder.Kind.CAPACITY, false), s.results()));
-    }
-    Path written = ReproductionFolder.write(target, new ReproductionResults(r.name(), r.title(), r.header(), r.rows(), r.numbers()), r.notes(), parts);
+    Path written = ReproductionFolder.write(target, r.results(), r.notes(), r.parts());
     if (json) {
       out.println(ResultsWriter.json().writeValueAsString(r.numbers()));
     } else {

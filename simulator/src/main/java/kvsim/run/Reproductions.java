@@ -12,7 +12,12 @@ import kvsim.config.Settings;
 import kvsim.core.InputException;
 import kvsim.metrics.SeedSweep;
 import kvsim.report.CapacityResults;
+import kvsim.report.ReproductionFolder;
+import kvsim.report.ReproductionResults;
+import kvsim.report.ResultFolder;
+import kvsim.report.ResultsWriter;
 import kvsim.report.ServingResults;
+import kvsim.report.SweepResults;
 
 /**
  * Reproductions of published experiments: each runs kvsim on the published setup and puts its
@@ -103,6 +108,30 @@ public final class Reproductions {
   public record Reproduction(
       String name, String title, String notes, List<String> header, List<List<String>> rows, Map<String, Object> numbers,
       List<Sweep> sweeps, List<Serving> servings, List<Search> searches) {
+    /**
+     * Returns the result folder of each run it made, by folder name, in order (its seed sweeps, serving
+     * runs, then capacity searches), to be written inside its own folder ({@link ReproductionFolder#write}).
+     */
+    public Map<String, ReproductionFolder.Part> parts() {
+      Map<String, ReproductionFolder.Part> parts = new LinkedHashMap<>();
+      for (Sweep s : sweeps) {
+        parts.put(s.name(), d -> ResultsWriter.writeSweep(ResultFolder.Target.at(d, ResultFolder.Kind.REPLAY, false),
+            SweepResults.of(s.result().config(), s.result().seeds(), s.result().sweeps())));
+      }
+      for (Serving s : servings) {
+        parts.put(s.name(), d -> ResultsWriter.writeServing(ResultFolder.Target.at(d, ResultFolder.Kind.SERVING, false), s.results(), s.timings()));
+      }
+      for (Search s : searches) {
+        parts.put(s.name(), d -> ResultsWriter.writeCapacity(ResultFolder.Target.at(d, ResultFolder.Kind.CAPACITY, false), s.results()));
+      }
+      return parts;
+    }
+
+    /** Returns what its {@code reproduction.json} holds. */
+    public ReproductionResults results() {
+      return new ReproductionResults(name, title, header, rows, numbers);
+    }
+
     /** A reproduction without capacity searches. */
     public Reproduction(String name, String title, String notes, List<String> header, List<List<String>> rows, Map<String, Object> numbers,
         List<Sweep> sweeps, List<Serving> servings) {

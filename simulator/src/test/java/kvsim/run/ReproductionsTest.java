@@ -10,10 +10,8 @@ import java.util.List;
 import java.util.Map;
 import kvsim.report.CapacityResults;
 import kvsim.report.ReproductionFolder;
-import kvsim.report.ReproductionResults;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsReader;
-import kvsim.report.ResultsWriter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -106,13 +104,8 @@ class ReproductionsTest {
   @Test
   void fig12sFolderReadsBackWithEachSearchAsACapacityResult() throws IOException {
     Reproductions.Reproduction r = Reproductions.run("vllm-fig12", "test", REQUESTS, null);
-    Map<String, ReproductionFolder.Part> parts = new java.util.LinkedHashMap<>();
-    for (Reproductions.Search s : r.searches()) {
-      parts.put(s.name(), d -> ResultsWriter.writeCapacity(ResultFolder.Target.at(d, ResultFolder.Kind.CAPACITY, false), s.results()));
-    }
     Path dir = tmp.resolve("fig12");
-    ReproductionResults results = new ReproductionResults(r.name(), r.title(), r.header(), r.rows(), r.numbers());
-    ReproductionFolder.write(ResultFolder.Target.at(dir, ResultFolder.Kind.REPRODUCTION, false), results, r.notes(), parts);
+    ReproductionFolder.write(ResultFolder.Target.at(dir, ResultFolder.Kind.REPRODUCTION, false), r.results(), r.notes(), r.parts());
     assertEquals(r.rows(), ReproductionFolder.read(dir).rows());
     for (Reproductions.Search s : r.searches()) {
       CapacityResults back = ResultsReader.readCapacity(dir.resolve(s.name()));
