@@ -297,22 +297,26 @@ public final class Reproductions {
         The vLLM paper's Fig. 2 (Kwon et al., SOSP 2023, arXiv 2309.06180): the average share of the
         KV-cache memory by use while OPT-13B serves ShareGPT on an A100-40GB with 12 GiB of KV memory
         (its Table 1). kvsim runs the `vllm-sharegpt` preset, the paper's ShareGPT workload, at 2
-        requests/s (the rate of its Fig. 13), %,d requests, seed 1. The published column is the
+        requests/s, %,d requests, seed 1. The published column is the
         figure's bar labels; vLLM's bar gives token states (96.3 %%) and one remainder (3.7 %%) for
         the other uses, so kvsim's three other uses are summed against it. The deviation is kvsim
-        minus the paper, in percentage points.
+        minus the paper, in percentage points. The paper's §3 sums the figure up: "only 20.4 %% -
+        38.2 %% of the KV cache memory is used to store the actual token states in the existing
+        systems".
 
-        Setup differences. The paper measured its own systems on a real A100; kvsim's iterations are
-        timed by its cost model (the roofline unless a calibration is given), so its load at 2
-        requests/s is not the paper's: a system that is not memory-bound in kvsim leaves memory
-        free, and that free memory is in the last use. The prompt and output lengths are the paper's
-        means with an assumed log-normal shape (Note [vLLM paper's ShareGPT preset] in
-        LengthPreset), not its requests. The window is the whole run (time-weighted from the first
-        iteration to the last), so the fill-up at the start and the drain at the end are in the
-        means; the paper does not say over what window it averaged. kvsim's Orca systems allocate buddy blocks of
-        bytes: Orca(Max)'s 2,048 tokens × 800 KiB round up to a 2 GiB block, six in 12 GiB, and the
-        padding is external fragmentation; the paper does not say how its buddy allocator sized its
-        blocks. kvsim's categories per use: %s.""".formatted(requests, fig2Mapping());
+        Setup differences. The rate is an assumption: the paper's numbers transcribed here give none
+        for Fig. 2, and 2 requests/s is the ShareGPT rate of its Fig. 13. The paper measured its own
+        systems on a real A100; kvsim's iterations are timed by its cost model (the roofline unless a
+        calibration is given), so its load at 2 requests/s is not the paper's: a system that is not
+        memory-bound in kvsim leaves memory free, and that free memory is in the last use. The prompt
+        and output lengths are the paper's means with an assumed log-normal shape (Note [vLLM paper's
+        ShareGPT preset] in LengthPreset), not its requests. The window is the whole run
+        (time-weighted from the first iteration to the last), so the fill-up at the start and the
+        drain at the end are in the means; the paper's window is not among its numbers transcribed
+        here. kvsim's Orca systems allocate buddy blocks of bytes: Orca(Max)'s 2,048 tokens × 800 KiB
+        round up to a 2 GiB block, six in 12 GiB, and the padding is external fragmentation; the
+        paper's Orca(Max) batches 7.00 requests (Fig. 13), as 2,048-token blocks without that
+        padding would. kvsim's categories per use: %s.""".formatted(requests, fig2Mapping());
     return new Reproduction("vllm-fig2", "The vLLM paper's KV memory breakdown (Fig. 2)", notes,
         List.of("system", "use", "kvsim", "paper", "deviation (pp)"), rows, numbers, List.of(), List.of(s));
   }
