@@ -48,11 +48,13 @@ final class ListCommand implements Runnable {
     for (LengthPreset p : LengthPreset.presets().values()) {
       out.printf(
           java.util.Locale.ROOT,
-          "  %-16s mean rate %.2f req/s, prompt cap %d, output cap %d tokens%n",
+          "  %-16s %s; mean rate %.2f req/s, prompt cap %d, output cap %d tokens%s%n",
           p.name(),
+          p.description(),
           p.meanRatePerSecond(),
           p.input().cap(),
-          p.output().cap());
+          p.output().cap(),
+          p.caps() == LengthPreset.Caps.DROP ? ", prompt + output cap " + p.maxTotalTokens() + " (a request outside is drawn again)" : "");
     }
     out.println();
     out.println("Device presets (--device NAME, or a size such as 80GiB or 40GB):");

@@ -4,17 +4,13 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import kvsim.core.InputException;
 import kvsim.report.ReproductionFolder;
-import kvsim.report.ReproductionResults;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
-import kvsim.report.SweepResults;
 import kvsim.report.TextTable;
 import kvsim.run.Reproductions;
 import kvsim.torch.SnapshotReproduction;
@@ -29,14 +25,15 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = {
       "Run a published experiment and write results/reproductions/NAME/ (README.md and report.html with kvsim's numbers beside the published ones, and every run's result folder).",
-      "NAME: seed000-churn (the slab-allocator article's first-fit churn table), vllm-fig2 (the vLLM paper's KV breakdown), vllm-fig13 (its mean batch sizes),",
+      "NAME: seed000-churn (the slab-allocator article's first-fit churn table), vllm-fig2 (the vLLM paper's KV breakdown), vllm-fig12 (its sustainable request rates),",
+      "vllm-fig13 (its mean batch sizes),",
       "torch-snapshots (every shared PyTorch snapshot: replay agreement on pytorch-caching and fragmentation)."
     },
     footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage."})
 final class ReproduceCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "NAME", description = "seed000-churn, vllm-fig2, vllm-fig13 or torch-snapshots.")
+  @Parameters(index = "0", paramLabel = "NAME", description = "seed000-churn, vllm-fig2, vllm-fig12, vllm-fig13 or torch-snapshots.")
   String name;
 
   @Option(names = "--json", description = "Print kvsim's numbers as JSON instead of the table.")
@@ -70,15 +67,7 @@ final class ReproduceCommand implements Callable<Integer> {
         .reading(snapshots != null ? List.of(snapshots) : List.of()).check();
     long start = System.nanoTime();
     Reproductions.Reproduction r = name.equals(TORCH_SNAPSHOTS) ? torchSnapshots() : Reproductions.run(name, KvSim.Version.version(), err);
-    Map<String, ReproductionFolder.Part> parts = new LinkedHashMap<>();
-    for (Reproductions.Sweep s : r.sweeps()) {
-      parts.put(s.name(), d -> ResultsWriter.writeSweep(ResultFolder.Target.at(d, ResultFolder.Kind.REPLAY, false),
-          SweepResults.of(s.result().config(), s.result().seeds(), s.result().sweeps())));
-    }
-    for (Reproductions.Serving s : r.servings()) {
-      parts.put(s.name(), d -> ResultsWriter.writeServing(ResultFolder.Target.at(d, ResultFolder.Kind.SERVING, false), s.results(), s.timings()));
-    }
-    Path written = ReproductionFolder.write(target, new ReproductionResults(r.name(), r.title(), r.header(), r.rows(), r.numbers()), r.notes(), parts);
+    Path written = ReproductionFolder.write(target, r.results(), r.notes(), r.parts());
     if (json) {
       out.println(ResultsWriter.json().writeValueAsString(r.numbers()));
     } else {

@@ -131,8 +131,9 @@ public final class KvGenerator implements EventSource {
     }
     long k = issued++;
     nextArrivalSeconds += exponential.sample() / ratePerSecond;
-    int prompt = preset.input().sample(rng, gaussian);
-    int output = preset.output().sample(rng, gaussian);
+    LengthPreset.Lengths lengths = preset.sample(rng, gaussian);
+    int prompt = lengths.promptTokens();
+    int output = lengths.outputTokens();
     long prefillNanos = Math.round(prompt * prefillNanosPerToken);
     long kvBytes = (long) (prompt + output) * model.kvBytesPerToken();
     long activationBytes = (long) prompt * model.intermediateSize() * 2L * 2L;

@@ -12,20 +12,22 @@ import org.apache.commons.rng.sampling.distribution.ZigguratSampler;
 
 /**
  * LLM requests with Poisson arrivals and prompt and output lengths drawn from a {@link
- * LengthPreset} (two-component log-normal mixtures fitted to public serving traces): the request
+ * LengthPreset} (log-normal mixtures fitted to public serving traces, or the vLLM paper's workloads): the request
  * workload {@code requests:preset=…,rate=…,count=…,seed=…} of serving-level runs, and of {@code
  * kvsim generate requests}.
  *
  * <ul>
  *   <li>Arrivals: exponential gaps of mean {@code 1 / rate} seconds from time 0 (the first request
  *       arrives after one gap); times are rounded to whole nanoseconds.
- *   <li>Lengths: the preset's mixtures, clipped to [1, cap] as the preset says; no prefix hashes
- *       (the fitted presets carry no sharing structure).
+ *   <li>Lengths: the preset's mixtures, kept inside its caps as the preset says (clipped to [1,
+ *       cap], or the pair drawn again: {@link LengthPreset.Caps}); no prefix hashes (the presets
+ *       carry no sharing structure).
  *   <li>Sampling: every request asks for {@code n} parallel samples (option {@code n}, default 1)
  *       or a beam width (option {@code beam}, default 1: no beam search), not both, as the vLLM
  *       paper's Fig. 14 and 15 runs do; echoed only when given.
  *   <li>Random stream: Commons RNG's XO_RO_SHI_RO_128_PP seeded with {@code seed}; per request it
- *       draws the gap, then the prompt length, then the output length.
+ *       draws the gap, then the prompt length, then the output length (again both lengths, for a
+ *       dropped pair).
  * </ul>
  */
 public final class RequestGenerator implements RequestSource {
@@ -83,8 +85,9 @@ public final class RequestGenerator implements RequestSource {
       return null;
     }
     arrivalSeconds += exponential.sample() / ratePerSecond;
-    int prompt = preset.input().sample(rng, gaussian);
-    int output = preset.output().sample(rng, gaussian);
+    LengthPreset.Lengths lengths = preset.sample(rng, gaussian);
+    int prompt = lengths.promptTokens();
+    int output = lengths.outputTokens();
     long arrivalNanos = Math.round(arrivalSeconds * 1e9);
     if (arrivalNanos == Long.MAX_VALUE) {
       throw new InputException("generator requests: arrival times pass 2^63 ns (292 years) at request " + issued + "; raise rate or lower count");
