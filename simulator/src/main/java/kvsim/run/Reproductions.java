@@ -229,17 +229,17 @@ public final class Reproductions {
 
   /**
    * The paper's four uses of Fig. 2, in its order. Note [Fig. 2 categories]: the paper's last use is
-   * "external fragmentation & others", every byte of the KV region not in the other three; kvsim's
-   * {@code external_waste} is the same (the allocator's rounding and free memory). Where the
-   * breakdown counts that memory as two categories (idle memory and external fragmentation), the
-   * last entry's list is the one line to change, to both categories, so that the four uses still sum
-   * to the whole region.
+   * "external fragmentation & others"; kvsim's breakdown splits the free part of the KV region into
+   * {@code idle} (free while no request waits for memory) and {@code external_fragmentation} (free
+   * while one does, plus memory that is neither free nor a sequence's). Fig. 2 is read as shares of
+   * the memory in use ({@code used_memory}: idle excluded), since the paper's vLLM bar (96.3 % token
+   * states) can only be reached that way; the idle share of the whole region is shown beside it.
    */
   private static final List<Fig2Use> FIG2_USES = List.of(
       new Fig2Use("token states", List.of("token_states")),
       new Fig2Use("reservation", List.of("reserved_future")),
-      new Fig2Use("internal fragmentation", List.of("internal_waste")),
-      new Fig2Use("external fragmentation & others", List.of("external_waste")));
+      new Fig2Use("internal fragmentation", List.of("internal_fragmentation")),
+      new Fig2Use("external fragmentation & others", List.of("external_fragmentation")));
 
   /**
    * The paper's Fig. 2 bar labels, percent of KV memory per use in {@link #FIG2_USES}'s order;
@@ -252,14 +252,13 @@ public final class Reproductions {
       "vllm", new double[] {96.3, 3.7});
 
   /**
-   * A system's share of the KV memory in one kvsim category, over the window Fig. 2 reads: the
-   * whole run's time-weighted mean ({@code kv_breakdown.CATEGORY.mean}); where the breakdown gives
-   * a steady-state window, this is the one place to read it instead.
+   * A system's share of the memory in use in one kvsim category ({@code kv_breakdown.used_memory},
+   * or {@code kv_breakdown_steady.used_memory} with {@code steady}).
    */
-  private static double fig2Share(ServingResults.Entry system, String category) {
-    Double v = system.kvMeanShare(category);
+  private static double fig2Share(ServingResults.Entry system, String category, boolean steady) {
+    Double v = system.kvUsedShare(category, steady);
     if (v == null) {
-      throw new IllegalStateException("vllm-fig2: " + system.system() + " has no kv_breakdown category " + category);
+      throw new IllegalStateException("vllm-fig2: " + system.system() + " has no " + (steady ? "steady " : "") + "used-memory share for " + category);
     }
     return v;
   }
@@ -270,37 +269,56 @@ public final class Reproductions {
     Map<String, Object> numbers = new LinkedHashMap<>();
     for (ServingResults.Entry system : s.results().entries()) {
       Map<String, Object> fractions = new LinkedHashMap<>();
+      Map<String, Object> wholeRun = new LinkedHashMap<>();
       double[] uses = new double[FIG2_USES.size()];
+      double[] usesWhole = new double[FIG2_USES.size()];
       for (int u = 0; u < FIG2_USES.size(); u++) {
         for (String c : FIG2_USES.get(u).categories()) {
-          double v = fig2Share(system, c);
+          double v = fig2Share(system, c, true);
+          double w = fig2Share(system, c, false);
           fractions.put(c, v);
+          wholeRun.put(c, w);
           uses[u] += v;
+          usesWhole[u] += w;
         }
       }
       double[] paper = FIG2_PAPER.get(system.system());
       if (paper.length == FIG2_USES.size()) {
         for (int u = 0; u < uses.length; u++) {
-          rows.add(fig2Row(system.system(), FIG2_USES.get(u).label(), uses[u], paper[u]));
+          rows.add(fig2Row(system.system(), FIG2_USES.get(u).label(), uses[u], usesWhole[u], paper[u]));
         }
       } else {
         double rest = 0;
+        double restWhole = 0;
         for (int u = 1; u < uses.length; u++) {
           rest += uses[u];
+          restWhole += usesWhole[u];
         }
-        rows.add(fig2Row(system.system(), FIG2_USES.get(0).label(), uses[0], paper[0]));
-        rows.add(fig2Row(system.system(), "all other uses", rest, paper[1]));
+        rows.add(fig2Row(system.system(), FIG2_USES.get(0).label(), uses[0], usesWhole[0], paper[0]));
+        rows.add(fig2Row(system.system(), "all other uses", rest, restWhole, paper[1]));
       }
-      numbers.put(system.system(), fractions);
+      Double idleSteady = system.kvSteadyMeanShare("idle");
+      Double idleWhole = system.kvMeanShare("idle");
+      rows.add(List.of(system.system(), "idle (share of all KV memory; not a use)", percent(idleSteady), percent(idleWhole), "not shown", ""));
+      Map<String, Object> n = new LinkedHashMap<>();
+      n.put("used_memory_steady", fractions);
+      n.put("used_memory_whole_run", wholeRun);
+      n.put("idle_steady", idleSteady);
+      n.put("idle_whole_run", idleWhole);
+      numbers.put(system.system(), n);
     }
     String notes = """
         The vLLM paper's Fig. 2 (Kwon et al., SOSP 2023, arXiv 2309.06180): the average share of the
         KV-cache memory by use while OPT-13B serves ShareGPT on an A100-40GB with 12 GiB of KV memory
         (its Table 1). kvsim runs the `vllm-sharegpt` preset, the paper's ShareGPT workload, at 2
-        requests/s, %,d requests, seed 1. The published column is the
+        requests/s, %,d requests, seed 1. kvsim's shares are of the memory in use (`used_memory`:
+        the KV region less idle memory, free while no request waits for memory), time-weighted over
+        the steady window (from the arrival of the first tenth of the requests to the last arrival)
+        and, beside it, over the whole run (first arrival to last finish); each system's idle share
+        of the whole region is its last row. The published column is the
         figure's bar labels; vLLM's bar gives token states (96.3 %%) and one remainder (3.7 %%) for
-        the other uses, so kvsim's three other uses are summed against it. The deviation is kvsim
-        minus the paper, in percentage points. The paper's §3 sums the figure up: "only 20.4 %% -
+        the other uses, so kvsim's three other uses are summed against it. The deviation is kvsim's
+        steady window minus the paper, in percentage points. The paper's §3 sums the figure up: "only 20.4 %% -
         38.2 %% of the KV cache memory is used to store the actual token states in the existing
         systems".
 
@@ -308,23 +326,26 @@ public final class Reproductions {
         for Fig. 2, and 2 requests/s is the ShareGPT rate of its Fig. 13. The paper measured its own
         systems on a real A100; kvsim's iterations are timed by its cost model (the roofline unless a
         calibration is given), so its load at 2 requests/s is not the paper's: a system that is not
-        memory-bound in kvsim leaves memory free, and that free memory is in the last use. The prompt
+        memory-bound in kvsim leaves memory idle, which the used-memory shares exclude. The prompt
         and output lengths are the paper's means with an assumed log-normal shape (Note [vLLM paper's
-        ShareGPT preset] in LengthPreset), not its requests. The window is the whole run
-        (time-weighted from the first iteration to the last), so the fill-up at the start and the
-        drain at the end are in the means; the paper's window is not among its numbers transcribed
-        here. kvsim's Orca systems allocate buddy blocks of bytes: Orca(Max)'s 2,048 tokens × 800 KiB
+        ShareGPT preset] in LengthPreset), not its requests. The paper does not state its
+        averaging window; the steady window leaves out the fill-up at the start and the drain at the
+        end, the whole run keeps them. kvsim's Orca systems allocate buddy blocks of bytes: Orca(Max)'s 2,048 tokens × 800 KiB
         round up to a 2 GiB block, six in 12 GiB, and the padding is external fragmentation; the
         paper's Orca(Max) batches 7.00 requests (Fig. 13), as 2,048-token blocks without that
         padding would. kvsim's categories per use: %s.""".formatted(requests, fig2Mapping());
     return new Reproduction("vllm-fig2", "The vLLM paper's KV memory breakdown (Fig. 2)", notes,
-        List.of("system", "use", "kvsim", "paper", "deviation (pp)"), rows, numbers, List.of(), List.of(s));
+        List.of("system", "use", "kvsim (steady window)", "kvsim (whole run)", "paper", "deviation (pp, steady)"), rows, numbers, List.of(), List.of(s));
   }
 
-  private static List<String> fig2Row(String system, String use, double kvsimShare, double paperPercent) {
-    double kvsimPercent = 100 * kvsimShare;
-    return List.of(system, use, String.format(Locale.ROOT, "%.1f %%", kvsimPercent), String.format(Locale.ROOT, "%.1f %%", paperPercent),
+  private static List<String> fig2Row(String system, String use, double steadyShare, double wholeRunShare, double paperPercent) {
+    double kvsimPercent = 100 * steadyShare;
+    return List.of(system, use, percent(steadyShare), percent(wholeRunShare), String.format(Locale.ROOT, "%.1f %%", paperPercent),
         String.format(Locale.ROOT, "%+.1f", kvsimPercent - paperPercent));
+  }
+
+  private static String percent(Double share) {
+    return share == null ? "undefined" : String.format(Locale.ROOT, "%.1f %%", 100 * share);
   }
 
   private static String fig2Mapping() {

@@ -80,24 +80,33 @@ class ReproductionsTest {
   }
 
   @Test
-  void fig2ComparesEachUseInPercentagePointsAndVllmsRemainderAsOne() throws IOException {
+  void fig2ComparesEachUseOfUsedMemoryInPercentagePointsAndVllmsRemainderAsOne() throws IOException {
     Reproductions.Reproduction r = Reproductions.run("vllm-fig2", "test", REQUESTS, null);
-    assertEquals(List.of("system", "use", "kvsim", "paper", "deviation (pp)"), r.header());
-    // Four uses for each Orca system, two for vLLM (its bar gives token states and one remainder).
-    assertEquals(3 * 4 + 2, r.rows().size());
+    assertEquals(List.of("system", "use", "kvsim (steady window)", "kvsim (whole run)", "paper", "deviation (pp, steady)"), r.header());
+    // Four uses and the idle row for each Orca system, two uses and the idle row for vLLM (its bar
+    // gives token states and one remainder).
+    assertEquals(3 * 5 + 3, r.rows().size());
     assertEquals(List.of("orca-max", "internal fragmentation"), r.rows().get(2).subList(0, 2));
-    assertEquals("57.3 %", r.rows().get(2).get(3));
-    assertEquals(List.of("vllm", "all other uses"), r.rows().get(13).subList(0, 2));
-    assertEquals("3.7 %", r.rows().get(13).get(3));
+    assertEquals("57.3 %", r.rows().get(2).get(4));
+    assertEquals(List.of("vllm", "all other uses"), r.rows().get(16).subList(0, 2));
+    assertEquals("3.7 %", r.rows().get(16).get(4));
+    assertTrue(r.rows().get(17).get(1).startsWith("idle"), r.rows().get(17).toString());
     for (String system : Reproductions.VLLM_SYSTEMS) {
-      double sum = r.rows().stream().filter(row -> row.get(0).equals(system))
-          .mapToDouble(row -> Double.parseDouble(row.get(2).replace(" %", ""))).sum();
-      assertEquals(100, sum, 0.25, system + ": the uses cover the whole KV region");
+      for (int column : new int[] {2, 3}) {
+        double sum = r.rows().stream().filter(row -> row.get(0).equals(system) && !row.get(1).startsWith("idle"))
+            .mapToDouble(row -> Double.parseDouble(row.get(column).replace(" %", ""))).sum();
+        assertEquals(100, sum, 0.25, system + ": the uses cover the memory in use");
+      }
     }
     for (List<String> row : r.rows()) {
+      if (row.get(1).startsWith("idle")) {
+        double idle = Double.parseDouble(row.get(2).replace(" %", ""));
+        assertTrue(idle >= 0 && idle <= 100, row.toString());
+        continue;
+      }
       double kvsim = Double.parseDouble(row.get(2).replace(" %", ""));
-      double paper = Double.parseDouble(row.get(3).replace(" %", ""));
-      assertEquals(kvsim - paper, Double.parseDouble(row.get(4)), 0.051, row.toString());
+      double paper = Double.parseDouble(row.get(4).replace(" %", ""));
+      assertEquals(kvsim - paper, Double.parseDouble(row.get(5)), 0.051, row.toString());
     }
   }
 
