@@ -49,7 +49,8 @@ public final class BlockScriptRunner {
   private static final int MAX_RANGE = 1 << 24;
   /** The config fields of vLLM v1's scheduler, which submit and step run. */
   private static final String[] SCHEDULER_FIELDS = {
-    "max_num_batched_tokens", "max_num_seqs", "enable_chunked_prefill", "long_prefill_token_threshold"
+    "max_num_batched_tokens", "max_num_seqs", "enable_chunked_prefill", "long_prefill_token_threshold", "scheduler_reserve_full_isl",
+    "async_scheduling"
   };
 
   private final String source;
@@ -212,7 +213,9 @@ public final class BlockScriptRunner {
         "max_num_batched_tokens",
         "max_num_seqs",
         "enable_chunked_prefill",
-        "long_prefill_token_threshold");
+        "long_prefill_token_threshold",
+        "scheduler_reserve_full_isl",
+        "async_scheduling");
     String modeText = line.has("mode") ? line.string("mode") : "v1";
     BlockManagerConfig.Mode mode =
         switch (modeText) {
@@ -255,11 +258,14 @@ public final class BlockScriptRunner {
     int maxSeqs = line.optInteger("max_num_seqs", SchedulerConfig.DEFAULT_MAX_NUM_SEQS, 1, Integer.MAX_VALUE);
     boolean chunked = line.optBool("enable_chunked_prefill", true);
     int threshold = line.optInteger("long_prefill_token_threshold", 0, 0, Integer.MAX_VALUE);
+    // vLLM's default gate; synchronous steps by default, as vLLM's scheduler unit tests run them.
+    boolean reserveFullIsl = line.optBool("scheduler_reserve_full_isl", SchedulerConfig.DEFAULT_RESERVE_FULL_ISL);
+    boolean async = line.optBool("async_scheduling", false);
     SchedulerConfig schedulerConfig = null;
     // A one-token model (max_model_len 1) can run no scheduler step; submit then says so.
     if (!v0 && maxModelLen >= 2) {
       try {
-        schedulerConfig = new SchedulerConfig(maxBatched, maxSeqs, maxModelLen, chunked, threshold);
+        schedulerConfig = new SchedulerConfig(maxBatched, maxSeqs, maxModelLen, chunked, threshold, SchedulerConfig.DEFAULT_WATERMARK, reserveFullIsl, async);
       } catch (IllegalArgumentException e) {
         throw line.error("enable_chunked_prefill", e.getMessage());
       }
@@ -297,6 +303,8 @@ public final class BlockScriptRunner {
       out.put("max_num_seqs", maxSeqs);
       out.put("enable_chunked_prefill", chunked);
       out.put("long_prefill_token_threshold", threshold);
+      out.put("scheduler_reserve_full_isl", reserveFullIsl);
+      out.put("async_scheduling", async);
     }
     out.put("num_free_blocks", manager.numFreeBlocks());
     putFreeQueue(out);

@@ -88,6 +88,8 @@ final class ListCommand implements Runnable {
     for (ServingSystems.System sys : ServingSystems.systems()) {
       out.printf("  %-16s %s%n", sys.name(), sys.description());
     }
+    out.println("  vLLM v1's scheduler (vllm, vattention) and block manager (vllm) follow " + kvsim.serving.VllmV1Scheduler.UPSTREAM
+        + ", with its full-prompt admission gate and asynchronous scheduling on by default");
     out.flush();
   }
 }

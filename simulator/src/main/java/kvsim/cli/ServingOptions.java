@@ -70,13 +70,21 @@ final class ServingOptions {
   @Option(names = "--watermark", paramLabel = "F", description = "vllm-v0's admission watermark, a share of the KV blocks (default 0.01).")
   String watermark;
 
+  @Option(names = "--scheduler-reserve-full-isl", paramLabel = "true|false", description = "vLLM v1's full-prompt admission gate (vllm, vattention):"
+      + " admit a waiting request only when its whole prompt fits the free KV memory (default true, as vLLM).")
+  String schedulerReserveFullIsl;
+
+  @Option(names = "--async-scheduling", paramLabel = "true|false", description = "vLLM v1's asynchronous scheduling (vllm, vattention):"
+      + " plan each step while the last one runs, before its tokens are known (default true, as vLLM).")
+  String asyncScheduling;
+
   @Option(names = "--calibration", paramLabel = "FILE", description = "A calibration file (results/calibration/<gpu>.json) whose measured costs"
       + " replace the defaults: forward-pass efficiencies, copy efficiencies, allocator and block-manager latencies.")
   String calibration;
 
   @Option(names = "--set", paramLabel = "KEY=V1,V2,…", description = "A what-if grid (repeatable): run every combination of the values "
       + "with every --system. KEY is a serving setting (block-tokens, max-num-seqs, max-num-batched-tokens, kv-memory, gpu-memory-utilization, "
-      + "max-model-len, watermark, swap-space, plan; or an alias, such as block-size) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
+      + "max-model-len, watermark, swap-space, plan, scheduler-reserve-full-isl, async-scheduling; or an alias, such as block-size) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
       + "e.g. --set block-tokens=8,16,32.")
   List<String> settings = new ArrayList<>();
 
@@ -100,6 +108,8 @@ final class ServingOptions {
     s = give(s, ServingSettings.BEAM_SEED, "--beam-seed", beamSeed);
     s = give(s, ServingSettings.PLAN, "--plan", plan);
     s = give(s, ServingSettings.WATERMARK, "--watermark", watermark);
+    s = give(s, ServingSettings.SCHEDULER_RESERVE_FULL_ISL, "--scheduler-reserve-full-isl", schedulerReserveFullIsl);
+    s = give(s, ServingSettings.ASYNC_SCHEDULING, "--async-scheduling", asyncScheduling);
     s = give(s, ServingSettings.CALIBRATION, "--calibration", calibration);
     return s;
   }

@@ -66,6 +66,14 @@ public final class ServingSettings {
   /** Host memory for vLLM v0's swapped blocks. */
   public static final Setting SWAP_SPACE = add(Setting.of("swap-space", SIZE, "bytes", "4GiB",
       "Host memory for vllm-v0's swapped blocks, as vLLM's swap_space", OPTION, SET, GRID_SET, SUITE).echo("config.swap_space_bytes"));
+  /** vLLM v1's full-prompt admission gate ({@code scheduler_reserve_full_isl}). */
+  public static final Setting SCHEDULER_RESERVE_FULL_ISL = add(Setting.of("scheduler-reserve-full-isl", CHOICE, "", "true",
+      "vllm and vattention (vLLM v1's scheduler): admit a waiting request only when its whole prompt fits the free KV memory, as vLLM's scheduler_reserve_full_isl",
+      OPTION, SET, GRID_SET, SUITE).choices("true", "false").echo("systems[].parts.scheduler_reserve_full_isl"));
+  /** vLLM v1's asynchronous scheduling ({@code async_scheduling}). */
+  public static final Setting ASYNC_SCHEDULING = add(Setting.of("async-scheduling", CHOICE, "", "true",
+      "vllm and vattention (vLLM v1's scheduler): plan each step while the last one runs, before its tokens are known, as vLLM's async_scheduling",
+      OPTION, SET, GRID_SET, SUITE).choices("true", "false").echo("systems[].parts.async_scheduling"));
   /** The memory plan. */
   public static final Setting PLAN = add(Setting.of("plan", CHOICE, "", "naive for hf-naive, two-pool otherwise",
       "Memory plan: two-pool (activations in a region of their own) or naive (activations in the KV's allocator; contiguous systems only)",

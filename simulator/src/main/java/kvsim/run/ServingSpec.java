@@ -110,7 +110,9 @@ public final class ServingSpec {
     this.blockTokens = given.get(ServingSettings.BLOCK_TOKENS, DEFAULT_BLOCK_TOKENS);
     double watermark = given.get(ServingSettings.WATERMARK, SchedulerConfig.DEFAULT_WATERMARK);
     try {
-      this.scheduler = new SchedulerConfig(budget, maxNumSeqs, maxModelLen, true, 0, watermark);
+      this.scheduler = new SchedulerConfig(budget, maxNumSeqs, maxModelLen, true, 0, watermark,
+          Boolean.parseBoolean(given.get(ServingSettings.SCHEDULER_RESERVE_FULL_ISL, String.valueOf(SchedulerConfig.DEFAULT_RESERVE_FULL_ISL))),
+          Boolean.parseBoolean(given.get(ServingSettings.ASYNC_SCHEDULING, String.valueOf(SchedulerConfig.DEFAULT_ASYNC_SCHEDULING))));
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }

@@ -49,7 +49,8 @@ public interface KvManager {
 
   /**
    * Returns this manager as capability {@code type} ({@link Forking}, {@link Watermarked}, {@link
-   * Swapping}, {@link Activations}, {@link Observable}, {@link GroupCounting}), or empty when it
+   * Swapping}, {@link Activations}, {@link Observable}, {@link GroupCounting}, {@link
+   * FullSequenceFit}), or empty when it
    * has not got it. Schedulers and the engine ask once, when they are built, and keep the answer.
    */
   default <T extends KvCapability> Optional<T> capability(Class<T> type) {
@@ -130,6 +131,20 @@ public interface KvManager {
 
     /** Frees activations allocated by {@link #allocateActivations}. */
     void freeActivations(long handle);
+  }
+
+  /**
+   * vLLM v1's full-prompt admission gate ({@code KVCacheManager.can_fit_full_sequence} in {@code
+   * vllm/v1/core/kv_cache_manager.py} at commit ec5ef0a; Note [Full-prompt admission gate] in
+   * {@link VllmV1Scheduler}), asked by that scheduler when {@code scheduler-reserve-full-isl} is on.
+   */
+  interface FullSequenceFit extends KvCapability {
+    /**
+     * For a waiting sequence just looked up ({@link #lookup}): returns whether the free memory
+     * holds its whole current sequence (its tokens, capped at {@code max_model_len}) beyond its
+     * prefix hits, not just this step's chunk. Changes nothing.
+     */
+    boolean canFitFullSequence(Sequence s);
   }
 
   /** Memory observation: the allocator operations the manager makes, for L1 traces. */

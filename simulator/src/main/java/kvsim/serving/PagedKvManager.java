@@ -55,7 +55,7 @@ import kvsim.registry.AllocatorRegistry;
  * every sampled token id, which are used as they are: prefix hits then follow the real tokens.
  */
 public final class PagedKvManager implements KvManager, KvManager.Forking, KvManager.Watermarked, KvManager.Swapping, KvManager.Observable,
-    KvManager.GroupCounting {
+    KvManager.GroupCounting, KvManager.FullSequenceFit {
   /** vLLM v1's block manager as a system part: prefix caching on, FIFO free queue, the null block; reads {@code block-size}. */
   public static final KvManagerFactory V1_FACTORY = new KvManagerFactory() {
     @Override
@@ -294,6 +294,16 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
       holding.add(s);
     }
     return ok;
+  }
+
+  /**
+   * The full-prompt admission gate (Note [Full-prompt admission gate] in {@link VllmV1Scheduler}):
+   * the blocks the waiting sequence's whole current sequence takes beyond the hits of its last
+   * lookup, counted as {@code can_fit_full_sequence} counts them, against the free blocks.
+   */
+  @Override
+  public boolean canFitFullSequence(Sequence s) {
+    return blocks.blocksForFullSequence(of(s)) <= blocks.numFreeBlocks();
   }
 
   @Override

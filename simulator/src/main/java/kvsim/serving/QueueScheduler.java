@@ -69,6 +69,10 @@ public abstract class QueueScheduler implements Scheduler {
    */
   @Override
   public final void updateFromOutput(StepPlan plan, StepOutput output) {
+    if (plan.sampledAhead()) {
+      updateAhead(plan, output);
+      return;
+    }
     updates++;
     stepBeams.clear();
     for (int i = 0; i < plan.size(); i++) {
@@ -95,6 +99,64 @@ public abstract class QueueScheduler implements Scheduler {
     }
     for (SequenceGroup g : stepBeams) {
       reselectBeams(g, output);
+    }
+    removeFinished();
+  }
+
+  /**
+   * Asynchronous scheduling ({@link Scheduler#sampleAhead}; Note [Asynchronous scheduling] in
+   * {@link VllmV1Scheduler}): right after {@code plan} was made, each sequence it catches up takes
+   * its token now unless it is its last (vLLM's output placeholder, scheduled in the next plan);
+   * one whose token is its last stays caught up, so the next plan skips it. Groups that fork
+   * (v0, Orca) never run asynchronously.
+   */
+  @Override
+  public final void sampleAhead(StepPlan plan, StepOutput output) {
+    for (int i = 0; i < plan.size(); i++) {
+      Sequence s = plan.sequence(i);
+      if (!s.caughtUp()) {
+        plan.markAhead(i, StepPlan.NOTHING_AHEAD);
+        continue;
+      }
+      if (s.group.forking()) {
+        throw new IllegalStateException(s + " belongs to a forking group, which asynchronous scheduling does not run");
+      }
+      if (s.outputTokens() + 1 >= s.maxOutputTokens) {
+        plan.markAhead(i, StepPlan.LAST_TOKEN);
+      } else {
+        s.sample(kv, output.token(s));
+        plan.markAhead(i, StepPlan.TOKEN_AHEAD);
+      }
+    }
+  }
+
+  /**
+   * The end of an iteration planned asynchronously: its tokens taken ahead are reported; a
+   * sequence whose last token this was finishes now and frees its memory, running (the plan
+   * after skipped it) or preempted meanwhile (it still receives the token, as vLLM's
+   * update_from_output gives a preempted request its step's output).
+   */
+  private void updateAhead(StepPlan plan, StepOutput output) {
+    updates++;
+    boolean finishedWaiting = false;
+    for (int i = 0; i < plan.size(); i++) {
+      Sequence s = plan.sequence(i);
+      switch (plan.ahead(i)) {
+        case StepPlan.TOKEN_AHEAD -> output.sampled(s, false);
+        case StepPlan.LAST_TOKEN -> {
+          if (s.status() == Sequence.Status.WAITING) {
+            s.sampleLastWhileWaiting(kv);
+            finishedWaiting = true;
+            output.sampled(s, true);
+          } else {
+            output.sampled(s, s.sample(kv, output.token(s)));
+          }
+        }
+        default -> {}
+      }
+    }
+    if (finishedWaiting) {
+      waitingQueue.removeIf(w -> w.status() == Sequence.Status.FINISHED);
     }
     removeFinished();
   }

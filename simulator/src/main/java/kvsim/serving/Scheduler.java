@@ -39,6 +39,28 @@ public interface Scheduler {
     return true;
   }
 
+  /**
+   * Returns whether the engine runs this scheduler asynchronously (vLLM v1's {@code AsyncScheduler};
+   * Note [Asynchronous scheduling] in {@link VllmV1Scheduler}): each plan is followed at once by
+   * {@link #sampleAhead}, the next plan is made before the last one's outcome is taken, and {@link
+   * #updateFromOutput} then only reports the tokens and finishes the sequences that sampled their
+   * last. False by default.
+   */
+  default boolean asyncScheduling() {
+    return false;
+  }
+
+  /**
+   * Asynchronous scheduling only, right after {@link #schedule} planned {@code plan}: every
+   * sequence the plan catches up whose token is not its last takes that token now ({@code
+   * output.token}), so that the next plan computes it, as vLLM's output placeholder; one whose
+   * token is its last is left caught up, so the next plan skips it. The tokens are reported, and
+   * the last ones sampled, by {@link #updateFromOutput} of the same plan.
+   */
+  default void sampleAhead(StepPlan plan, StepOutput output) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " does not schedule asynchronously");
+  }
+
   /** Drops the finished sequences from the running list, keeping the others' order. */
   void removeFinished();
 

@@ -11,9 +11,17 @@ package kvsim.serving;
  * @param watermark vLLM v0's admission watermark as a share of the KV blocks ({@code CacheConfig}'s
  *     watermark, read by {@code BlockSpaceManagerV2.can_allocate} at vLLM commit 1fb9c1b; v0
  *     schedulers only, v1 has none)
+ * @param reserveFullIsl vLLM v1's full-prompt admission gate ({@code
+ *     SchedulerConfig.scheduler_reserve_full_isl}, {@code KVCacheManager.can_fit_full_sequence}):
+ *     a waiting request is admitted only when its whole sequence fits the free memory, not just
+ *     this step's chunk ({@link VllmV1Scheduler}; other schedulers ignore it)
+ * @param asyncScheduling vLLM v1's asynchronous scheduling ({@code
+ *     SchedulerConfig.async_scheduling}, {@code AsyncScheduler}): step N+1 is planned while step N
+ *     runs, before its sampled tokens are known ({@link VllmV1Scheduler}, {@link ServingEngine};
+ *     other schedulers ignore it)
  */
 public record SchedulerConfig(int maxNumBatchedTokens, int maxNumSeqs, int maxModelLen, boolean enableChunkedPrefill, int longPrefillTokenThreshold,
-    double watermark) {
+    double watermark, boolean reserveFullIsl, boolean asyncScheduling) {
   /**
    * Default token budget: 2,048, vLLM v1's default for its OpenAI-compatible server with chunked
    * prefill on (the engine arguments' usage-context defaults).
@@ -24,6 +32,24 @@ public record SchedulerConfig(int maxNumBatchedTokens, int maxNumSeqs, int maxMo
 
   /** vLLM v0's default watermark: 1 % of the blocks ({@code CacheConfig}'s default at vLLM commit 1fb9c1b). */
   public static final double DEFAULT_WATERMARK = 0.01;
+
+  /**
+   * Default of the full-prompt admission gate: on, as {@code scheduler_reserve_full_isl} defaults
+   * at vLLM commit ec5ef0a ({@code vllm/config/scheduler.py}, added by PR #37307).
+   */
+  public static final boolean DEFAULT_RESERVE_FULL_ISL = true;
+  /**
+   * Default of asynchronous scheduling: on, as vLLM's engine turns it on by default at commit
+   * ec5ef0a ({@code VllmConfig}'s resolution of {@code async_scheduling} in {@code vllm/config/vllm.py}).
+   */
+  public static final boolean DEFAULT_ASYNC_SCHEDULING = true;
+
+  /** Limits with vLLM's defaults for the admission gate and asynchronous scheduling. */
+  public SchedulerConfig(int maxNumBatchedTokens, int maxNumSeqs, int maxModelLen, boolean enableChunkedPrefill, int longPrefillTokenThreshold,
+      double watermark) {
+    this(maxNumBatchedTokens, maxNumSeqs, maxModelLen, enableChunkedPrefill, longPrefillTokenThreshold, watermark, DEFAULT_RESERVE_FULL_ISL,
+        DEFAULT_ASYNC_SCHEDULING);
+  }
 
   /** Limits with v0's default watermark. */
   public SchedulerConfig(int maxNumBatchedTokens, int maxNumSeqs, int maxModelLen, boolean enableChunkedPrefill, int longPrefillTokenThreshold) {
@@ -41,6 +67,16 @@ public record SchedulerConfig(int maxNumBatchedTokens, int maxNumSeqs, int maxMo
       throw new IllegalArgumentException("without chunked prefill, max_num_batched_tokens (" + maxNumBatchedTokens
           + ") must be at least max_model_len (" + maxModelLen + "), as vLLM requires");
     }
+  }
+
+  /** Returns these limits with the full-prompt admission gate on or off. */
+  public SchedulerConfig withReserveFullIsl(boolean on) {
+    return new SchedulerConfig(maxNumBatchedTokens, maxNumSeqs, maxModelLen, enableChunkedPrefill, longPrefillTokenThreshold, watermark, on, asyncScheduling);
+  }
+
+  /** Returns these limits with asynchronous scheduling on or off. */
+  public SchedulerConfig withAsyncScheduling(boolean on) {
+    return new SchedulerConfig(maxNumBatchedTokens, maxNumSeqs, maxModelLen, enableChunkedPrefill, longPrefillTokenThreshold, watermark, reserveFullIsl, on);
   }
 
   /** vLLM v1's defaults for a model of this context length. */

@@ -22,7 +22,14 @@ import kvsim.trace.Request;
  *   <li>{@link #step} runs one iteration through the same two calls as {@link ServingEngine}
  *       (Note [Iteration contract] in {@link Scheduler}): the scheduler plans it, then takes its
  *       outcome: every scheduled sequence that caught up samples one token, and a sequence that
- *       reached its {@code max_tokens} finishes and frees its blocks.
+ *       reached its {@code max_tokens} finishes and frees its blocks. That is vLLM's {@code
+ *       EngineCore.step} ({@code vllm/v1/engine/core.py}), as its scheduler unit tests drive it.
+ *   <li>With asynchronous scheduling ({@link SchedulerConfig#asyncScheduling}; Note [Asynchronous
+ *       scheduling] in {@link VllmV1Scheduler}) a step is one call of vLLM's {@code
+ *       EngineCore.step_with_batch_queue} with a queue of two: when requests remain it plans a
+ *       step (its tokens taken ahead); if no step was in flight, that is all (the first step of a
+ *       burst returns no output); otherwise it then takes the outcome of the step in flight,
+ *       whose finished requests it names, and the step just planned is in flight.
  * </ul>
  */
 public final class ScriptedServing {
@@ -35,6 +42,9 @@ public final class ScriptedServing {
   private final PagedKvManager kv;
   private final VllmV1Scheduler scheduler;
   private final StepPlan plan = new StepPlan();
+  /** Asynchronous scheduling: the step planned by an earlier call whose outcome is not taken yet. */
+  private final StepPlan inFlight = new StepPlan();
+  private boolean hasInFlight;
   private final Output output = new Output();
   private final Map<String, Sequence> byName = new HashMap<>();
   private final Map<Sequence, int[]> outputs = new IdentityHashMap<>();
@@ -69,8 +79,56 @@ public final class ScriptedServing {
     }
   }
 
-  /** Runs one iteration and returns what it did. */
+  /** Runs one iteration (one call of vLLM's engine core) and returns what it did. */
   public StepResult step() {
+    if (scheduler.asyncScheduling()) {
+      return asyncStep();
+    }
+    List<Scheduled> scheduled = plan();
+    List<String> preempted = preempted();
+    // The end of the iteration, the scheduler's as in ServingEngine (Note [Iteration contract] in Scheduler).
+    output.finished = new ArrayList<>();
+    scheduler.updateFromOutput(plan, output);
+    return result(scheduled, preempted);
+  }
+
+  /**
+   * One call of {@code EngineCore.step_with_batch_queue} with a batch queue of two (vLLM at commit
+   * ec5ef0a): plan a step when requests remain; return at once when nothing was in flight and
+   * the step planned runs or requests remain; else take the outcome of the step in flight.
+   */
+  private StepResult asyncStep() {
+    output.finished = new ArrayList<>();
+    boolean planned = false;
+    List<Scheduled> scheduled = List.of();
+    List<String> preempted = List.of();
+    if (scheduler.running() > 0 || scheduler.waiting() > 0) {
+      scheduled = plan();
+      preempted = preempted();
+      scheduler.sampleAhead(plan, output);
+      planned = true;
+      if (!hasInFlight && (plan.size() > 0 || scheduler.running() > 0 || scheduler.waiting() > 0)) {
+        // The queue had room: the engine core does not wait for an output (an empty step is queued too).
+        inFlight.copyFrom(plan);
+        hasInFlight = true;
+        return result(scheduled, preempted);
+      }
+      if (!hasInFlight) {
+        return result(scheduled, preempted); // an empty step with nothing left: its output is nothing
+      }
+    }
+    if (hasInFlight) {
+      scheduler.updateFromOutput(inFlight, output);
+      hasInFlight = planned;
+      if (planned) {
+        inFlight.copyFrom(plan);
+      }
+    }
+    return result(scheduled, preempted);
+  }
+
+  /** Plans the next step into {@link #plan} and returns what each scheduled sequence got. */
+  private List<Scheduled> plan() {
     Map<Sequence, Integer> blocksBefore = new IdentityHashMap<>();
     for (Sequence s : scheduler.runningSequences()) {
       blocksBefore.put(s, PagedKvManager.requestOf(s).numBlocks());
@@ -84,13 +142,18 @@ public final class ScriptedServing {
       int before = blocksBefore.getOrDefault(s, 0);
       scheduled.add(new Scheduled(r.id(), plan.tokens(i), Arrays.copyOfRange(table, before, table.length)));
     }
+    return scheduled;
+  }
+
+  private List<String> preempted() {
     List<String> preempted = new ArrayList<>(plan.preempted());
     for (int i = 0; i < plan.preempted(); i++) {
       preempted.add(name(plan.preemptedSequence(i)));
     }
-    // The end of the iteration, the scheduler's as in ServingEngine (Note [Iteration contract] in Scheduler).
-    output.finished = new ArrayList<>();
-    scheduler.updateFromOutput(plan, output);
+    return preempted;
+  }
+
+  private StepResult result(List<Scheduled> scheduled, List<String> preempted) {
     List<String> running = new ArrayList<>();
     for (Sequence s : scheduler.runningSequences()) {
       running.add(name(s));

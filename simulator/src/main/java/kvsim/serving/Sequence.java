@@ -115,6 +115,8 @@ public final class Sequence {
   //   RUNNING -> WAITING (preemptForRecompute: its computed tokens reset)
   //   RUNNING -> SWAPPED -> RUNNING (swapOut, swapIn: vLLM v0's swap preemption)
   //   RUNNING -> FINISHED (sample: its last output token)
+  //   WAITING -> FINISHED (sampleLastWhileWaiting: asynchronous scheduling, preempted after the
+  //                        plan that samples its last token was made)
   //   WAITING -> FINISHED (ignore: a scheduler refuses it)
   //   any but FINISHED -> FINISHED (abort: the engine aborts its request)
   // Computed tokens only advance (advanceComputedTo), never past the tokens, except by a preemption
@@ -224,6 +226,20 @@ public final class Sequence {
     kv.append(this, token);
     numTokens++;
     return false;
+  }
+
+  /**
+   * WAITING → FINISHED, asynchronous scheduling only: a sequence preempted after the plan that
+   * samples its last token was made receives that token (vLLM's {@code update_from_output} gives
+   * a preempted request its step's output, and {@code check_stop} finishes it); {@code kv} forgets it.
+   */
+  void sampleLastWhileWaiting(KvManager kv) {
+    if (status != Status.WAITING || outputTokens + 1 < maxOutputTokens) {
+      throw illegal("sample the last token while waiting");
+    }
+    outputTokens++;
+    status = Status.FINISHED;
+    kv.finish(this);
   }
 
   /** Returns the group the sequence belongs to. */

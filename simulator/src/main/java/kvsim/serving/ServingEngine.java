@@ -32,8 +32,15 @@ import kvsim.trace.TraceEvent;
  *       samples one token; a sequence that reached its output length finishes and frees its
  *       memory), then the plan of the next one; its duration is the forward-time model's time of the
  *       scheduled tokens reading the scheduled sequences' KV, plus the allocator's modelled time
- *       spent planning it. With nothing to run the engine idles until the next arrival.
+ *       spent planning it, combined with the engine's CPU overhead in one place ({@code
+ *       iterationNanos}). With nothing to run the engine idles until the next arrival.
  * </ul>
+ *
+ * <p>With asynchronous scheduling (vLLM v1's default; {@link Scheduler#asyncScheduling}, Note
+ * [Asynchronous scheduling] in {@link VllmV1Scheduler}) each {@code Iteration} takes the outcome of
+ * the step that ended, starts the step planned while that one ran, and at once plans the step
+ * after it, whose sequences take their tokens ahead ({@link Scheduler#sampleAhead}); an iteration
+ * then lasts {@code max(forward, overhead)} instead of {@code forward + overhead}.
  *
  * <p>Token ids: a request's prompt is unique to it unless the trace gives prefix hashes (the
  * trace carries lengths, not text), and its k-th output token is {@code 50000 + k}.
@@ -75,6 +82,12 @@ public final class ServingEngine {
   private final ServingMetrics metrics = new ServingMetrics();
   private final Simulator sim = new Simulator();
   private final StepPlan plan = new StepPlan();
+  /** Under asynchronous scheduling, the step planned while {@link #plan} runs (empty when none). */
+  private final StepPlan next = new StepPlan();
+  private final PlanCost planCost = new PlanCost();
+  private final PlanCost nextCost = new PlanCost();
+  /** Whether the scheduler plans each step before the last one's tokens are known (Note [Asynchronous scheduling] in {@link VllmV1Scheduler}). */
+  private final boolean async;
   private final Arrival arrival = new Arrival();
   private final Iteration iteration = new Iteration();
   private final Output output = new Output();
@@ -124,6 +137,7 @@ public final class ServingEngine {
     this.seed = seed;
     this.groupCounting = kv.capability(KvManager.GroupCounting.class).orElse(null);
     this.forking = kv.capability(KvManager.Forking.class).orElse(null);
+    this.async = scheduler.asyncScheduling();
   }
 
   /**
@@ -166,6 +180,9 @@ public final class ServingEngine {
   public void placeActivationsWithKv(long bytesPerToken) {
     if (bytesPerToken < 1) {
       throw new IllegalArgumentException("activation bytes per token must be positive");
+    }
+    if (async) {
+      throw new IllegalStateException("the naive memory plan runs contiguous systems, whose schedulers are synchronous");
     }
     this.activations = KvManager.require(kv, KvManager.Activations.class, "the naive memory plan");
     this.activationBytesPerToken = bytesPerToken;
@@ -261,60 +278,151 @@ public final class ServingEngine {
 
     @Override
     protected void actions() {
-      long now = sim.nowNanos();
-      if (inFlight) {
-        if (activationHandle >= 0) {
-          activations.freeActivations(activationHandle);
-          activationHandle = -1;
-        }
-        finishIteration(now);
-        inFlight = false;
+      if (async) {
+        asyncIteration();
+      } else {
+        syncIteration();
       }
-      long allocatorBefore = kv.modelledNanos();
-      scheduler.schedule(plan);
-      if (plan.size() == 0) {
-        forkNanos = 0; // the engine idles: forks made as the last sequences finished overlap nothing
-        if (scheduler.running() > 0 || scheduler.waiting() > 0) {
-          throw new IllegalStateException("the scheduler planned nothing with " + scheduler.running() + " sequences running and "
-              + scheduler.waiting() + " waiting: a request larger than the KV memory should have been rejected on arrival");
-        }
-        metrics.recordIdle(now, kv);
+    }
+  }
+
+  /** A synchronous iteration: the end of the one in flight, then the plan of the next, which runs now. */
+  private void syncIteration() {
+    long now = sim.nowNanos();
+    if (inFlight) {
+      if (activationHandle >= 0) {
+        activations.freeActivations(activationHandle);
+        activationHandle = -1;
+      }
+      finishIteration(now);
+      inFlight = false;
+    }
+    planInto(plan, planCost);
+    if (plan.size() == 0) {
+      idle();
+      return;
+    }
+    if (activationBytesPerToken > 0) {
+      long before = kv.modelledNanos();
+      activationHandle = activations.allocateActivations(Math.multiplyExact(plan.totalTokens(), activationBytesPerToken));
+      if (activationHandle < 0) {
+        abortBatch();
+        sim.scheduleAt(iteration, now);
         return;
       }
-      if (activationBytesPerToken > 0) {
-        activationHandle = activations.allocateActivations(Math.multiplyExact(plan.totalTokens(), activationBytesPerToken));
-        if (activationHandle < 0) {
-          abortBatch();
-          sim.scheduleAt(this, now);
-          return;
-        }
+      planCost.allocatorNanos += kv.modelledNanos() - before;
+    }
+    start(now, planCost);
+  }
+
+  /**
+   * An asynchronous iteration (Note [Asynchronous scheduling] in {@link VllmV1Scheduler}): the end
+   * of the step in flight; then the step planned while it ran starts (planned now if there is none,
+   * as after an idle spell), and the step after it is planned at once, before this one's tokens
+   * are known. A request that arrived while the last step ran is first seen by that second plan.
+   */
+  private void asyncIteration() {
+    long now = sim.nowNanos();
+    if (inFlight) {
+      finishIteration(now);
+      inFlight = false;
+    }
+    if (next.size() == 0) {
+      planInto(next, nextCost);
+    }
+    if (next.size() == 0) {
+      idle();
+      return;
+    }
+    plan.copyFrom(next);
+    planCost.copyFrom(nextCost);
+    planInto(next, nextCost);
+    start(now, planCost);
+  }
+
+  /** Plans a step into {@code p} and notes what its forward pass computes; under asynchronous scheduling its tokens are taken ahead. */
+  private void planInto(StepPlan p, PlanCost cost) {
+    long allocatorBefore = kv.modelledNanos();
+    scheduler.schedule(p);
+    cost.allocatorNanos = kv.modelledNanos() - allocatorBefore;
+    cost.kvReadBytes = 0;
+    cost.decodeTokens = 0;
+    for (int i = 0; i < p.size(); i++) {
+      Sequence s = p.sequence(i);
+      cost.kvReadBytes += (long) s.numComputedTokens() * kvBytesPerToken;
+      // A sequence generating its next token (ForwardTimeModel's split of prefill and decode).
+      if (p.tokens(i) == 1 && s.outputTokens() > 0) {
+        cost.decodeTokens++;
       }
-      metrics.recordIteration(now, plan, kv, scheduler.running(), scheduler.waiting(), scheduler.waitingForMemory());
-      if (metrics.multiSequenceRequests > 0 && groupCounting != null) {
-        groupCounting.sampleSharing();
-      }
-      if (check) {
-        kv.checkInvariants();
-      }
-      long kvRead = 0;
-      long decodeTokens = 0;
-      for (int i = 0; i < plan.size(); i++) {
-        Sequence s = plan.sequence(i);
-        kvRead += (long) s.numComputedTokens() * kvBytesPerToken;
-        // A sequence generating its next token (ForwardTimeModel's split of prefill and decode).
-        if (plan.tokens(i) == 1 && s.outputTokens() > 0) {
-          decodeTokens++;
-        }
-      }
-      long totalTokens = plan.totalTokens();
-      long durationNanos = forwardTime.forwardNanos(totalTokens - decodeTokens, decodeTokens, kvRead, plan.size())
-          + (kv.modelledNanos() - allocatorBefore) + forkNanos;
-      forkNanos = 0;
-      inFlight = true;
-      sim.scheduleAt(this, Math.addExact(now, Math.max(1, durationNanos)));
-      if (progress != null && metrics.iterations % PROGRESS_EVERY == 0) {
-        progress.update(metrics.iterations, metrics.finished);
-      }
+    }
+    cost.totalTokens = p.totalTokens();
+    cost.sequences = p.size();
+    if (async && p.size() > 0) {
+      scheduler.sampleAhead(p, output);
+    }
+  }
+
+  /** Nothing was planned: the engine idles until the next arrival. */
+  private void idle() {
+    forkNanos = 0; // the engine idles: forks made as the last sequences finished overlap nothing
+    if (scheduler.running() > 0 || scheduler.waiting() > 0) {
+      throw new IllegalStateException("the scheduler planned nothing with " + scheduler.running() + " sequences running and "
+          + scheduler.waiting() + " waiting: a request larger than the KV memory should have been rejected on arrival");
+    }
+    metrics.recordIdle(sim.nowNanos(), kv);
+  }
+
+  /** Starts the planned step {@link #plan} at {@code now}: metrics, checks, and its end after its duration. */
+  private void start(long now, PlanCost cost) {
+    metrics.recordIteration(now, plan, kv, scheduler.running(), scheduler.waiting(), scheduler.waitingForMemory());
+    if (metrics.multiSequenceRequests > 0 && groupCounting != null) {
+      groupCounting.sampleSharing();
+    }
+    if (check) {
+      kv.checkInvariants();
+    }
+    long forwardNanos = forwardTime.forwardNanos(cost.totalTokens - cost.decodeTokens, cost.decodeTokens, cost.kvReadBytes, cost.sequences)
+        + cost.allocatorNanos + forkNanos;
+    forkNanos = 0;
+    long durationNanos = iterationNanos(forwardNanos, ENGINE_OVERHEAD_NANOS);
+    inFlight = true;
+    sim.scheduleAt(iteration, Math.addExact(now, Math.max(1, durationNanos)));
+    if (progress != null && metrics.iterations % PROGRESS_EVERY == 0) {
+      progress.update(metrics.iterations, metrics.finished);
+    }
+  }
+
+  /**
+   * The engine's CPU time per iteration outside the forward pass (planning, taking the output,
+   * preparing inputs); 0 here, the cost model's term where it gives one.
+   */
+  private static final long ENGINE_OVERHEAD_NANOS = 0;
+
+  /**
+   * An iteration's duration from its forward pass (with the allocator's and forks' modelled time)
+   * and the engine's CPU overhead: the one place the two combine. Synchronously the CPU work and
+   * the GPU step follow each other ({@code forward + overhead}); with asynchronous scheduling the
+   * CPU plans the next step and takes the last one's output while the GPU runs this one, so the
+   * step takes {@code max(forward, overhead)} (Note [Asynchronous scheduling] in {@link VllmV1Scheduler}).
+   */
+  private long iterationNanos(long forwardNanos, long overheadNanos) {
+    return async ? Math.max(forwardNanos, overheadNanos) : Math.addExact(forwardNanos, overheadNanos);
+  }
+
+  /** What a planned step's forward pass computes, noted when it is planned (its sequences' counts move on after). */
+  private static final class PlanCost {
+    long totalTokens;
+    long decodeTokens;
+    long kvReadBytes;
+    int sequences;
+    long allocatorNanos;
+
+    void copyFrom(PlanCost o) {
+      totalTokens = o.totalTokens;
+      decodeTokens = o.decodeTokens;
+      kvReadBytes = o.kvReadBytes;
+      sequences = o.sequences;
+      allocatorNanos = o.allocatorNanos;
     }
   }
 

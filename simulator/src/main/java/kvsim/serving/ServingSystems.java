@@ -280,9 +280,9 @@ public final class ServingSystems {
   public static final String NAIVE_ALLOCATOR = "pytorch-caching";
 
   /** The order of a built system's parts (Note [Parts order]). */
-  static final List<String> PARTS_ORDER = List.of("scheduler", "kv_manager", "allocator", "allocator_options", "block_tokens", "num_gpu_blocks",
+  static final List<String> PARTS_ORDER = List.of("scheduler", "models", "kv_manager", "allocator", "allocator_options", "block_tokens", "num_gpu_blocks",
       "step_tokens", "reservation", "prefix_caching", "watermark", "max_num_batched_tokens", "max_num_seqs", "max_model_len", "enable_chunked_prefill",
-      "preemption", "preemption_multi_sequence", "swap_space_bytes", "num_cpu_blocks", "plan");
+      "scheduler_reserve_full_isl", "async_scheduling", "preemption", "preemption_multi_sequence", "swap_space_bytes", "num_cpu_blocks", "plan");
   /** The serving settings every system reads (Note [Settings each system reads]). */
   private static final Set<String> READ_BY_ALL = Set.of("kv-memory", "gpu-memory-utilization", "max-model-len", "max-num-batched-tokens", "plan");
 

@@ -12,6 +12,16 @@ public final class StepPlan {
   private int size;
   private Sequence[] victims = new Sequence[8];
   private int preempted;
+  /** Per scheduled sequence, what asynchronous scheduling did ahead ({@link #NOTHING_AHEAD} and so on). */
+  private byte[] ahead = new byte[64];
+  private boolean sampledAhead;
+
+  /** Asynchronous scheduling: the sequence samples nothing in this plan (a prefill chunk). */
+  public static final byte NOTHING_AHEAD = 0;
+  /** Asynchronous scheduling: the sequence's token was appended when the plan was made. */
+  public static final byte TOKEN_AHEAD = 1;
+  /** Asynchronous scheduling: the sequence samples its last token; it finishes when the outcome is taken. */
+  public static final byte LAST_TOKEN = 2;
 
   /** Empties the plan for the next iteration (a scheduler's {@code schedule} starts so). */
   public void clear() {
@@ -19,6 +29,7 @@ public final class StepPlan {
     Arrays.fill(victims, 0, preempted, null);
     size = 0;
     preempted = 0;
+    sampledAhead = false;
   }
 
   /** Schedules {@code numTokens} tokens of {@code s} in this iteration, after the ones scheduled so far. */
@@ -26,7 +37,9 @@ public final class StepPlan {
     if (size == sequences.length) {
       sequences = Arrays.copyOf(sequences, size * 2);
       tokens = Arrays.copyOf(tokens, size * 2);
+      ahead = Arrays.copyOf(ahead, size * 2);
     }
+    ahead[size] = NOTHING_AHEAD;
     sequences[size] = s;
     tokens[size] = numTokens;
     size++;
@@ -67,6 +80,35 @@ public final class StepPlan {
   /** Returns how many sequences were preempted while planning this iteration (a swapped group counts once, by its lead). */
   public int preempted() {
     return preempted;
+  }
+
+  /** Marks what asynchronous scheduling did ahead for the i-th sequence ({@link Scheduler#sampleAhead}). */
+  void markAhead(int i, byte what) {
+    ahead[i] = what;
+    sampledAhead = true;
+  }
+
+  /** Returns what asynchronous scheduling did ahead for the i-th sequence. */
+  public byte ahead(int i) {
+    return ahead[i];
+  }
+
+  /** Returns whether the plan's tokens were taken ahead ({@link Scheduler#sampleAhead}). */
+  public boolean sampledAhead() {
+    return sampledAhead;
+  }
+
+  /** Copies {@code other} into this plan (the engine keeps the plan in flight and the next one). */
+  public void copyFrom(StepPlan other) {
+    clear();
+    for (int i = 0; i < other.size; i++) {
+      add(other.sequences[i], other.tokens[i]);
+      ahead[i] = other.ahead[i];
+    }
+    for (int i = 0; i < other.preempted; i++) {
+      countPreemption(other.victims[i]);
+    }
+    sampledAhead = other.sampledAhead;
   }
 
   /** Returns the i-th sequence preempted while planning this iteration, in preemption order. */

@@ -43,7 +43,7 @@ import kvsim.registry.AllocatorRegistry;
  *   <li>No prefix cache, no fork: vLLM v1's scheduler drives it and fans samples out.
  * </ul>
  */
-public final class VAttentionKvManager implements KvManager, KvManager.Observable {
+public final class VAttentionKvManager implements KvManager, KvManager.Observable, KvManager.FullSequenceFit {
   /** vAttention's KV cache as a system part: the {@code vattention} allocator at its default options, no prefix caching. */
   public static final KvManagerFactory FACTORY = new KvManagerFactory() {
     @Override
@@ -154,6 +154,17 @@ public final class VAttentionKvManager implements KvManager, KvManager.Observabl
   @Override
   public int lookup(Sequence s) {
     return 0;
+  }
+
+  /**
+   * vLLM v1's full-prompt admission gate over vAttention's pages (Note [Full-prompt admission
+   * gate] in {@link VllmV1Scheduler}): the growth steps the sequence's whole current length needs
+   * beyond those mapped, against the whole steps the allocator's free bytes hold.
+   */
+  @Override
+  public boolean canFitFullSequence(Sequence s) {
+    long want = ((long) s.numTokens() + stepTokens - 1) / stepTokens - of(s).count;
+    return want <= allocator.freeBytes() / stepBytes;
   }
 
   @Override

@@ -29,6 +29,14 @@ class ListCommandTest {
   }
 
   @Test
+  void listNamesTheVllmReleaseTheV1SchedulerFollows() {
+    CliRun run = CliRun.of("list").ok();
+    String systems = run.out().substring(run.out().indexOf("Serving systems"));
+    assertTrue(systems.contains("follow " + kvsim.serving.VllmV1Scheduler.UPSTREAM + ","), systems);
+    assertTrue(kvsim.serving.VllmV1Scheduler.UPSTREAM.contains("ec5ef0a"), kvsim.serving.VllmV1Scheduler.UPSTREAM);
+  }
+
+  @Test
   void versionPrintsTheProjectVersion() {
     CliRun run = CliRun.of("--version").ok();
     assertTrue(run.out().startsWith("kvsim "), run.out());

@@ -7,7 +7,7 @@ import java.util.Map;
  * A KV manager for scheduler tests: a pool of blocks of B tokens with no prefix cache, each
  * sequence holding ceil(computed / B) blocks. Small enough to check the scheduler's rules by hand.
  */
-final class CountingKvManager implements KvManager {
+final class CountingKvManager implements KvManager, KvManager.FullSequenceFit {
   final int blockTokens;
   final int totalBlocks;
   int freeBlocks;
@@ -47,6 +47,12 @@ final class CountingKvManager implements KvManager {
     s.advanceComputedTo(s.numComputedTokens() + numNewTokens);
     allocations++;
     return true;
+  }
+
+  /** The admission gate: the blocks of the sequence's whole current length beyond those it holds. */
+  @Override
+  public boolean canFitFullSequence(Sequence s) {
+    return blocksFor(s.numTokens()) - held.getOrDefault(s, 0) <= freeBlocks;
   }
 
   @Override

@@ -459,6 +459,29 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     return Math.max(required - table.size(), 0) + copies;
   }
 
+  /** A read-only count for the full-prompt admission gate ({@code can_fit_full_sequence}); see the interface. */
+  @Override
+  public int blocksForFullSequence(PagedRequest r) {
+    live(r, "req");
+    notSwapped(r, "can_fit_full_sequence");
+    if (r.status == PagedRequest.Status.RUNNING) {
+      throw new BlockOpException("req", "can_fit_full_sequence: " + r + " is running; vLLM's scheduler asks it only for waiting requests");
+    }
+    IntList hits = r.pendingHits;
+    if (hits.size() > 0 && r.pendingEpoch != epoch) {
+      throw new BlockOpException("req", "the hits of " + r + "'s last lookup are stale (blocks or tokens changed since); look up again");
+    }
+    long full = Math.min((long) r.numTokens(), config.maxModelLen());
+    int required = (int) ((full + blockSize - 1) / blockSize);
+    int evictableHits = 0;
+    for (int i = 0; i < hits.size(); i++) {
+      if (pool.refCnt(hits.get(i)) == 0) {
+        evictableHits++;
+      }
+    }
+    return Math.max(required - hits.size() - r.table.size(), 0) + evictableHits;
+  }
+
   /**
    * The scheduler's waiting path ({@code Scheduler.schedule}): in v0 the watermark test first
    * ({@code can_allocate}); then

@@ -86,6 +86,14 @@ public interface KvBlockManager {
    */
   int blocksToAppend(PagedRequest r, int numNewTokens);
 
+  /**
+   * Returns the free blocks a waiting request's whole current sequence would take after the hits
+   * of its last lookup (v1's {@code KVCacheManager.can_fit_full_sequence}, vLLM at commit
+   * ec5ef0a): {@code ceil(min(num_tokens, max_model_len) / B)} less the hit blocks and the table,
+   * plus the hit blocks that sit in the free queue; no lookahead. Changes nothing.
+   */
+  int blocksForFullSequence(PagedRequest r);
+
   /** The scheduler's waiting path (v1's {@code Scheduler.schedule}; v0's {@code can_allocate}); returns whether the request was admitted. */
   boolean admit(PagedRequest r);
 

@@ -15,7 +15,7 @@ import kvsim.serving.VllmV1Scheduler;
  * nothing is ever reserved or wasted; no allocator, no forking (v1 fans groups out), no time.
  * {@link #register} is the whole of adding it.
  */
-public final class IdealKvManager implements KvManager {
+public final class IdealKvManager implements KvManager, KvManager.FullSequenceFit {
   /** The system's name. */
   public static final String SYSTEM = "ideal";
 
@@ -71,6 +71,12 @@ public final class IdealKvManager implements KvManager {
     s.kvState(HELD)[0] += numNewTokens;
     s.advanceComputedTo(s.numComputedTokens() + numNewTokens);
     return true;
+  }
+
+  /** vLLM v1's admission gate, which its scheduler asks: the whole current sequence's slots beyond those held. */
+  @Override
+  public boolean canFitFullSequence(Sequence s) {
+    return used + s.numTokens() - s.kvState(HELD)[0] <= slots;
   }
 
   @Override

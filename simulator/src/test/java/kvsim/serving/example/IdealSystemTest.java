@@ -41,7 +41,8 @@ class IdealSystemTest {
       ServingSystems.Built built = ServingSystems.build(IdealKvManager.SYSTEM,
           ServingSystems.Build.of(model, DeviceSpec.parse("a100-40"), Bytes.GiB, SchedulerConfig.defaults(1024)).build());
       Map<String, Object> parts = built.parts();
-      assertEquals(List.of("scheduler", "kv_manager", "max_num_batched_tokens", "max_num_seqs", "max_model_len", "enable_chunked_prefill", "slots"),
+      assertEquals(List.of("scheduler", "models", "kv_manager", "max_num_batched_tokens", "max_num_seqs", "max_model_len", "enable_chunked_prefill",
+          "scheduler_reserve_full_isl", "async_scheduling", "slots"),
           List.copyOf(parts.keySet()), "its parts come from its factories, its own after the known ones");
       assertEquals("ideal", parts.get("kv_manager"));
       assertEquals(Bytes.GiB / model.kvBytesPerToken(), parts.get("slots"));
