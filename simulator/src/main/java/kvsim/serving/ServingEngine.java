@@ -306,7 +306,7 @@ public final class ServingEngine {
         }
       }
       long totalTokens = plan.totalTokens();
-      long durationNanos = forwardTime.forwardNanos(totalTokens - decodeTokens, decodeTokens, kvRead, plan.size())
+      long durationNanos = forwardTime.forwardNanos(totalTokens - decodeTokens, decodeTokens, kvRead, plan.size()) + forwardTime.engineOverheadNanos()
           + (kv.modelledNanos() - allocatorBefore) + forkNanos;
       forkNanos = 0;
       inFlight = true;
