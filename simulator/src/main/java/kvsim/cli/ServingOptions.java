@@ -80,7 +80,7 @@ final class ServingOptions {
 
   @Option(names = "--set", paramLabel = "KEY=V1,V2,…", description = "A what-if grid (repeatable): run every combination of the values "
       + "with every --system. KEY is a serving setting (block-tokens, max-num-seqs, max-num-batched-tokens, kv-memory, gpu-memory-utilization, "
-      + "max-model-len, watermark, swap-space, plan; or an alias, such as block-size) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
+      + "max-model-len, watermark, swap-space, plan, cost-model; or an alias, such as block-size) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
       + "e.g. --set block-tokens=8,16,32.")
   List<String> settings = new ArrayList<>();
 

@@ -135,7 +135,8 @@ public final class ProfileReader {
         if (!(ms >= 0) || Double.isInfinite(ms)) {
           throw InputException.at(name, n, c, "a time must be a finite number of milliseconds >= 0, got " + f[col.get(c)].trim());
         }
-        times[k++] = ms * 1e6;
+        // To a tenth of a nanosecond: the profile gives microseconds at best, and a table written and read back is then the same table.
+        times[k++] = Math.round(ms * 1e7) / 10.0;
       }
       if (degree != 1) {
         other++;
@@ -149,7 +150,7 @@ public final class ProfileReader {
         // Note [Repeated profile rows]: a running mean of the measurements' medians.
         int m = measurements.merge(tokens, 1, Integer::sum);
         for (int j = 0; j < times.length; j++) {
-          earlier[j] += (times[j] - earlier[j]) / m;
+          earlier[j] = Math.round((earlier[j] + (times[j] - earlier[j]) / m) * 10) / 10.0;
         }
         repeated++;
       }
