@@ -47,7 +47,7 @@ public record ProfileForwardTime(ProfileTable table, ModelPreset model, DeviceSp
       return 0;
     }
     double layers = model.layers();
-    double t = layers * layer(tokens) + table.nanos(ProfileTable.OpKind.EMBEDDING, tokens);
+    double t = table.passNanos(tokens, layers);
     double flops = device.peakFlops() * efficiencies.compute();
     double bytes = device.hbmBytesPerSecond() * efficiencies.memory();
     double head = headWeights();
@@ -58,19 +58,6 @@ public record ProfileForwardTime(ProfileTable table, ModelPreset model, DeviceSp
     t += layers * terms.perSequenceLayerNanos() * sequences;
     return Math.round(t);
   }
-
-  /** The per-layer time over {@code tokens} (every kind but the embedding), interpolated. */
-  private double layer(long tokens) {
-    double sum = 0;
-    for (ProfileTable.OpKind k : LAYER_KINDS) {
-      sum += table.nanos(k, tokens);
-    }
-    return sum;
-  }
-
-  private static final ProfileTable.OpKind[] LAYER_KINDS = {
-    ProfileTable.OpKind.LINEAR, ProfileTable.OpKind.NORM, ProfileTable.OpKind.ACTIVATION, ProfileTable.OpKind.ELEMENTWISE
-  };
 
   /** The LM head's weight elements (Note [What a profile leaves to the model]). */
   double headWeights() {

@@ -125,6 +125,40 @@ public record ProfileTable(String model, String device, String source, Shape sha
     return interpolate(tokens, nanos[kind.ordinal()], n);
   }
 
+  /**
+   * Returns the time of one forward pass's profiled operations over {@code n} tokens: {@code
+   * layers} × one layer (every kind but the embedding) plus the embedding, each interpolated as
+   * {@link #nanos} does (Note [Interpolating a profile]), with one search of the token counts.
+   */
+  public double passNanos(double n, double layers) {
+    int last = tokens.length - 1;
+    int emb = OpKind.EMBEDDING.ordinal();
+    if (n <= tokens[0]) {
+      return layers * layerAt(0) + nanos[emb][0];
+    }
+    if (n >= tokens[last]) {
+      return (layers * layerAt(last) + nanos[emb][last]) * (n / tokens[last]);
+    }
+    int lo = 0;
+    int hi = last;
+    while (hi - lo > 1) {
+      int mid = (lo + hi) >>> 1;
+      if (tokens[mid] <= n) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    double f = (n - tokens[lo]) / (double) (tokens[hi] - tokens[lo]);
+    double a = layers * layerAt(lo) + nanos[emb][lo];
+    double b = layers * layerAt(hi) + nanos[emb][hi];
+    return a + f * (b - a);
+  }
+
+  private double layerAt(int i) {
+    return nanos[0][i] + nanos[1][i] + nanos[2][i] + nanos[3][i];
+  }
+
   /** Returns the time of one layer's operations (every kind but the embedding) at the {@code i}th token count. */
   public double measuredLayer(int i) {
     double sum = 0;

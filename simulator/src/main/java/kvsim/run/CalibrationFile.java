@@ -122,7 +122,7 @@ public final class CalibrationFile {
     }
     for (String section : List.of("forward", "copies")) {
       if (version == VERSION_1 && root.has(section)) {
-        throw error(source, text, section, "a version " + VERSION_2 + " section: give \"version\": " + VERSION_2 + " or " + VERSION);
+        throw error(source, text, section, "a version " + VERSION_2 + " section: give \"version\": " + VERSION_2);
       }
     }
     List<String> forwardFields = new java.util.ArrayList<>(CostCalibration.FORWARD_FIELDS);

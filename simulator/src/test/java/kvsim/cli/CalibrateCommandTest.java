@@ -131,6 +131,16 @@ class CalibrateCommandTest {
   }
 
   @Test
+  void aCapacitySearchSaysWhichPredictorTimedItsProbes() throws IOException {
+    Path out = dir.resolve("cap");
+    CliRun.of("capacity", "requests:preset=sharegpt,count=30", "--model", "opt-13b", "--device", "a100-40", "--kv-memory", "12GiB", "--system", "vllm",
+        "--slo", "normalized_latency.mean<=1s", "--max-rate", "4", "--steps", "2", "-o", out.toString()).ok();
+    JsonNode c = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("cost_model");
+    assertEquals("measured-roofline", c.get("forward").asText(), c.toString());
+    assertTrue(c.get("source").asText().contains("a100 profiles"), c.toString());
+  }
+
+  @Test
   void theEngineOverheadOfACalibrationLengthensEveryIteration() throws IOException {
     Path slow = Files.writeString(dir.resolve("slow.json"), "{\"format\": \"kvsim-calibration\", \"version\": 3, \"forward\": {\"engine_overhead_ns\": 100000000}}");
     Path none = Files.writeString(dir.resolve("none.json"), "{\"format\": \"kvsim-calibration\", \"version\": 3, \"forward\": {\"engine_overhead_ns\": 0}}");

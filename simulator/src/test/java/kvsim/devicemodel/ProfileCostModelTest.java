@@ -150,6 +150,15 @@ class ProfileCostModelTest {
     }
     assertEquals(5000, ProfileTable.interpolate(xs, ys, 0.5), 0.0, "below the smallest count: its time");
     assertEquals(140000, ProfileTable.interpolate(xs, ys, 1024), 1e-9, "above the largest: scaled by the tokens");
+    // A whole pass, found with one search, is the kinds interpolated one by one.
+    ProfileTable t = CostModels.table(LLAMA, A100);
+    for (double n : new double[] {0.5, 1, 3, 100, 1000.5, 4096, 9000}) {
+      double sum = 0;
+      for (ProfileTable.OpKind k : ProfileTable.OpKind.values()) {
+        sum += (k == ProfileTable.OpKind.EMBEDDING ? 1 : 32) * t.nanos(k, n);
+      }
+      assertEquals(sum, t.passNanos(n, 32), 1e-6 * sum, "at " + n + " tokens");
+    }
   }
 
   @Test
