@@ -166,7 +166,8 @@ public final class CostModels {
         return profile(table, model, device);
       case MEASURED_ROOFLINE:
         if (gpu == null) {
-          throw new InputException("cost-model measured-roofline: no built-in profile of any model on " + device.name() + "'s GPU (see kvsim list)");
+          throw new InputException("cost-model measured-roofline: no built-in profile of any model on "
+              + (gpu(device) == null ? "a device given by its size" : device.name() + "'s GPU") + " (see kvsim list)");
         }
         return measuredRoofline(model, device, gpu);
       default:
