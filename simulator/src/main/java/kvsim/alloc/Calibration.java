@@ -79,8 +79,10 @@ public record Calibration(String source, String device, String driver, String da
     cal.put("driver", driver);
     cal.put("date", date);
     cal.put("latency", latency);
-    if (!cost.forwardSection().isEmpty()) {
-      cal.put("forward", cost.forwardSection());
+    if (!cost.forwardSection().isEmpty() || !cost.forwardSection3().isEmpty()) {
+      Map<String, Object> forward = new java.util.LinkedHashMap<>(cost.forwardSection());
+      forward.putAll(cost.forwardSection3());
+      cal.put("forward", forward);
     }
     if (!cost.copiesSection().isEmpty()) {
       cal.put("copies", cost.copiesSection());

@@ -37,6 +37,7 @@ import picocli.CommandLine.Command;
       ImportCommand.class,
       TorchReplayCommand.class,
       TorchInspectCommand.class,
+      CalibrateCommand.class,
       CommandLine.HelpCommand.class,
     })
 public final class KvSim implements Runnable {

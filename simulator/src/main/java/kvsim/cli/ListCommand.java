@@ -70,6 +70,11 @@ final class ListCommand implements Runnable {
           d.peakFlops() / 1e12);
     }
     out.println();
+    out.println("Built-in GPU profile tables (kvsim serving --cost-model profile; README, \"Cost models\"):");
+    for (Map.Entry<String, String> e : kvsim.devicemodel.CostModels.listing().entrySet()) {
+      out.printf("  %-26s %s%n", e.getKey(), e.getValue());
+    }
+    out.println();
     out.println("Model presets (--model NAME):");
     for (ModelPreset m : ModelPreset.presets().values()) {
       out.printf(

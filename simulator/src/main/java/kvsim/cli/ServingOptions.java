@@ -82,9 +82,13 @@ final class ServingOptions {
       + " replace the defaults: forward-pass efficiencies, copy efficiencies, allocator and block-manager latencies.")
   String calibration;
 
+  @Option(names = "--cost-model", paramLabel = "PREDICTOR", description = "Forward-time predictor: auto (default: a built-in profile of the model on the"
+      + " device, else the roofline with efficiencies fitted on the device's profiles, else the plain roofline), profile, measured-roofline or roofline.")
+  String costModel;
+
   @Option(names = "--set", paramLabel = "KEY=V1,V2,…", description = "A what-if grid (repeatable): run every combination of the values "
       + "with every --system. KEY is a serving setting (block-tokens, max-num-seqs, max-num-batched-tokens, kv-memory, gpu-memory-utilization, "
-      + "max-model-len, watermark, swap-space, plan, scheduler-reserve-full-isl, async-scheduling; or an alias, such as block-size) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
+      + "max-model-len, watermark, swap-space, plan, scheduler-reserve-full-isl, async-scheduling, cost-model; or an alias, such as block-size) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
       + "e.g. --set block-tokens=8,16,32.")
   List<String> settings = new ArrayList<>();
 
@@ -111,6 +115,7 @@ final class ServingOptions {
     s = give(s, ServingSettings.SCHEDULER_RESERVE_FULL_ISL, "--scheduler-reserve-full-isl", schedulerReserveFullIsl);
     s = give(s, ServingSettings.ASYNC_SCHEDULING, "--async-scheduling", asyncScheduling);
     s = give(s, ServingSettings.CALIBRATION, "--calibration", calibration);
+    s = give(s, ServingSettings.COST_MODEL, "--cost-model", costModel);
     return s;
   }
 

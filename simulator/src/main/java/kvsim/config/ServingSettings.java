@@ -88,8 +88,13 @@ public final class ServingSettings {
 
   /** The calibration file whose measured costs replace the defaults. */
   public static final Setting CALIBRATION = add(Setting.of("calibration", TEXT, "file", "none",
-      "Calibration file (kvsim-calibration, version 1 or 2) whose measured costs replace the defaults; relative to the grid or suite that names it",
+      "Calibration file (kvsim-calibration, version 1, 2 or 3) whose measured costs replace the defaults; relative to the grid or suite that names it",
       OPTION, GRID_FIELD, SUITE).readsKey("").echo("config.calibration"));
+
+  /** Which forward-time predictor times the run (Note [Which predictor times a run] on devicemodel.CostModels). */
+  public static final Setting COST_MODEL = add(Setting.of("cost-model", CHOICE, "", "auto",
+      "Forward-time predictor: auto (a built-in profile of the model on the device, else the roofline fitted on the device's profiles, else the roofline), profile, measured-roofline or roofline",
+      OPTION, SET, GRID_SET, SUITE).choices("auto", "roofline", "measured-roofline", "profile").readsKey("").echo("systems[].parts.cost_model"));
 
   private ServingSettings() {}
 

@@ -10,6 +10,9 @@ import kvsim.core.Bytes;
  * Presets follow the vendors' data sheets (SXM parts); capacity is the nominal size in binary units,
  * as kvsim's design fixes the default device at 80 GiB = 85,899,345,920 bytes. The host link is the
  * effective PCIe bandwidth a copy engine reaches (Gen4 x16 about 24 GB/s, Gen5 x16 about 26 GB/s).
+ * The A40 (a PCIe card with 48 GB of GDDR6) is NVIDIA's A40 data sheet: 696 GB/s, 149.7 TFLOPS of
+ * dense BF16 tensor compute (299.4 with sparsity), PCIe Gen4 x16; kvsim has it because published
+ * per-operation profiles measured it ({@link CostModels}).
  *
  * @param name preset name, or {@code custom} for a bare size
  * @param capacityBytes HBM bytes the allocators may manage
@@ -40,6 +43,7 @@ public record DeviceSpec(
     add(new DeviceSpec("a100-80", 80 * Bytes.GiB, 2.039e12, 24e9, 312e12));
     add(new DeviceSpec("h100-80", 80 * Bytes.GiB, 3.35e12, 26e9, 989e12));
     add(new DeviceSpec("h200-141", 141 * Bytes.GiB, 4.8e12, 26e9, 989e12));
+    add(new DeviceSpec("a40", 48 * Bytes.GiB, 696e9, 24e9, 149.7e12));
   }
 
   private static void add(DeviceSpec spec) {

@@ -20,4 +20,16 @@ public interface ForwardTimeModel {
    * @param sequences the batch size: sequences scheduled
    */
   long forwardNanos(long prefillTokens, long decodeTokens, long kvBytesRead, int sequences);
+
+  /**
+   * Returns the serving engine's own CPU time per iteration (scheduling, input preparation,
+   * sampling), in nanoseconds: added to the forward pass, or overlapped with it where the engine
+   * schedules asynchronously ({@link EngineTerms}). None by default.
+   */
+  default long engineOverheadNanos() {
+    return 0;
+  }
+
+  /** Returns what a run's summary echoes of this model under {@code cost_model}: which predictor, its source and constants. */
+  java.util.Map<String, Object> echo();
 }

@@ -33,7 +33,11 @@ import kvsim.registry.AllocatorRegistry;
  * </pre>
  *
  * Every section and field is optional; what the file does not give keeps its default. Version 1
- * files (latency only) are read as before. Unknown fields, unknown allocators, negative latencies
+ * files (latency only) are read as before. Version 3 ({@code kvsim calibrate} writes it) adds to
+ * the {@code forward} section {@code per_sequence_layer_ns}, {@code engine_overhead_ns} and a
+ * {@code profile}: a measured per-layer table ({@link kvsim.devicemodel.ProfileTable}: model,
+ * device, source, shape and one array per column); a forward section then chooses the run's
+ * predictor ({@link CostCalibration}). A version 3 field in a version 1 or 2 file asks for version 3. Unknown fields, unknown allocators, negative latencies
  * and efficiencies outside (0, 1] are errors naming the file, line and field (Note [What a
  * calibration file may hold]).
  *
@@ -50,10 +54,16 @@ import kvsim.registry.AllocatorRegistry;
 public final class CalibrationFile {
   /** The value of the {@code format} field. */
   public static final String FORMAT = "kvsim-calibration";
-  /** The version this reader writes about and reads; it reads {@link #VERSION_1} files too. */
-  public static final int VERSION = 2;
+  /** The version this reader writes; it reads {@link #VERSION_1} and {@link #VERSION_2} files too. */
+  public static final int VERSION = 3;
+  /** The second version: adds the forward and copies efficiencies. */
+  public static final int VERSION_2 = 2;
   /** The first version: latencies only. */
   public static final int VERSION_1 = 1;
+  /** The columns of a version 3 {@code forward.profile}, each an array with one value per token count. */
+  static final List<String> PROFILE_COLUMNS = List.of("num_tokens", "linear_ns", "norm_ns", "activation_ns", "elementwise_ns", "emb_ns");
+  static final Set<String> PROFILE_FIELDS = Set.of("model", "device", "source", "shape", "num_tokens", "linear_ns", "norm_ns", "activation_ns",
+      "elementwise_ns", "emb_ns");
 
   private static final Set<String> TOP_FIELDS = Set.of("format", "version", "device", "driver", "date", "latency", "forward", "copies");
   /** A second JSON value and a key given twice are errors, not silently ignored or the last value. */
@@ -107,18 +117,52 @@ public final class CalibrationFile {
       throw error(source, text, "format", "expected \"" + FORMAT + "\" (is this a kvsim calibration file?)");
     }
     int version = root.path("version").isInt() ? root.get("version").asInt() : -1;
-    if (version != VERSION && version != VERSION_1) {
-      throw error(source, text, "version", "this kvsim reads versions " + VERSION_1 + " and " + VERSION);
+    if (version != VERSION && version != VERSION_2 && version != VERSION_1) {
+      throw error(source, text, "version", "this kvsim reads versions " + VERSION_1 + ", " + VERSION_2 + " and " + VERSION);
     }
     for (String section : List.of("forward", "copies")) {
       if (version == VERSION_1 && root.has(section)) {
-        throw error(source, text, section, "a version " + VERSION + " section: give \"version\": " + VERSION);
+        throw error(source, text, section, "a version " + VERSION_2 + " section: give \"version\": " + VERSION_2);
       }
     }
-    Map<String, Double> forward = efficiencies(source, text, root, "forward", CostCalibration.FORWARD_FIELDS);
+    List<String> forwardFields = new java.util.ArrayList<>(CostCalibration.FORWARD_FIELDS);
+    if (version == VERSION) {
+      forwardFields.addAll(CostCalibration.FORWARD_FIELDS_3);
+    }
+    JsonNode fwd = root.path("forward");
+    if (version != VERSION && fwd.isObject()) {
+      for (String f : CostCalibration.FORWARD_FIELDS_3) {
+        if (fwd.has(f)) {
+          throw error(source, text, "forward." + f, "a version " + VERSION + " field: give \"version\": " + VERSION);
+        }
+      }
+    }
+    Map<String, Double> forward = efficiencies(source, text, root, "forward", forwardFields);
     Map<String, Double> copies = efficiencies(source, text, root, "copies", CostCalibration.COPIES_FIELDS);
+    Double perSequence = null;
+    Long overhead = null;
+    kvsim.devicemodel.ProfileTable profile = null;
+    if (version == VERSION && fwd.isObject()) {
+      if (fwd.has("per_sequence_layer_ns")) {
+        JsonNode v = fwd.get("per_sequence_layer_ns");
+        if (!v.isNumber() || !(v.asDouble() >= 0) || Double.isInfinite(v.asDouble())) {
+          throw error(source, text, "forward.per_sequence_layer_ns", "must be a number of nanoseconds >= 0, got " + v);
+        }
+        perSequence = v.asDouble();
+      }
+      if (fwd.has("engine_overhead_ns")) {
+        JsonNode v = fwd.get("engine_overhead_ns");
+        if (!v.canConvertToExactIntegral() || v.asLong() < 0) {
+          throw error(source, text, "forward.engine_overhead_ns", "must be a non-negative whole number of nanoseconds, got " + v);
+        }
+        overhead = v.asLong();
+      }
+      if (fwd.has("profile")) {
+        profile = profile(source, text, fwd.get("profile"));
+      }
+    }
     CostCalibration cost = new CostCalibration(forward.get("compute_efficiency"), forward.get("memory_efficiency"), copies.get("hbm_efficiency"),
-        copies.get("host_link_efficiency"));
+        copies.get("host_link_efficiency"), perSequence, overhead, profile);
     Map<String, Map<String, Long>> latency = new LinkedHashMap<>();
     JsonNode lat = root.path("latency");
     if (!lat.isMissingNode() && !lat.isObject()) {
@@ -169,6 +213,9 @@ public final class CalibrationFile {
       if (!fields.contains(field.getKey())) {
         throw error(source, text, where, "unknown field (known: " + String.join(", ", fields) + ")");
       }
+      if (CostCalibration.FORWARD_FIELDS_3.contains(field.getKey())) {
+        continue;
+      }
       JsonNode v = field.getValue();
       if (!v.isNumber() || !(v.asDouble() > 0 && v.asDouble() <= 1)) {
         throw error(source, text, where, "must be a share in (0, 1], got " + v);
@@ -176,6 +223,117 @@ public final class CalibrationFile {
       out.put(field.getKey(), v.asDouble());
     }
     return out;
+  }
+
+  /** Reads a version 3 {@code forward.profile}: a derived per-layer table ({@link kvsim.devicemodel.ProfileTable}). */
+  private static kvsim.devicemodel.ProfileTable profile(String source, String text, JsonNode p) {
+    if (!p.isObject()) {
+      throw error(source, text, "forward.profile", "expected an object with model, device, source, shape and the columns " + PROFILE_COLUMNS);
+    }
+    for (Iterator<String> it = p.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!PROFILE_FIELDS.contains(f)) {
+        throw error(source, text, "forward.profile." + f, "unknown field (known: " + new TreeSet<>(PROFILE_FIELDS) + ")");
+      }
+    }
+    for (String f : PROFILE_FIELDS) {
+      if (!p.has(f)) {
+        throw error(source, text, "forward.profile", "missing " + f);
+      }
+    }
+    for (String f : List.of("model", "device", "source")) {
+      if (!p.get(f).isTextual()) {
+        throw error(source, text, "forward.profile." + f, "expected text, got " + p.get(f));
+      }
+    }
+    String model = p.get("model").asText();
+    try {
+      kvsim.core.ModelPreset.parse(model);
+    } catch (IllegalArgumentException e) {
+      throw error(source, text, "forward.profile.model", e.getMessage());
+    }
+    JsonNode sh = p.get("shape");
+    int[] dims = new int[4];
+    String[] names = {"n_head", "n_kv_head", "n_embd", "n_expanded_embd"};
+    for (int i = 0; i < names.length; i++) {
+      JsonNode v = sh.path(names[i]);
+      if (!v.canConvertToExactIntegral() || v.asLong() <= 0 || v.asLong() > Integer.MAX_VALUE) {
+        throw error(source, text, "forward.profile.shape." + names[i], "must be a positive whole number, got " + (v.isMissingNode() ? "nothing" : v));
+      }
+      dims[i] = v.asInt();
+    }
+    if (!sh.path("use_gated_mlp").isBoolean()) {
+      throw error(source, text, "forward.profile.shape.use_gated_mlp", "must be true or false");
+    }
+    if (sh.size() != 5) {
+      throw error(source, text, "forward.profile.shape", "expected exactly n_head, n_kv_head, n_embd, n_expanded_embd and use_gated_mlp");
+    }
+    int n = p.get("num_tokens").isArray() ? p.get("num_tokens").size() : -1;
+    long[] tokens = new long[Math.max(n, 0)];
+    double[][] nanos = new double[5][tokens.length];
+    for (int c = 0; c < PROFILE_COLUMNS.size(); c++) {
+      String col = PROFILE_COLUMNS.get(c);
+      JsonNode a = p.get(col);
+      if (!a.isArray() || a.size() != n || n == 0) {
+        throw error(source, text, "forward.profile." + col, "expected an array of one number per token count (" + Math.max(n, 0) + ")");
+      }
+      for (int i = 0; i < n; i++) {
+        JsonNode v = a.get(i);
+        if (c == 0) {
+          if (!v.canConvertToExactIntegral() || v.asLong() <= 0 || (i > 0 && v.asLong() <= tokens[i - 1])) {
+            throw error(source, text, "forward.profile.num_tokens", "must be positive whole numbers, increasing; element " + i + " is " + v);
+          }
+          tokens[i] = v.asLong();
+        } else {
+          if (!v.isNumber() || !(v.asDouble() >= 0) || Double.isInfinite(v.asDouble())) {
+            throw error(source, text, "forward.profile." + col, "must be finite numbers of nanoseconds >= 0; element " + i + " is " + v);
+          }
+          nanos[c - 1][i] = v.asDouble();
+        }
+      }
+    }
+    return new kvsim.devicemodel.ProfileTable(model, p.get("device").asText(), p.get("source").asText(),
+        new kvsim.devicemodel.ProfileTable.Shape(dims[0], dims[1], dims[2], dims[3], sh.get("use_gated_mlp").asBoolean()), tokens, nanos);
+  }
+
+  /**
+   * Returns a version 3 calibration file's text for a fitted profile: the device it was measured on,
+   * and a forward section with the efficiencies fitted on it, the two terms and the table
+   * ({@code kvsim calibrate}).
+   */
+  public static String write(kvsim.devicemodel.ProfileTable table, kvsim.devicemodel.ProfileFit.Efficiencies fit, kvsim.devicemodel.EngineTerms terms,
+      String device) {
+    StringBuilder b = new StringBuilder();
+    b.append("{\"format\": \"").append(FORMAT).append("\", \"version\": ").append(VERSION).append(",\n");
+    b.append(" \"device\": ").append(quote(device)).append(",\n");
+    b.append(" \"forward\": {\"compute_efficiency\": ").append(fit.compute()).append(", \"memory_efficiency\": ").append(fit.memory()).append(",\n");
+    b.append("             \"per_sequence_layer_ns\": ").append(terms.perSequenceLayerNanos()).append(", \"engine_overhead_ns\": ")
+        .append(terms.engineOverheadNanos()).append(",\n");
+    b.append("             \"profile\": {\"model\": ").append(quote(table.model())).append(", \"device\": ").append(quote(table.device()))
+        .append(", \"source\": ").append(quote(table.source())).append(",\n");
+    kvsim.devicemodel.ProfileTable.Shape s = table.shape();
+    b.append("               \"shape\": {\"n_head\": ").append(s.heads()).append(", \"n_kv_head\": ").append(s.kvHeads()).append(", \"n_embd\": ")
+        .append(s.hiddenSize()).append(", \"n_expanded_embd\": ").append(s.intermediateSize()).append(", \"use_gated_mlp\": ").append(s.gatedMlp()).append("},\n");
+    b.append("               \"num_tokens\": ").append(java.util.Arrays.toString(table.tokens()));
+    kvsim.devicemodel.ProfileTable.OpKind[] kinds = kvsim.devicemodel.ProfileTable.OpKind.values();
+    for (int k = 0; k < kinds.length; k++) {
+      b.append(",\n               \"").append(PROFILE_COLUMNS.get(k + 1)).append("\": [");
+      for (int i = 0; i < table.tokens().length; i++) {
+        double v = table.measured(kinds[k], i);
+        b.append(i == 0 ? "" : ", ").append(v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v));
+      }
+      b.append(']');
+    }
+    b.append("}}}\n");
+    return b.toString();
+  }
+
+  private static String quote(String s) {
+    try {
+      return JSON.writeValueAsString(s);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** An error at the line where {@code field}'s last key is written. */

@@ -307,6 +307,12 @@ public final class CapacitySearch {
     config.put("max_rate_rps", highRate);
     config.put("steps", steps);
     config.put("rejected_fraction_allowed", targets.rejectedFractionAllowed());
+    // Which predictor timed the probes: one where every cell has the same, else each cell's, in the cells' order.
+    List<Map<String, Object>> costModels = new ArrayList<>();
+    for (ServingGrid.Cell cell : cells) {
+      costModels.add(cell.spec().forwardTime().echo());
+    }
+    config.put("cost_model", costModels.stream().distinct().count() == 1 ? costModels.get(0) : costModels);
     ServingSpec s = cells.get(0).spec();
     if (!s.hasRateOption()) {
       config.put("trace_mean_rate_rps", s.recordedMeanRate());

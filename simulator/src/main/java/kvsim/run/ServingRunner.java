@@ -215,7 +215,8 @@ public final class ServingRunner {
     try (RequestSource source = spec.workload().open()) {
       ServingSystems.Built built = ServingSystems.build(system, spec.build(source.hashBlockTokens()));
       ServingEngine.Progress p = progress == null ? null : (iterations, finished) -> progress.update(system, iterations, finished, System.nanoTime() - start);
-      ServingEngine engine = new ServingEngine(built.scheduler(), built.kv(), spec.forwardTime(), spec.scheduler(),
+      kvsim.devicemodel.ForwardTimeModel forward = spec.forwardTime();
+      ServingEngine engine = new ServingEngine(built.scheduler(), built.kv(), forward, spec.scheduler(),
           spec.model().kvBytesPerToken(), spec.check(), p, spec.seed());
       if (trace != null) {
         engine.emitTo(trace);
@@ -224,7 +225,10 @@ public final class ServingRunner {
         engine.placeActivationsWithKv(built.activationBytesPerToken());
       }
       ServingMetrics metrics = engine.run(source);
-      return new SystemResult(system, built.parts(), metrics, System.nanoTime() - start);
+      // Which predictor timed this run: a cell of a cost-model grid has its own.
+      Map<String, Object> parts = new java.util.LinkedHashMap<>(built.parts());
+      parts.put("cost_model", forward.echo());
+      return new SystemResult(system, parts, metrics, System.nanoTime() - start);
     }
   }
 }

@@ -76,6 +76,7 @@ public final class ServingSpec {
   private final long seed;
   private final String plan;
   private final Calibration calibration;
+  private final String costModel;
   private final Map<String, Object> echo;
   private final Settings.Value sizing;
   /** The recorded workload's mean rate once measured, shared by the specs of one workload. */
@@ -162,6 +163,14 @@ public final class ServingSpec {
       }
     }
     this.calibration = calibration(given.value(ServingSettings.CALIBRATION));
+    Settings.Value costModelValue = given.value(ServingSettings.COST_MODEL);
+    this.costModel = costModelValue == null ? null : costModelValue.text();
+    try {
+      // Checked here, so that a predictor that cannot time the run is refused before anything runs.
+      forwardTime();
+    } catch (InputException e) {
+      throw costModelValue == null ? e : costModelValue.error(e.getMessage().replaceFirst("^cost-model [a-z-]+: ", ""));
+    }
     checkAllocatorOptions();
     Map<String, Object> e = new LinkedHashMap<>();
     e.put("workload", workload.spec());
@@ -206,6 +215,7 @@ public final class ServingSpec {
     this.seed = o.seed;
     this.plan = o.plan;
     this.calibration = o.calibration;
+    this.costModel = o.costModel;
     this.sizing = o.sizing;
     Map<String, Object> e = new LinkedHashMap<>(o.echo);
     e.put("workload", workload.spec());
@@ -334,9 +344,13 @@ public final class ServingSpec {
     return calibration;
   }
 
-  /** Returns the cost model of a forward pass: the roofline of the model on the device, with the calibration's efficiencies. */
+  /**
+   * Returns the cost model of a forward pass: the predictor the cost-model setting and the
+   * calibration choose for the model on the device (Note [Which predictor times a run] on {@link
+   * kvsim.devicemodel.CostModels}).
+   */
   public ForwardTimeModel forwardTime() {
-    return calibration.cost().forwardTime(model, device);
+    return kvsim.devicemodel.CostModels.choose(costModel, model, device, calibration.cost(), calibration.source());
   }
 
   /**

@@ -384,19 +384,13 @@ public final class ServingEngine {
     long forwardNanos = forwardTime.forwardNanos(cost.totalTokens - cost.decodeTokens, cost.decodeTokens, cost.kvReadBytes, cost.sequences)
         + cost.allocatorNanos + forkNanos;
     forkNanos = 0;
-    long durationNanos = iterationNanos(forwardNanos, ENGINE_OVERHEAD_NANOS);
+    long durationNanos = iterationNanos(forwardNanos, forwardTime.engineOverheadNanos());
     inFlight = true;
     sim.scheduleAt(iteration, Math.addExact(now, Math.max(1, durationNanos)));
     if (progress != null && metrics.iterations % PROGRESS_EVERY == 0) {
       progress.update(metrics.iterations, metrics.finished);
     }
   }
-
-  /**
-   * The engine's CPU time per iteration outside the forward pass (planning, taking the output,
-   * preparing inputs); 0 here, the cost model's term where it gives one.
-   */
-  private static final long ENGINE_OVERHEAD_NANOS = 0;
 
   /**
    * An iteration's duration from its forward pass (with the allocator's and forks' modelled time)

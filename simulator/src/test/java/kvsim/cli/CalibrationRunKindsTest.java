@@ -76,7 +76,8 @@ class CalibrationRunKindsTest {
   }
 
   @Test
-  void aCalibrationFileWithTheDefaultsGivesTheSameResultsAsNone() throws IOException {
+  void aCalibrationFileWithTheRooflinesDefaultsGivesTheSameResultsAsThePlainRoofline() throws IOException {
+    // A forward section chooses the roofline with its efficiencies (CostModels); the run without a file is told to use the plain roofline.
     Path defaults = Files.writeString(dir.resolve("defaults.json"), """
         {"format": "kvsim-calibration", "version": 2, "forward": {"compute_efficiency": 0.5, "memory_efficiency": 0.8},
          "copies": {"hbm_efficiency": 0.8, "host_link_efficiency": 1.0}}
@@ -84,7 +85,7 @@ class CalibrationRunKindsTest {
     Path plain = dir.resolve("plain");
     Path same = dir.resolve("same");
     String[] systems = {"--system", "vllm,vllm-v0,orca-pow2,hf-naive"};
-    CliRun.of(args("serving", WORKLOAD + ",n=2", systems[0], systems[1], "-o", plain.toString(), "--quiet")).ok();
+    CliRun.of(args("serving", WORKLOAD + ",n=2", systems[0], systems[1], "--cost-model", "roofline", "-o", plain.toString(), "--quiet")).ok();
     CliRun.of(args("serving", WORKLOAD + ",n=2", systems[0], systems[1], "--calibration", defaults.toString(), "-o", same.toString(), "--quiet")).ok();
     JsonNode a = json(plain.resolve("summary.json"));
     JsonNode b = json(same.resolve("summary.json"));

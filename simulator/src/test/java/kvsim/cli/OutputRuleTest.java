@@ -117,7 +117,22 @@ class OutputRuleTest {
             (o, in) -> List.of("regress", in.toString(), "--baseline", baselines.toString(), "--quiet", "--junit", o.toString()), suite, true),
         new FileWriter("regress --markdown",
             (o, in) -> List.of("regress", in.toString(), "--baseline", baselines.toString(), "--quiet", "--markdown", o.toString()), suite, true),
-        new FileWriter("report -o", (o, in) -> List.of("report", replayFolder.toString(), "-o", o.toString()), null, true));
+        new FileWriter("report -o", (o, in) -> List.of("report", replayFolder.toString(), "-o", o.toString()), null, true),
+        new FileWriter("calibrate -o", (o, in) -> List.of("calibrate", in.toString(), "--model", "llama-2-7b", "--device", "a100-80", "-o", o.toString()),
+            profile(), true));
+  }
+
+  /** A small per-operation profile in Vidur's format ({@code kvsim calibrate}'s input). */
+  private static Path profile() {
+    Path p = fx.resolve("mlp.csv");
+    if (!Files.exists(p)) {
+      try {
+        Files.writeString(p, kvsim.devicemodel.ProfileCostModelTestAccess.fixture(new long[] {1, 2, 8, 16, 1024, 2048}, new int[] {1}));
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+    return p;
   }
 
   private static Path requestTrace() {
@@ -312,7 +327,7 @@ class OutputRuleTest {
   private static final Set<String> READS = Set.of(
       "blocks SCRIPT.jsonl", "import azure FILE", "import mooncake FILE", "import lengths FILE", "import burstgpt FILE",
       "import torch-snapshot FILE", "regress SUITE", "report RUN_DIR", "reproduce --snapshots", "sweep GRID.yaml", "torch-replay FILE",
-      "torch-inspect FILE");
+      "torch-inspect FILE", "calibrate PROFILE");
 
   @Test
   void everyOptionThatTakesAPathIsWalkedOrKnownToRead() {

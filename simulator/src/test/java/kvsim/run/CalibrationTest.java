@@ -140,9 +140,9 @@ class CalibrationTest {
       e = assertThrows(InputException.class, () -> CalibrationFile.read(i));
       assertTrue(e.getMessage().startsWith(i + ":2: fragmentation: a measured fragmentation comparison is a result, not a cost"), e.getMessage());
     }
-    Path j = file("{\"format\": \"kvsim-calibration\", \"version\": 3}");
+    Path j = file("{\"format\": \"kvsim-calibration\", \"version\": 4}");
     e = assertThrows(InputException.class, () -> CalibrationFile.read(j));
-    assertEquals(j + ":1: version: this kvsim reads versions 1 and 2", e.getMessage());
+    assertEquals(j + ":1: version: this kvsim reads versions 1, 2 and 3", e.getMessage());
     Path k = file("{\"format\": \"kvsim-calibration\", \"version\": 2, \"forward\": 0.5}");
     e = assertThrows(InputException.class, () -> CalibrationFile.read(k));
     assertEquals(k + ":1: forward: expected an object of the fields [compute_efficiency, memory_efficiency]", e.getMessage());
