@@ -21,7 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
 class ProfileCostModelTest {
   private static final ModelPreset LLAMA = ModelPreset.parse("llama-2-7b");
   private static final DeviceSpec A100 = DeviceSpec.parse("a100-80");
-  private static final Path DATA = Path.of("../shared/data/gpu-profiles");
   private static final String[] OPS = {"emb", "input_layernorm", "attn_pre_proj", "attn_rope", "attn_post_proj", "post_attention_layernorm",
       "mlp_up_proj", "mlp_act", "mlp_down_proj", "add"};
 
@@ -163,13 +162,13 @@ class ProfileCostModelTest {
 
   @Test
   void heldOutErrorOnTheRealProfilesIsWithinTenPercent() {
-    assumeTrue(Files.isDirectory(DATA), "the real profiles are not here");
+    Path profiles = kvsim.testing.SharedData.require("gpu-profiles");
     String[][] pairs = {{"a100-80", "llama-2-7b", "a100/meta-llama/Llama-2-7b-hf"}, {"a100-80", "llama-3-8b", "a100/meta-llama/Meta-Llama-3-8B"},
         {"h100-80", "llama-2-7b", "h100/meta-llama/Llama-2-7b-hf"}, {"a40", "llama-2-7b", "a40/meta-llama/Llama-2-7b-hf"}};
     for (String[] p : pairs) {
       DeviceSpec d = DeviceSpec.parse(p[0]);
       ModelPreset m = ModelPreset.parse(p[1]);
-      ProfileTable t = ProfileReader.read(DATA.resolve(p[2]), m, d, "x").table();
+      ProfileTable t = ProfileReader.read(profiles.resolve(p[2]), m, d, "x").table();
       List<ProfileFit.Errors> errors = ProfileFit.heldOut(t, m, d);
       for (ProfileFit.Errors e : errors) {
         if (e.what().endsWith("iteration") && e.predictor().equals("profile")) {
