@@ -64,8 +64,11 @@ class ReproductionsTest {
   @Test
   void fig13PutsTheFiguresBarLabelsAndTheDeviationBesideKvsim() throws IOException {
     Reproductions.Reproduction r = Reproductions.run("vllm-fig13", "test", REQUESTS, null);
-    assertEquals(List.of("workload", "system", "kvsim", "paper", "deviation"), r.header());
+    assertEquals(List.of("workload", "system", "kvsim", "paper", "deviation", "kvsim's mean e2e latency", "paper's mean e2e latency (batch ÷ rate)"),
+        r.header());
     assertEquals(8, r.rows().size());
+    assertEquals("≥ 4.41 s", r.rows().get(7).get(6), "Little's law: 132.44 requests at 30 requests/s");
+    assertEquals("≥ 15.21 s", r.rows().get(3).get(6), "30.42 requests at 2 requests/s");
     assertEquals(List.of("ShareGPT @ 2 req/s", "vllm"), r.rows().get(3).subList(0, 2));
     assertEquals("30.42", r.rows().get(3).get(3));
     assertEquals("132.44", r.rows().get(7).get(3));
