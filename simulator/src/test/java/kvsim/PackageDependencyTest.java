@@ -103,7 +103,12 @@ class PackageDependencyTest {
           // registry and serving's system table), reads result formats' names from report and
           // writes its tables through report and its baseline folders through report's
           // ResultFolder. It reads a serving scenario's settings with config's table of settings.
-          Map.entry("regress", Set.of("run", "registry", "serving", "report", "config", "core")));
+          Map.entry("regress", Set.of("run", "registry", "serving", "report", "config", "core")),
+          // Beyond the base lists: the GPU-validation mode (its device layer gpu.device on CUDA's
+          // driver API, the replay planner, calibration). It replays L1 traces as runs do (the run
+          // library, the registry's models, the trace readers, PyTorch snapshots), writes result
+          // folders through report and calibration files in devicemodel's terms. Only cli uses it.
+          Map.entry("gpu", Set.of("run", "registry", "engine", "alloc", "trace", "torch", "workload", "devicemodel", "metrics", "report", "config", "core")));
 
   private static final Pattern PACKAGE = Pattern.compile("^\\s*package\\s+kvsim((?:\\.[a-z_][a-z0-9_]*)*)\\s*;", Pattern.MULTILINE);
   // kvsim.a.b followed by .ClassName or .* : the package part of an import or qualified name.
