@@ -38,6 +38,7 @@ import picocli.CommandLine.Command;
       TorchReplayCommand.class,
       TorchInspectCommand.class,
       CalibrateCommand.class,
+      GpuCommand.class,
       CommandLine.HelpCommand.class,
     })
 public final class KvSim implements Runnable {

@@ -74,6 +74,22 @@ public final class ResultsWriter {
       List<AllocatorResult.Timing> timings,
       List<MemoryMap> memoryMaps)
       throws IOException {
+    return write(target, config, results, timings, memoryMaps, null);
+  }
+
+  /**
+   * Writes a result folder as {@link #write(ResultFolder.Target, Map, List, List, List)} does, and
+   * lets {@code extra} (when not null) add its own files to the folder before it is sealed, before
+   * {@code report.html} is drawn (a GPU replay's measured files beside the simulated ones).
+   */
+  public static Path write(
+      ResultFolder.Target target,
+      Map<String, Object> config,
+      List<AllocatorResult> results,
+      List<AllocatorResult.Timing> timings,
+      List<MemoryMap> memoryMaps,
+      AtomicFiles.FolderWriter extra)
+      throws IOException {
     Map<String, Object> summary = summary(config, results);
     Map<String, Object> timing = timing(timings);
     return ResultFolder.write(target, tmp -> {
@@ -93,6 +109,9 @@ public final class ResultsWriter {
       if (memoryMaps != null) {
         MemoryMapFile.write(tmp, memoryMaps);
         MemoryMapChart.write(tmp, readBack(() -> MemoryMapFile.read(tmp)));
+      }
+      if (extra != null) {
+        extra.write(tmp);
       }
       HtmlReport.writeInto(tmp, HtmlReport.titleOf(config));
     });
