@@ -2,6 +2,7 @@ package kvsim.report;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -296,6 +297,36 @@ public final class HtmlReport {
     } else {
       memoryMapFigure(l.maps());
     }
+    gpuComparison(l.source().dir());
+  }
+
+  /** The name of a GPU replay's table of measured and modelled figures ({@code results/SCHEMA.md}, "A GPU replay's folder"). */
+  public static final String GPU_COMPARISON_FILE = "gpu-comparison.csv";
+
+  /** A GPU replay's folder: its measured figures beside the model's, from {@link #GPU_COMPARISON_FILE}. */
+  private void gpuComparison(Path dir) {
+    Path file = dir.resolve(GPU_COMPARISON_FILE);
+    if (!Files.isRegularFile(file)) {
+      return;
+    }
+    List<String> lines;
+    try {
+      lines = Files.readAllLines(file);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    if (lines.isEmpty() || !lines.get(0).equals("metric,measured,modelled")) {
+      throw new InputException(file + ": line 1: expected the header metric,measured,modelled");
+    }
+    List<List<String>> rows = new ArrayList<>();
+    for (int i = 1; i < lines.size(); i++) {
+      String[] cells = lines.get(i).split(",", -1);
+      if (cells.length != 3) {
+        throw new InputException(file + ": line " + (i + 1) + ": expected 3 fields, got " + cells.length);
+      }
+      rows.add(List.of(cells));
+    }
+    Html.table(out, "Measured on the GPU beside the model (" + GPU_COMPARISON_FILE + ")", List.of("metric", "measured", "modelled"), rows);
   }
 
   private void fragmentationFigure(List<AllocatorResult> results, String caption) {

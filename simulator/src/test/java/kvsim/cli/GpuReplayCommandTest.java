@@ -82,7 +82,10 @@ class GpuReplayCommandTest {
 
     Path report = tmp.resolve("report.html");
     CliRun.of("report", out.toString(), "-o", report.toString()).ok();
-    assertTrue(Files.readString(report).contains("vattention"));
+    String html = Files.readString(report);
+    assertTrue(html.contains("vattention"));
+    assertTrue(html.contains("Measured on the GPU beside the model"), "the report shows the measured figures");
+    assertTrue(Files.readString(out.resolve("report.html")).contains("Measured on the GPU beside the model"), "so does the folder's own report");
   }
 
   @Test
@@ -95,5 +98,10 @@ class GpuReplayCommandTest {
     List<String> calls = Files.readAllLines(out.resolve("gpu-calls.csv"));
     assertEquals(replay.get("oom_count").asLong(), calls.stream().filter(l -> l.endsWith(",true")).count());
     CliRun.of("report", out.toString(), "-o", tmp.resolve("r.html").toString()).ok();
+    Files.writeString(out.resolve("gpu-comparison.csv"), "metric,measured,modelled\noom_count,3\n");
+    CliRun bad = CliRun.of("report", out.toString(), "-o", tmp.resolve("r2.html").toString());
+    assertEquals(2, bad.exitCode(), bad.err());
+    assertTrue(bad.err().trim().endsWith("gpu-comparison.csv: line 2: expected 3 fields, got 2"), bad.err());
+    assertFalse(Files.exists(tmp.resolve("r2.html")), "no partial output");
   }
 }

@@ -45,7 +45,7 @@ public final class GpuReplay {
   /** The plan file. */
   public static final String PLAN_FILE = "plan.jsonl";
   /** The measured and modelled figures side by side. */
-  public static final String COMPARISON_FILE = "gpu-comparison.csv";
+  public static final String COMPARISON_FILE = kvsim.report.HtmlReport.GPU_COMPARISON_FILE;
   /** Every timed device call. */
   public static final String CALLS_FILE = "gpu-calls.csv";
   /** Every fragmentation probe. */
