@@ -236,6 +236,8 @@ class OutputRuleTest {
     return List.of(
         new FolderWriter("replay -o", (o, in) -> List.of("replay", in.toString(), "-a", "first-fit", "--quiet", "-o", o.toString()), trace, "replay", true),
         new FolderWriter("compare -o", (o, in) -> List.of("compare", in.toString(), "-a", "first-fit", "--quiet", "-o", o.toString()), trace, "replay", true),
+        // Without a GPU it stops (exit 3) after checking the folder; GpuReplayCommandTest runs it on an in-memory device.
+        new FolderWriter("gpu replay -o", (o, in) -> List.of("gpu", "replay", in.toString(), "-o", o.toString()), trace, "replay", false),
         new FolderWriter("serving -o", (o, in) -> List.of("serving", in.toString(), "--system", "vllm", "-q", "-o", o.toString()), requestTrace(), "serving", true),
         new FolderWriter("capacity -o", (o, in) -> List.of("capacity", in.toString(), "--system", "vllm", "--slo", "ttft.p50<=10s", "--max-rate", "4",
             "--steps", "1", "-o", o.toString()), requestTrace(), "capacity", true),

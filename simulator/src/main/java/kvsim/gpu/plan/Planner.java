@@ -127,6 +127,7 @@ public final class Planner {
   /** Collects the model's device-level actions as ops with model addresses, made relative at the end. */
   private static final class Recorder implements AllocatorListener {
     private final boolean virtual;
+    private final String model;
     private final long pageBytes;
     private final long probeEvery;
     private final List<PlanOp> ops = new ArrayList<>();
@@ -149,6 +150,7 @@ public final class Planner {
     Recorder(Allocator model, long pageBytes, long probeEvery) {
       this.regionBaseBytes = model.layout().isEmpty() ? 0 : model.layout().get(0).addressBytes();
       this.virtual = model.virtualSpace().isPresent();
+      this.model = model.name();
       this.pageBytes = pageBytes;
       this.probeEvery = probeEvery;
       if (virtual || model.name().equals("pytorch-caching")) {
@@ -259,8 +261,9 @@ public final class Planner {
 
     private void requireAligned(long address, long size) {
       if (Math.floorMod(address, pageBytes) != 0 || size <= 0 || size % pageBytes != 0) {
-        throw new IllegalStateException(
-            "a mapping of " + size + " bytes at " + address + " is not in whole pages of " + pageBytes + " bytes");
+        throw new InputException(
+            "arena mode: " + model + " maps " + size + " bytes at " + address + ", not in whole device pages of " + pageBytes
+                + " bytes (is its page size below the device's granularity?)");
       }
     }
 

@@ -29,7 +29,12 @@ class PlanGoldenTest {
 
   /** Returns the plan of the golden workload in {@code mode} on {@code allocator}. */
   static Plan plan(String mode, String allocator, String torchAllocConf) throws IOException {
-    RunRequest request = RunRequest.of(WORKLOAD).withAllocators(List.of(allocator)).withTorchAllocConf(torchAllocConf);
+    return planOf(WORKLOAD, mode, allocator, torchAllocConf);
+  }
+
+  /** Returns the plan of {@code workload} in {@code mode} on {@code allocator}, probing every 25 events. */
+  static Plan planOf(String workload, String mode, String allocator, String torchAllocConf) throws IOException {
+    RunRequest request = RunRequest.of(workload).withAllocators(List.of(allocator)).withTorchAllocConf(torchAllocConf);
     RunSpec spec = RunSpec.resolve(request, new PrintWriter(new StringWriter()));
     return GpuReplay.plan(new GpuReplay.Setting(spec, mode.equals("arena"), 25), Planner.DEFAULT_GRANULARITY_BYTES);
   }
