@@ -51,7 +51,7 @@ final class GpuReplayCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "WORKLOAD", description = "Trace file (.jsonl), PyTorch snapshot, or generator spec such as churn:ops=100.")
+  @Parameters(index = "0", paramLabel = "WORKLOAD", description = "Trace file (.jsonl), workload spec (.yaml), PyTorch snapshot, or generator spec such as churn:ops=100.")
   String workload;
 
   @Option(names = "--mode", paramLabel = "MODE", description = "raw (default) or arena.")
@@ -97,6 +97,10 @@ final class GpuReplayCommand implements Callable<Integer> {
     AllocatorRegistry.get(allocator);
     RunRequest request = RunRequest.of(workload).withAllocators(List.of(allocator)).withDevice(device).withModel(model)
         .withSettings(settings).withTorchAllocConf(torchAllocConf);
+    kvsim.config.WorkloadSpec yaml = Runs.yamlOf(workload);
+    if (yaml != null) {
+      request = request.withSpec(yaml, Path.of(workload).toAbsolutePath().getParent());
+    }
     RunSpec runSpec = RunSpec.resolve(request, err);
     GpuReplay.Setting setting = new GpuReplay.Setting(runSpec, mode.equals("arena"), probeEvery);
     ResultFolder.Target target = (output != null

@@ -89,6 +89,18 @@ class GpuReplayCommandTest {
   }
 
   @Test
+  void aWorkloadSpecFileReplaysAsItsGenerator() throws IOException {
+    GpuReplayCommand.devices = () -> new InMemoryDevice(16L << 30, 2L << 20);
+    Path yaml = tmp.resolve("churn.yaml");
+    Files.writeString(yaml, "workload: churn\nparams: {ops: 100}\nseed: 0\n");
+    CliRun.of("gpu", "replay", yaml.toString(), "-o", tmp.resolve("from-yaml").toString()).ok();
+    CliRun.of("gpu", "replay", "churn:ops=100,seed=0", "-o", tmp.resolve("from-spec").toString()).ok();
+    List<String> fromYaml = Files.readAllLines(tmp.resolve("from-yaml").resolve("plan.jsonl"));
+    List<String> fromSpec = Files.readAllLines(tmp.resolve("from-spec").resolve("plan.jsonl"));
+    assertEquals(fromSpec.subList(1, fromSpec.size()), fromYaml.subList(1, fromYaml.size()), "the same operations after the header");
+  }
+
+  @Test
   void aRawReplayOnASmallDeviceCountsItsRefusals() throws IOException {
     GpuReplayCommand.devices = () -> new InMemoryDevice(512L << 20, 2L << 20);
     Path out = tmp.resolve("raw");
