@@ -157,6 +157,10 @@ public final class CalibrationFit {
             device, notes);
       }
     }
+    if (!forward.containsKey("memory_efficiency") && gemm.isEmpty() && d2d != null) {
+      notes.add("forward.memory_efficiency fitted on the device-to-device copy, not on one-token GEMMs (there are none)");
+      share(forward, "forward", "memory_efficiency", 2.0 * d2d.get("size_bytes") / d2d.medianNanos() * 1e9 / device.hbmBytesPerSecond(), device, notes);
+    }
     return new Result(latency, copies, forward, device, notes);
   }
 

@@ -19,6 +19,12 @@ import jcuda.driver.JCudaDriver;
  * library cannot load at all (a platform JCuda ships no natives for, a missing natives jar).
  */
 public final class CudaDevices {
+  /**
+   * The reason JCuda's native library would not load, kept: the JVM reports a class whose
+   * initialisation failed only the first time, and later as a bare "Could not initialize class".
+   */
+  private static volatile String linkageReason;
+
   private CudaDevices() {}
 
   /**
@@ -30,6 +36,9 @@ public final class CudaDevices {
   public static GpuDevice open(int ordinal) {
     if (ordinal < 0) {
       throw new IllegalArgumentException("a device ordinal is >= 0, got " + ordinal);
+    }
+    if (linkageReason != null) {
+      throw new GpuUnavailableException(linkageReason);
     }
     try {
       JCudaDriver.setExceptionsEnabled(true);
@@ -49,7 +58,8 @@ public final class CudaDevices {
       JCudaDriver.cuCtxCreate(context, 0, device);
       return new CudaDevice(ordinal, device, context);
     } catch (LinkageError e) {
-      throw new GpuUnavailableException(reasonForLinkage(e), e);
+      linkageReason = reasonForLinkage(e);
+      throw new GpuUnavailableException(linkageReason, e);
     } catch (CudaException e) {
       throw new GpuUnavailableException(reasonForDriver(e.getMessage()), e);
     }

@@ -15,7 +15,8 @@ import jcuda.jcublas.cublasOperation;
  * output, fp32 accumulation, the default algorithm: what a serving engine's linear layers run),
  * on a device opened by {@link CudaDevices#open}. Its operands live in three device buffers sized
  * once for the largest product and filled with a small constant. JCuda's cuBLAS binding needs the
- * CUDA toolkit's {@code libcublas.so.12}, which a host with the driver alone lacks: {@link #open}
+ * CUDA toolkit's {@code libcublas.so.12}, which a host with the driver alone (or CUDA 13's {@code
+ * libcublas.so.13} only) lacks: {@link #open}
  * then says so in one line ({@link GpuUnavailableException}) and a calibration goes on without
  * its GEMM part.
  */
@@ -40,17 +41,21 @@ final class CudaMatrixMultiplier implements MatrixMultiplier {
     this.maxColumns = maxColumns;
   }
 
+  /** Why cuBLAS would not load, kept for later calls (the JVM names the first failure only once). */
+  private static volatile String linkageReason;
+
   /** Opens cuBLAS on the calling thread's current context with operands for products up to rows × inner by inner × columns. */
   static CudaMatrixMultiplier open(long maxRows, long maxInner, long maxColumns) {
+    if (linkageReason != null) {
+      throw new GpuUnavailableException(linkageReason);
+    }
     cublasHandle h = new cublasHandle();
     try {
       JCublas2.setExceptionsEnabled(true);
       JCublas2.cublasCreate(h);
     } catch (LinkageError e) {
-      String all = String.valueOf(e.getMessage());
-      throw new GpuUnavailableException(all.contains("libcublas")
-          ? "cuBLAS is not installed: JCuda's cuBLAS binding needs libcublas.so.12 (CUDA 12's toolkit) on the library path"
-          : "JCuda's cuBLAS library could not load: " + all.strip().split("\\R", 2)[0], e);
+      linkageReason = reasonForLinkage(e);
+      throw new GpuUnavailableException(linkageReason, e);
     }
     CUdeviceptr a = new CUdeviceptr();
     CUdeviceptr b = new CUdeviceptr();
@@ -63,6 +68,19 @@ final class CudaMatrixMultiplier implements MatrixMultiplier {
     JCudaDriver.cuMemsetD16(b, small, maxInner * maxColumns);
     JCudaDriver.cuCtxSynchronize();
     return new CudaMatrixMultiplier(h, a, b, c, maxRows, maxInner, maxColumns);
+  }
+
+  /** The one-line reason for a cuBLAS binding that would not load. */
+  static String reasonForLinkage(Throwable e) {
+    StringBuilder all = new StringBuilder();
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      all.append(t.getMessage()).append('\n');
+    }
+    if (all.toString().contains("libcublas")) {
+      return "cuBLAS 12 is not installed: JCuda's cuBLAS binding needs libcublas.so.12 (CUDA 12's cuBLAS) on the library path";
+    }
+    String first = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    return "JCuda's cuBLAS library could not load: " + first.strip().split("\\R", 2)[0];
   }
 
   @Override
