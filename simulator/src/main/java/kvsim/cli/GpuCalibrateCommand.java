@@ -89,6 +89,7 @@ final class GpuCalibrateCommand implements Callable<Integer> {
     if (preset == null) {
       preset = CalibrationFit.presetFor(samples.device(), samples.totalBytes());
     }
+    out.print(kvsim.gpu.calibrate.SummaryTable.of(samples));
     CalibrationFit.Result fit = CalibrationFit.fit(samples, preset);
     out.printf("fitted against %s:%n", preset == null ? "no device preset" : preset.name());
     fit.latency().forEach((k, v) -> out.printf("  latency.%s: %s%n", k, v));

@@ -32,8 +32,9 @@ import jcuda.driver.JCudaDriver;
  *
  * <p>Note [Device addresses as longs]: JCuda hides a {@link CUdeviceptr}'s address (its field is
  * private, its getter protected), yet a replay computes offsets inside an arena; so {@link Ptr}
- * reads the address through the protected getter, and an address goes back to the driver as a
- * null pointer with that byte offset, which JCuda passes on as their sum. Handles of physical
+ * reads the address through the protected getter, and an address goes back to the driver as the
+ * pointer object the driver returned where it starts an allocation or a reserved range, else as a
+ * null pointer with that byte offset, which JCuda passes on as their sum (its {@code getPointer}). Handles of physical
  * memory are kept in a map keyed by their native value for the same reason.
  */
 final class CudaDevice implements GpuDevice {
@@ -58,6 +59,7 @@ final class CudaDevice implements GpuDevice {
   private final Map<Long, Ptr> allocations = new LinkedHashMap<>();
   private final Map<Long, Handle> handles = new LinkedHashMap<>();
   private final Map<Long, Long> reservations = new LinkedHashMap<>();
+  private final Map<Long, Ptr> reservationStarts = new LinkedHashMap<>();
   private final Map<Long, Long> mappings = new LinkedHashMap<>();
   private Pointer host;
   private long hostBytes;
@@ -104,8 +106,13 @@ final class CudaDevice implements GpuDevice {
     return p;
   }
 
-  private static CUdeviceptr at(long address) {
-    return new CUdeviceptr().withByteOffset(address);
+  /** The pointer for {@code address}: the driver's own object where it starts an allocation or a reserved range, else one at that byte offset. */
+  private CUdeviceptr at(long address) {
+    Ptr p = allocations.get(address);
+    if (p == null) {
+      p = reservationStarts.get(address);
+    }
+    return p != null ? p : new CUdeviceptr().withByteOffset(address);
   }
 
   @Override
@@ -150,6 +157,7 @@ final class CudaDevice implements GpuDevice {
     Ptr p = new Ptr();
     JCudaDriver.cuMemAddressReserve(p, sizeBytes, 0, new CUdeviceptr(), 0);
     reservations.put(p.address(), sizeBytes);
+    reservationStarts.put(p.address(), p);
     return p.address();
   }
 
@@ -157,6 +165,7 @@ final class CudaDevice implements GpuDevice {
   public void release(long address, long sizeBytes) {
     JCudaDriver.cuMemAddressFree(at(address), sizeBytes);
     reservations.remove(address);
+    reservationStarts.remove(address);
   }
 
   @Override
@@ -270,6 +279,7 @@ final class CudaDevice implements GpuDevice {
       mappings.clear();
       handles.clear();
       reservations.clear();
+      reservationStarts.clear();
       allocations.clear();
       host = null;
       JCudaDriver.cuCtxDestroy(context);

@@ -56,7 +56,12 @@ public final class CudaDevices {
       JCudaDriver.cuDeviceGet(device, ordinal);
       CUcontext context = new CUcontext();
       JCudaDriver.cuCtxCreate(context, 0, device);
-      return new CudaDevice(ordinal, device, context);
+      try {
+        return new CudaDevice(ordinal, device, context);
+      } catch (RuntimeException e) {
+        JCudaDriver.cuCtxDestroy(context);
+        throw e;
+      }
     } catch (LinkageError e) {
       linkageReason = reasonForLinkage(e);
       throw new GpuUnavailableException(linkageReason, e);
