@@ -8,7 +8,6 @@ import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 import kvsim.core.InputException;
 import kvsim.gpu.device.GpuDevice;
-import kvsim.gpu.device.GpuUnavailableException;
 import kvsim.gpu.replay.GpuReplay;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.report.ResultFolder;
@@ -35,19 +34,13 @@ import picocli.CommandLine.Parameters;
     footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage, 3 no GPU here."})
 final class GpuReplayCommand implements Callable<Integer> {
   /** Exit status when no GPU can be used. */
-  static final int EXIT_NO_GPU = 3;
 
   /**
-   * Opens the GPU for {@code kvsim gpu replay}. Until the CUDA device layer is merged it always says
-   * there is no GPU; the merge replaces it with {@code CudaDevices::open}. Tests put an in-memory
+   * Opens the GPU for {@code kvsim gpu replay}: device 0 through CUDA's driver API ({@link
+   * kvsim.gpu.device.CudaDevices#open}), or one line saying what is missing. Tests put an in-memory
    * device here.
    */
-  static Supplier<GpuDevice> devices = GpuReplayCommand::noCudaDeviceLayerYet;
-
-  /** The stand-in of {@link #devices} until the CUDA device layer is wired in. */
-  static GpuDevice noCudaDeviceLayerYet() {
-    throw new GpuUnavailableException("no GPU here: this build has no CUDA device layer yet");
-  }
+  static Supplier<GpuDevice> devices = () -> kvsim.gpu.device.CudaDevices.open(0);
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -113,10 +106,6 @@ final class GpuReplayCommand implements Callable<Integer> {
       out.println("results: " + dir);
       out.flush();
       return KvSim.EXIT_OK;
-    } catch (GpuUnavailableException e) {
-      err.println("kvsim: " + e.getMessage());
-      err.flush();
-      return EXIT_NO_GPU;
     }
   }
 }

@@ -15,7 +15,8 @@ import picocli.CommandLine.Command;
 
 /**
  * The {@code kvsim} command: the composition root. Exit codes: 0 success, 1 the run failed (an
- * allocator broke its invariants, an I/O error), 2 bad input or usage.
+ * allocator broke its invariants, an I/O error), 2 bad input or usage, 3 no GPU can be used ({@code
+ * kvsim gpu …}).
  */
 @Command(
     name = "kvsim",
@@ -48,6 +49,8 @@ public final class KvSim implements Runnable {
   public static final int EXIT_FAILED = 1;
   /** Exit status for bad input or usage. */
   public static final int EXIT_BAD_INPUT = 2;
+  /** Exit status of a GPU command where no GPU can be used ({@link kvsim.gpu.device.GpuUnavailableException}). */
+  public static final int EXIT_NO_GPU = 3;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -149,7 +152,7 @@ public final class KvSim implements Runnable {
   }
 
   private static CommandLine withErrorHandling(CommandLine cl) {
-    cl.setExitCodeExceptionMapper(e -> e instanceof InputException ? EXIT_BAD_INPUT : EXIT_FAILED);
+    cl.setExitCodeExceptionMapper(e -> e instanceof InputException ? EXIT_BAD_INPUT : e instanceof kvsim.gpu.device.GpuUnavailableException ? EXIT_NO_GPU : EXIT_FAILED);
     cl.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> {
           PrintWriter err = commandLine.getErr();
@@ -157,6 +160,11 @@ public final class KvSim implements Runnable {
             err.println("kvsim: error: " + e.getMessage());
             err.flush();
             return EXIT_BAD_INPUT;
+          }
+          if (e instanceof kvsim.gpu.device.GpuUnavailableException) {
+            err.println("kvsim: error: " + e.getMessage());
+            err.flush();
+            return EXIT_NO_GPU;
           }
           if (e instanceof kvsim.core.HeapExhaustedException) {
             err.println("kvsim: " + e.getMessage());

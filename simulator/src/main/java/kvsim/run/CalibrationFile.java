@@ -37,7 +37,8 @@ import kvsim.registry.AllocatorRegistry;
  * the {@code forward} section {@code per_sequence_layer_ns}, {@code engine_overhead_ns} and a
  * {@code profile}: a measured per-layer table ({@link kvsim.devicemodel.ProfileTable}: model,
  * device, source, shape and one array per column); a forward section then chooses the run's
- * predictor ({@link CostCalibration}). A version 3 field in a version 1 or 2 file asks for version 3. Unknown fields, unknown allocators, negative latencies
+ * predictor ({@link CostCalibration}). Version 3 also has {@code cuda} (the CUDA version a GPU
+ * calibration ran on) and {@code samples} (its raw measurements, {@code kvsim gpu calibrate}). A version 3 field in a version 1 or 2 file asks for version 3. Unknown fields, unknown allocators, negative latencies
  * and efficiencies outside (0, 1] are errors naming the file, line and field (Note [What a
  * calibration file may hold]).
  *
@@ -49,7 +50,11 @@ import kvsim.registry.AllocatorRegistry;
  * sections are version 2's: a version 1 file that gives them is told to say version 2, so that an
  * older kvsim, which reads version 1 only, refuses the file instead of dropping them. An L1 run
  * (replay, compare) times allocator calls only, so there only {@code latency} changes results; the
- * file's other sections are for the serving runs that read the same file.
+ * file's other sections are for the serving runs that read the same file. The one exception is
+ * version 3's {@code samples} (and {@code cuda}): the raw measurements a GPU calibration's fitted
+ * fields came from ({@code kvsim gpu calibrate}), kept so that a reader can check the fit or refit
+ * them ({@code --samples FILE}); no run reads them, and that is said in README, "Calibration files".
+ * Their shape is still checked, so that a refit never meets a malformed row.
  */
 public final class CalibrationFile {
   /** The value of the {@code format} field. */
@@ -65,7 +70,28 @@ public final class CalibrationFile {
   static final Set<String> PROFILE_FIELDS = Set.of("model", "device", "source", "shape", "num_tokens", "linear_ns", "norm_ns", "activation_ns",
       "elementwise_ns", "emb_ns");
 
-  private static final Set<String> TOP_FIELDS = Set.of("format", "version", "device", "driver", "date", "latency", "forward", "copies");
+  private static final Set<String> TOP_FIELDS = Set.of("format", "version", "device", "driver", "cuda", "date", "latency", "forward", "copies", "samples");
+  /** The top-level fields only version 3 has: a GPU calibration's CUDA version and raw samples (Note [What a calibration file may hold]). */
+  private static final List<String> TOP_FIELDS_3 = List.of("cuda", "samples");
+  /**
+   * The kinds of raw sample a {@code samples} section may hold ({@code kvsim gpu calibrate}), each
+   * with the shape fields its rows name besides {@code ns}, the repetitions' times.
+   */
+  public static final Map<String, List<String>> SAMPLE_KINDS = sampleKinds();
+  private static final Set<String> SAMPLE_FIELDS = Set.of("granularity_bytes", "total_bytes", "skipped");
+
+  private static Map<String, List<String>> sampleKinds() {
+    Map<String, List<String>> k = new LinkedHashMap<>();
+    k.put("alloc", List.of("size_bytes"));
+    k.put("free", List.of("size_bytes"));
+    k.put("map", List.of("pages", "page_bytes"));
+    k.put("unmap", List.of("pages", "page_bytes"));
+    k.put("copy_d2d", List.of("size_bytes"));
+    k.put("copy_h2d", List.of("size_bytes"));
+    k.put("copy_d2h", List.of("size_bytes"));
+    k.put("gemm", List.of("tokens", "inner", "outer"));
+    return java.util.Collections.unmodifiableMap(k);
+  }
   /** A second JSON value and a key given twice are errors, not silently ignored or the last value. */
   private static final ObjectMapper JSON = new ObjectMapper()
       .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -119,6 +145,17 @@ public final class CalibrationFile {
     int version = root.path("version").isInt() ? root.get("version").asInt() : -1;
     if (version != VERSION && version != VERSION_2 && version != VERSION_1) {
       throw error(source, text, "version", "this kvsim reads versions " + VERSION_1 + ", " + VERSION_2 + " and " + VERSION);
+    }
+    for (String f : TOP_FIELDS_3) {
+      if (version != VERSION && root.has(f)) {
+        throw error(source, text, f, "a version " + VERSION + " field: give \"version\": " + VERSION);
+      }
+    }
+    if (root.has("cuda") && !root.get("cuda").isTextual()) {
+      throw error(source, text, "cuda", "expected text (a CUDA version such as \"12.6\"), got " + root.get("cuda"));
+    }
+    if (root.has("samples")) {
+      samples(source, text, root.get("samples"));
     }
     for (String section : List.of("forward", "copies")) {
       if (version == VERSION_1 && root.has(section)) {
@@ -195,6 +232,69 @@ public final class CalibrationFile {
     return new Calibration(
         file.getFileName().toString(), root.path("device").asText(null), root.path("driver").asText(null), root.path("date").asText(null),
         latency, cost);
+  }
+
+  /** Checks a version 3 {@code samples} section: raw measurements kept for provenance (Note [What a calibration file may hold]). */
+  private static void samples(String source, String text, JsonNode s) {
+    if (!s.isObject()) {
+      throw error(source, text, "samples", "expected an object of sample kinds " + SAMPLE_KINDS.keySet());
+    }
+    for (Iterator<Map.Entry<String, JsonNode>> it = s.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      String where = "samples." + e.getKey();
+      JsonNode v = e.getValue();
+      if (e.getKey().equals("granularity_bytes") || e.getKey().equals("total_bytes")) {
+        if (!v.canConvertToExactIntegral() || v.asLong() < 0) {
+          throw error(source, text, where, "must be a non-negative whole number of bytes, got " + v);
+        }
+        continue;
+      }
+      if (e.getKey().equals("skipped")) {
+        if (!v.isObject()) {
+          throw error(source, text, where, "expected an object of sample kinds, each with the reason it was not measured");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> k = v.fields(); k.hasNext(); ) {
+          Map.Entry<String, JsonNode> skip = k.next();
+          if (!SAMPLE_KINDS.containsKey(skip.getKey()) || !skip.getValue().isTextual()) {
+            throw error(source, text, where + "." + skip.getKey(), "expected a sample kind " + SAMPLE_KINDS.keySet() + " with a reason as text");
+          }
+        }
+        continue;
+      }
+      List<String> shape = SAMPLE_KINDS.get(e.getKey());
+      if (shape == null) {
+        Set<String> known = new TreeSet<>(SAMPLE_KINDS.keySet());
+        known.addAll(SAMPLE_FIELDS);
+        throw error(source, text, where, "unknown field (known: " + known + ")");
+      }
+      if (!v.isArray()) {
+        throw error(source, text, where, "expected an array of rows, each with " + shape + " and ns");
+      }
+      for (int i = 0; i < v.size(); i++) {
+        JsonNode row = v.get(i);
+        String at = where + "[" + i + "]";
+        Set<String> fields = new TreeSet<>(shape);
+        fields.add("ns");
+        if (!row.isObject() || row.size() != fields.size()) {
+          throw error(source, text, where, "row " + i + ": expected exactly " + fields + ", got " + row);
+        }
+        for (String f : shape) {
+          JsonNode x = row.path(f);
+          if (!x.canConvertToExactIntegral() || x.asLong() <= 0) {
+            throw error(source, text, where, "row " + i + ": " + f + " must be a positive whole number, got " + (x.isMissingNode() ? "nothing" : x));
+          }
+        }
+        JsonNode ns = row.path("ns");
+        if (!ns.isArray() || ns.isEmpty()) {
+          throw error(source, text, where, "row " + i + " (" + at + "): ns must be a non-empty array of nanoseconds");
+        }
+        for (JsonNode t : ns) {
+          if (!t.canConvertToExactIntegral() || t.asLong() < 0) {
+            throw error(source, text, where, "row " + i + ": ns must hold non-negative whole numbers of nanoseconds, got " + t);
+          }
+        }
+      }
+    }
   }
 
   /** Reads a section of efficiencies, each a number in (0, 1]; empty when the section is absent. */

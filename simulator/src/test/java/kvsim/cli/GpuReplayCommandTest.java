@@ -39,7 +39,7 @@ class GpuReplayCommandTest {
     CliRun r = CliRun.of("gpu", "replay", "churn:ops=100", "-o", out.toString());
     assertEquals(3, r.exitCode(), r.err());
     assertEquals(1, r.err().lines().count(), r.err());
-    assertTrue(r.err().startsWith("kvsim: no GPU here: "), r.err());
+    assertTrue(r.err().startsWith("kvsim: error: no GPU here: "), r.err());
     assertEquals("", r.out());
     assertFalse(Files.exists(out), "no partial output");
   }

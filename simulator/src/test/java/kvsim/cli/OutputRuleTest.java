@@ -119,7 +119,21 @@ class OutputRuleTest {
             (o, in) -> List.of("regress", in.toString(), "--baseline", baselines.toString(), "--quiet", "--markdown", o.toString()), suite, true),
         new FileWriter("report -o", (o, in) -> List.of("report", replayFolder.toString(), "-o", o.toString()), null, true),
         new FileWriter("calibrate -o", (o, in) -> List.of("calibrate", in.toString(), "--model", "llama-2-7b", "--device", "a100-80", "-o", o.toString()),
-            profile(), true));
+            profile(), true),
+        new FileWriter("gpu calibrate -o", (o, in) -> List.of("gpu", "calibrate", "--samples", in.toString(), "-o", o.toString()), gpuSamples(), true));
+  }
+
+  /** A recorded GPU calibration ({@code kvsim gpu calibrate --samples}'s input; the hand-written synthetic fixture). */
+  private static Path gpuSamples() {
+    Path p = fx.resolve("gpu-samples.json");
+    if (!Files.exists(p)) {
+      try (java.io.InputStream in = kvsim.gpu.calibrate.SampleFile.class.getResourceAsStream("synthetic-h100-samples.json")) {
+        Files.copy(in, p);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+    return p;
   }
 
   /** A small per-operation profile in Vidur's format ({@code kvsim calibrate}'s input). */
@@ -329,7 +343,7 @@ class OutputRuleTest {
   private static final Set<String> READS = Set.of(
       "blocks SCRIPT.jsonl", "import azure FILE", "import mooncake FILE", "import lengths FILE", "import burstgpt FILE",
       "import torch-snapshot FILE", "regress SUITE", "report RUN_DIR", "reproduce --snapshots", "sweep GRID.yaml", "torch-replay FILE",
-      "torch-inspect FILE", "calibrate PROFILE");
+      "torch-inspect FILE", "calibrate PROFILE", "gpu calibrate --samples");
 
   @Test
   void everyOptionThatTakesAPathIsWalkedOrKnownToRead() {

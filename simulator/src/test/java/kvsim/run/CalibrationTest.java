@@ -83,7 +83,7 @@ class CalibrationTest {
   void aLineBreakInAnUnknownFieldStaysOnTheMessagesOneLine() throws IOException {
     Path f = file("{\"format\":\"kvsim-calibration\",\"version\":1,\"\\n\":\"\"}");
     InputException e = assertThrows(InputException.class, () -> CalibrationFile.read(f));
-    assertEquals(f + ": \\n: unknown field (known: [copies, date, device, driver, format, forward, latency, version])", e.getMessage());
+    assertEquals(f + ": \\n: unknown field (known: [copies, cuda, date, device, driver, format, forward, latency, samples, version])", e.getMessage());
   }
 
   // Found probing the readers beside ReaderFuzzTest: an allocator's latencies given as a number, not an object, were

@@ -1,0 +1,15 @@
+package kvsim.gpu.device;
+
+/**
+ * Runs fp16 matrix products on a device, each finished when the call returns, so that a caller
+ * times one with {@link System#nanoTime()} around it: the GEMM part of a GPU calibration (the
+ * shapes of a serving engine's linear layers). One implementation runs cuBLAS ({@link
+ * CudaDevices#openMatrixMultiplier}); tests use stand-ins.
+ */
+public interface MatrixMultiplier extends AutoCloseable {
+  /** Multiplies a {@code rows × inner} matrix by an {@code inner × columns} one: {@code 2 · rows · inner · columns} floating-point operations. */
+  void multiply(int rows, int inner, int columns);
+
+  @Override
+  void close();
+}
