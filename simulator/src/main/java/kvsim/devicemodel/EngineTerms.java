@@ -46,6 +46,24 @@ public record EngineTerms(double perSequenceLayerNanos, long engineOverheadNanos
   /** Neither term: the plain roofline's. */
   public static final EngineTerms NONE = new EngineTerms(0, 0);
 
+  /**
+   * Returns what a run's summary echoes of a forward-time model with these terms ({@link
+   * ForwardTimeModel#echo}): its predictor, its source (left out when null), its efficiencies and
+   * the two terms, in that order.
+   */
+  public java.util.Map<String, Object> echo(String predictor, String source, double computeEfficiency, double memoryEfficiency) {
+    java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+    m.put("forward", predictor);
+    if (source != null) {
+      m.put("source", source);
+    }
+    m.put("compute_efficiency", computeEfficiency);
+    m.put("memory_efficiency", memoryEfficiency);
+    m.put("per_sequence_layer_ns", perSequenceLayerNanos);
+    m.put("engine_overhead_ns", engineOverheadNanos);
+    return m;
+  }
+
   public EngineTerms {
     if (!(perSequenceLayerNanos >= 0) || Double.isInfinite(perSequenceLayerNanos) || engineOverheadNanos < 0) {
       throw new IllegalArgumentException("engine terms must be finite and >= 0, got " + perSequenceLayerNanos + " and " + engineOverheadNanos);

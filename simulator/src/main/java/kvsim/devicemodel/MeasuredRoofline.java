@@ -1,6 +1,5 @@
 package kvsim.devicemodel;
 
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -28,13 +27,6 @@ public record MeasuredRoofline(Roofline roofline, EngineTerms terms, String sour
 
   @Override
   public Map<String, Object> echo() {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("forward", CostModels.MEASURED_ROOFLINE);
-    m.put("source", source);
-    m.put("compute_efficiency", roofline.computeEfficiency());
-    m.put("memory_efficiency", roofline.memoryEfficiency());
-    m.put("per_sequence_layer_ns", terms.perSequenceLayerNanos());
-    m.put("engine_overhead_ns", terms.engineOverheadNanos());
-    return m;
+    return terms.echo(CostModels.MEASURED_ROOFLINE, source, roofline.computeEfficiency(), roofline.memoryEfficiency());
   }
 }

@@ -1,6 +1,5 @@
 package kvsim.devicemodel;
 
-import java.util.LinkedHashMap;
 import java.util.Map;
 import kvsim.core.ModelPreset;
 
@@ -71,13 +70,6 @@ public record ProfileForwardTime(ProfileTable table, ModelPreset model, DeviceSp
 
   @Override
   public Map<String, Object> echo() {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("forward", CostModels.PROFILE);
-    m.put("source", source);
-    m.put("compute_efficiency", efficiencies.compute());
-    m.put("memory_efficiency", efficiencies.memory());
-    m.put("per_sequence_layer_ns", terms.perSequenceLayerNanos());
-    m.put("engine_overhead_ns", terms.engineOverheadNanos());
-    return m;
+    return terms.echo(CostModels.PROFILE, source, efficiencies.compute(), efficiencies.memory());
   }
 }

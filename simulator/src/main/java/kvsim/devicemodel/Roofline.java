@@ -66,13 +66,7 @@ public record Roofline(ModelPreset model, DeviceSpec device, double computeEffic
 
   @Override
   public java.util.Map<String, Object> echo() {
-    java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
-    m.put("forward", "roofline");
-    m.put("compute_efficiency", computeEfficiency);
-    m.put("memory_efficiency", memoryEfficiency);
-    m.put("per_sequence_layer_ns", 0.0);
-    m.put("engine_overhead_ns", 0L);
-    return m;
+    return EngineTerms.NONE.echo(CostModels.ROOFLINE, null, computeEfficiency, memoryEfficiency);
   }
 
   /** The roofline counts every token alike, prefill or decode, and charges nothing per sequence. */
