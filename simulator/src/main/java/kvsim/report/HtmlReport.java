@@ -422,6 +422,10 @@ public final class HtmlReport {
     }
     Html.table(out, "Summary per system (latencies in seconds; KV shares are time-weighted means over the whole run, first arrival to last finish)",
         SERVING_HEADER, rows);
+    if (SloTable.present(r)) {
+      Html.table(out, "SLO attainment (share of all arrived requests that finished within every per-request target) and goodput over the run's span",
+          SloTable.htmlHeader(r), r.entries().stream().map(SloTable::htmlRow).toList());
+    }
     breakdownFigure(r);
     kvOverTimeFigure(r);
     if (r.quantiles().isEmpty()) {
@@ -573,7 +577,7 @@ public final class HtmlReport {
       }
       for (CapacityResults.Probe p : s.probes()) {
         probes.add(List.of(system, num(p.rateRps()), str(p.met()), num(p.goodputRps()), notFinished(p.requests(), p.finished()),
-            str(p.valuesSeconds())));
+            str(p.valuesSeconds()) + (p.attainment() == null ? "" : "; attainment " + num(p.attainment()))));
       }
     }
     Object allowed = c.config().get("rejected_fraction_allowed");
