@@ -44,8 +44,11 @@ final class CapacityCommand implements Callable<Integer> {
 
   @Option(names = "--slo", required = true, paramLabel = "TARGET",
       description = "A target, repeatable: a latency METRIC.STAT<=VALUE(s|ms) (METRIC ttft, tpot, e2e or normalized_latency; STAT mean, p50, p90 or p99;"
-          + " e.g. normalized_latency.mean<=0.2s; at least one), or rejected.fraction<=F, the largest share of requests that may fail to finish"
-          + " (rejected or aborted) at a rate that meets the targets. Default rejected.fraction<=0: a rate at which any request is rejected fails.")
+          + " e.g. normalized_latency.mean<=0.2s), or rejected.fraction<=F, the largest share of requests that may fail to finish"
+          + " (rejected or aborted) at a rate that meets the targets. Default rejected.fraction<=0: a rate at which any request is rejected fails."
+          + " Or per request METRIC<=VALUE(s|ms) (e.g. ttft<=1s) with attainment>=A: at least the share A of the requests finish within every"
+          + " per-request limit (rejected and aborted ones count as missing; then no rejection target unless given). Per-request targets"
+          + " without attainment mean attainment>=1. At least one latency or per-request target.")
   List<String> slos = new ArrayList<>();
 
   @Option(names = "--min-rate", paramLabel = "REQ_PER_S", defaultValue = "0.1", description = "Lowest rate probed (default: ${DEFAULT-VALUE}).")
@@ -95,13 +98,23 @@ final class CapacityCommand implements Callable<Integer> {
       out.println(new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(Map.of("systems", jsonSystems)));
     } else {
       List<String> written = new ArrayList<>(targetTexts);
-      if (!written.contains(targets.rejectedText())) {
+      if (targets.perRequest().isEmpty() && !written.contains(targets.rejectedText())) {
         written.add(targets.rejectedText() + " (the default: every request must finish)");
+      }
+      if (CapacitySearch.Targets.ALL_REQUESTS.equals(targets.attainmentText())) {
+        written.add(targets.attainmentText() + " (the default: every request meets the per-request targets)");
+      }
+      if (!targets.perRequest().isEmpty()) {
+        written.add("rejected and aborted requests count as missing the per-request targets");
       }
       out.println("workload: " + s.workload().spec() + "; targets: " + String.join(", ", written));
       List<String[]> table = new ArrayList<>();
       List<String> header = new ArrayList<>(ServingGrid.keys(axes));
       header.addAll(List.of("system", "max rate req/s", "goodput req/s", "not finished", "probes"));
+      boolean attainment = !targets.perRequest().isEmpty();
+      if (attainment) {
+        header.add(header.size() - 1, "attainment");
+      }
       table.add(header.toArray(String[]::new));
       List<String> notes = new ArrayList<>();
       for (int i = 0; i < result.size(); i++) {
@@ -118,6 +131,9 @@ final class CapacityCommand implements Callable<Integer> {
         }
         List<String> row = new ArrayList<>(cells.get(i).settings().values());
         row.addAll(List.of(c.system(), r, c.anyMet() ? CapacitySearch.rate(a.goodputRps()) : "-", notFinished(a), Integer.toString(c.probes().size())));
+        if (attainment) {
+          row.add(row.size() - 1, String.format(java.util.Locale.ROOT, "%.1f %%", 100 * a.attainment()));
+        }
         table.add(row.toArray(String[]::new));
       }
       TextTable.print(out, table, axes.size() + 1);

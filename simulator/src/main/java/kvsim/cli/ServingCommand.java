@@ -12,6 +12,7 @@ import kvsim.core.OutputFile;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
 import kvsim.report.ServingResults;
+import kvsim.report.SloTable;
 import kvsim.report.TextTable;
 import kvsim.run.ServingGrid;
 import kvsim.run.ServingRunner;
@@ -54,10 +55,18 @@ final class ServingCommand implements Callable<Integer> {
   @Option(names = {"-q", "--quiet"}, description = "No progress on stderr.")
   boolean quiet;
 
+  @Option(names = "--slo", paramLabel = "TARGET",
+      description = "A service-level target, repeatable; each system's SLO attainment and goodput are reported (table and summary.json's slo)."
+          + " Per request METRIC<=VALUE(s|ms) (METRIC ttft, tpot, e2e or normalized_latency, e.g. ttft<=1s): a request meets the SLO when it"
+          + " finished within every such limit; rejected, aborted and unfinished requests miss it. Also, as for capacity, each reported as met or"
+          + " missed: METRIC.STAT<=VALUE(s|ms) (STAT mean, p50, p90 or p99), attainment>=A (needs a per-request target) and rejected.fraction<=F.")
+  List<String> slos = new ArrayList<>();
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
+    kvsim.run.SloTargets sloTargets = slos.isEmpty() ? null : kvsim.run.SloTargets.parse(slos);
     List<ServingGrid.Axis> axes = options.axes();
     List<ServingGrid.Cell> cells = ServingGrid.cells(options.request(workload), axes);
     ServingSpec s = cells.get(0).spec();
@@ -92,6 +101,9 @@ final class ServingCommand implements Callable<Integer> {
         ? new ServingRunner().run(whole, progress, traces)
         : new ServingRunner().runCells(cells, progress);
     ServingResults folder = ServingRunner.results(cells, axes, results);
+    if (sloTargets != null) {
+      folder = sloTargets.withSlo(folder, results);
+    }
     Path dir = ResultsWriter.writeServing(target, folder, ServingRunner.timings(cells, axes, results));
     out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.device().name(),
         ServingGrid.sameKvMemory(cells) ? Bytes.format(s.kvMemoryBytes()) : "per cell (summary.json)");
@@ -111,6 +123,10 @@ final class ServingCommand implements Callable<Integer> {
     List<String> header = new ArrayList<>(ServingGrid.keys(axes));
     header.addAll(List.of("system", "requests", "rejected", "tokens/s", "TTFT p50", "TPOT p50", "norm. lat", "batch", "preempt", "tokens", "reserv.", "int.",
         "ext.", "idle", "used: tokens"));
+    boolean slo = SloTable.present(folder);
+    if (slo) {
+      header.addAll(SloTable.SUMMARY_HEADER);
+    }
     List<String[]> table = new ArrayList<>();
     table.add(header.toArray(String[]::new));
     for (ServingResults.Entry e : folder.entries()) {
@@ -121,10 +137,35 @@ final class ServingCommand implements Callable<Integer> {
           Long.toString(e.count("preemptions")), frac(e.kvMeanShare("token_states")), frac(e.kvMeanShare("reserved_future")),
           frac(e.kvMeanShare("internal_fragmentation")), frac(e.kvMeanShare("external_fragmentation")), frac(e.kvMeanShare("idle")),
           frac(e.kvUsedShare("token_states", false))));
+      if (slo) {
+        row.addAll(SloTable.summaryCells(e));
+      }
       table.add(row.toArray(String[]::new));
     }
     TextTable.print(out, table, axes.size() + 1);
     steadyTable(out, axes, folder);
+    if (slo) {
+      sloTable(out, axes, folder);
+    }
+  }
+
+  /** The SLO targets per system (README, "SLO attainment and goodput"): requests meeting them, and each target's share or verdict. */
+  private static void sloTable(PrintWriter out, List<ServingGrid.Axis> axes, ServingResults folder) {
+    out.println();
+    out.println("SLO: a request meets it when it finished within every per-request target; attainment and shares are of all arrived requests,"
+        + " goodput over the run's span (first arrival to last finish):");
+    List<String> header = new ArrayList<>(ServingGrid.keys(axes));
+    header.add("system");
+    header.addAll(SloTable.targetHeader(folder));
+    List<String[]> table = new ArrayList<>();
+    table.add(header.toArray(String[]::new));
+    for (ServingResults.Entry e : folder.entries()) {
+      List<String> row = new ArrayList<>(e.cell().values());
+      row.add(e.system());
+      row.addAll(SloTable.targetCells(e));
+      table.add(row.toArray(String[]::new));
+    }
+    TextTable.print(out, table, axes.size() + 1);
   }
 
   /**

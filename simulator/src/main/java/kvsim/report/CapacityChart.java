@@ -60,6 +60,9 @@ public final class CapacityChart {
 
   /** Builds the chart of a capacity search. */
   public static JFreeChart build(CapacityResults r) {
+    if (r.latencyTargets().isEmpty()) {
+      return attainment(r);
+    }
     String target = r.latencyTargets().get(0);
     Map<String, List<double[]>> points = new LinkedHashMap<>();
     for (CapacityResults.SystemEntry e : r.systems()) {
@@ -71,6 +74,32 @@ public final class CapacityChart {
       points.put(e.legend(), pts);
     }
     return build(target, CapacityResults.limitSeconds(target), points);
+  }
+
+  /**
+   * The chart of a search on per-request targets alone: each probe's attainment (the share of
+   * requests that finished and met every per-request target) against the rate, the attainment
+   * required dashed.
+   */
+  private static JFreeChart attainment(CapacityResults r) {
+    Map<String, List<double[]>> points = new LinkedHashMap<>();
+    for (CapacityResults.SystemEntry e : r.systems()) {
+      List<double[]> pts = new ArrayList<>();
+      for (CapacityResults.Probe p : e.probes()) {
+        pts.add(new double[] {p.rateRps(), p.attainment() == null ? Double.NaN : p.attainment()});
+      }
+      points.put(e.legend(), pts);
+    }
+    List<String> perRequest = r.targets().stream().filter(t -> !CapacityResults.isRejectionTarget(t) && !t.strip().startsWith("attainment")).toList();
+    String required = r.targets().stream().filter(t -> t.strip().startsWith("attainment")).findFirst().orElse("attainment>=1 (the default)");
+    JFreeChart chart = build(required, r.attainmentRequired(), points);
+    XYPlot plot = chart.getXYPlot();
+    NumberAxis share = new NumberAxis("SLO attainment: share of requests meeting " + String.join(" and ", perRequest));
+    share.setRange(0, 1.02);
+    plot.setRangeAxis(share);
+    chart.setTitle("SLO attainment against load");
+    chart.getTitle().setFont(new Font("SansSerif", Font.BOLD, 16));
+    return chart;
   }
 
   private static JFreeChart build(String target, double limitSeconds, Map<String, List<double[]>> points) {

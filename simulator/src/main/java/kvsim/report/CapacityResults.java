@@ -43,11 +43,19 @@ public record CapacityResults(Map<String, Object> config, List<String> targets, 
    * @param goodputRps the rate times the share finished, requests/s
    * @param valuesSeconds per latency target (as written), the value measured in seconds; null where
    *     undefined (no request finished)
+   * @param attainment the share of the requests that finished and met every per-request target;
+   *     null in a search without per-request targets
    */
   public record Probe(double rateRps, boolean met, long requests, long finished, long rejected, long aborted, double rejectedFraction,
-      double goodputRps, Map<String, Double> valuesSeconds) {
+      double goodputRps, Map<String, Double> valuesSeconds, Double attainment) {
     public Probe {
       valuesSeconds = Collections.unmodifiableMap(new LinkedHashMap<>(valuesSeconds));
+    }
+
+    /** A probe of a search without per-request targets. */
+    public Probe(double rateRps, boolean met, long requests, long finished, long rejected, long aborted, double rejectedFraction,
+        double goodputRps, Map<String, Double> valuesSeconds) {
+      this(rateRps, met, requests, finished, rejected, aborted, rejectedFraction, goodputRps, valuesSeconds, null);
     }
   }
 
@@ -103,7 +111,8 @@ public record CapacityResults(Map<String, Object> config, List<String> targets, 
     /** Returns the entry's name in the capacity chart's legend: its answer, goodput and the share not finished there. */
     public String legend() {
       Probe a = answer();
-      String share = String.format(Locale.ROOT, "%.1f %% not finished", 100 * a.rejectedFraction());
+      String share = String.format(Locale.ROOT, "%.1f %% not finished", 100 * a.rejectedFraction())
+          + (a.attainment() == null ? "" : String.format(Locale.ROOT, ", attainment %.1f %%", 100 * a.attainment()));
       if (!anyMet()) {
         return label() + ": no rate meets the targets (" + share + " at " + rate(a.rateRps()) + " req/s)";
       }
@@ -121,9 +130,24 @@ public record CapacityResults(Map<String, Object> config, List<String> targets, 
     return target.strip().startsWith("rejected");
   }
 
-  /** Returns the latency targets, in the order given. */
+  /** Returns whether a target as written is an aggregate latency target ({@code METRIC.STAT<=VALUE(s|ms)}). */
+  public static boolean isLatencyTarget(String target) {
+    return LATENCY_TARGET.matcher(target).matches();
+  }
+
+  /** Returns the aggregate latency targets ({@code METRIC.STAT<=VALUE}), in the order given: not the per-request, attainment or rejection ones. */
   public List<String> latencyTargets() {
-    return targets.stream().filter(t -> !isRejectionTarget(t)).toList();
+    return targets.stream().filter(CapacityResults::isLatencyTarget).toList();
+  }
+
+  /** Returns whether the search had per-request targets: its probes carry their attainment. */
+  public boolean hasAttainment() {
+    return config.get("attainment_required") instanceof Number;
+  }
+
+  /** Returns the share of requests each rate had to meet the per-request targets with, NaN without them. */
+  public double attainmentRequired() {
+    return config.get("attainment_required") instanceof Number n ? n.doubleValue() : Double.NaN;
   }
 
   /**
@@ -157,6 +181,9 @@ public record CapacityResults(Map<String, Object> config, List<String> targets, 
     }
     columns.addAll(List.of("rate_rps", "met", "requests", "finished", "rejected", "aborted", "rejected_fraction", "goodput_rps"));
     latencyTargets().forEach(t -> columns.add(column(t)));
+    if (hasAttainment()) {
+      columns.add("attainment");
+    }
     return columns;
   }
 }

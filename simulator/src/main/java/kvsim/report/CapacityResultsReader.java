@@ -19,7 +19,10 @@ public final class CapacityResultsReader {
   private static final Set<String> SYSTEM_FIELDS = Set.of("system", "cell", "kv_memory_bytes", "max_rate_rps", "at_upper_bound", "goodput_rps",
       "requests", "finished", "rejected", "aborted", "rejected_fraction", "unmet_at_min_rate", "probes");
   private static final Set<String> PROBE_FIELDS =
-      Set.of("rate_rps", "met", "requests", "finished", "rejected", "aborted", "rejected_fraction", "goodput_rps", "values_seconds");
+      Set.of("rate_rps", "met", "requests", "finished", "rejected", "aborted", "rejected_fraction", "goodput_rps", "values_seconds", "attainment");
+
+  private static final java.util.regex.Pattern PER_REQUEST_OR_ATTAINMENT =
+      java.util.regex.Pattern.compile("\\s*(?:[a-z0-9_]+\\s*<=\\s*[0-9.eE+-]+\\s*(?:s|ms)|attainment\\s*>=\\s*[0-9.eE+-]+)\\s*");
 
   private CapacityResultsReader() {}
 
@@ -44,18 +47,19 @@ public final class CapacityResultsReader {
     List<JsonNode> t = s.array(targetsNode, "targets");
     for (int i = 0; i < t.size(); i++) {
       String text = s.text(t.get(i), "targets[" + i + "]");
-      if (!CapacityResults.isRejectionTarget(text)) {
-        try {
-          CapacityResults.column(text);
-        } catch (IllegalArgumentException ex) {
-          throw s.error("targets[" + i + "]", "'" + text + "' is neither METRIC.STAT<=VALUE(s|ms) nor rejected.fraction<=F");
-        }
+      if (!CapacityResults.isRejectionTarget(text) && !CapacityResults.isLatencyTarget(text) && !PER_REQUEST_OR_ATTAINMENT.matcher(text).matches()) {
+        throw s.error("targets[" + i + "]", "'" + text + "' is none of METRIC.STAT<=VALUE(s|ms), METRIC<=VALUE(s|ms), attainment>=A, rejected.fraction<=F");
       }
       targets.add(text);
     }
-    List<String> latency = targets.stream().filter(x -> !CapacityResults.isRejectionTarget(x)).toList();
-    if (latency.isEmpty()) {
-      throw s.error("targets", "no latency target (METRIC.STAT<=VALUE(s|ms))");
+    List<String> latency = targets.stream().filter(CapacityResults::isLatencyTarget).toList();
+    Object required = config.get("attainment_required");
+    if (required != null && !(required instanceof Number n && n.doubleValue() > 0 && n.doubleValue() <= 1)) {
+      throw s.error("attainment_required", "expected a number in (0, 1], found " + required);
+    }
+    boolean attainment = required != null;
+    if (latency.isEmpty() && !attainment) {
+      throw s.error("targets", "no latency target (METRIC.STAT<=VALUE(s|ms)) and no attainment_required");
     }
     List<CapacityResults.SystemEntry> systems = new ArrayList<>();
     Set<String> seen = new HashSet<>();
@@ -63,7 +67,7 @@ public final class CapacityResultsReader {
     List<JsonNode> list = s.array(systemsNode, "systems");
     for (int i = 0; i < list.size(); i++) {
       String at = "systems[" + i + "]";
-      CapacityResults.SystemEntry entry = system(s, s.object(list.get(i), at), at, latency);
+      CapacityResults.SystemEntry entry = system(s, s.object(list.get(i), at), at, latency, attainment);
       if (cellKeys == null) {
         cellKeys = entry.cell().keySet();
       } else if (!cellKeys.equals(entry.cell().keySet())) {
@@ -77,7 +81,7 @@ public final class CapacityResultsReader {
     return new CapacityResults(config, targets, systems);
   }
 
-  private static CapacityResults.SystemEntry system(JsonFile s, JsonNode n, String at, List<String> latency) {
+  private static CapacityResults.SystemEntry system(JsonFile s, JsonNode n, String at, List<String> latency, boolean attainment) {
     s.onlyFields(n, at, SYSTEM_FIELDS);
     String system = s.text(n.get("system"), at + ".system");
     Map<String, String> cell = new LinkedHashMap<>();
@@ -113,13 +117,13 @@ public final class CapacityResultsReader {
       throw s.error(at + ".probes", "empty; a search probes at least the lowest rate");
     }
     for (int k = 0; k < p.size(); k++) {
-      probes.add(probe(s, s.object(p.get(k), at + ".probes[" + k + "]"), at + ".probes[" + k + "]", latency));
+      probes.add(probe(s, s.object(p.get(k), at + ".probes[" + k + "]"), at + ".probes[" + k + "]", latency, attainment));
     }
     return new CapacityResults.SystemEntry(system, cell, kvMemoryBytes, maxRate, atUpper, goodput, requests, finished, rejected, aborted,
         rejectedFraction, unmet, probes);
   }
 
-  private static CapacityResults.Probe probe(JsonFile s, JsonNode n, String at, List<String> latency) {
+  private static CapacityResults.Probe probe(JsonFile s, JsonNode n, String at, List<String> latency, boolean withAttainment) {
     s.onlyFields(n, at, PROBE_FIELDS);
     double rate = number(s, n.get("rate_rps"), at + ".rate_rps");
     boolean met = bool(s, n.get("met"), at + ".met");
@@ -135,7 +139,16 @@ public final class CapacityResultsReader {
     for (String t : latency) {
       values.put(t, s.numberOrNull(v.get(t), at + ".values_seconds." + t, false));
     }
-    return new CapacityResults.Probe(rate, met, requests, finished, rejected, aborted, rejectedFraction, goodput, values);
+    Double attainment = null;
+    if (withAttainment) {
+      attainment = number(s, n.get("attainment"), at + ".attainment");
+      if (attainment > 1) {
+        throw s.error(at + ".attainment", "expected a share in [0, 1], found " + attainment);
+      }
+    } else if (n.has("attainment")) {
+      throw s.error(at + ".attainment", "only in a search with per-request targets (attainment_required)");
+    }
+    return new CapacityResults.Probe(rate, met, requests, finished, rejected, aborted, rejectedFraction, goodput, values, attainment);
   }
 
   private static double number(JsonFile s, JsonNode n, String field) {

@@ -422,6 +422,10 @@ public final class HtmlReport {
     }
     Html.table(out, "Summary per system (latencies in seconds; KV shares are time-weighted means over the whole run, first arrival to last finish)",
         SERVING_HEADER, rows);
+    if (SloTable.present(r)) {
+      Html.table(out, "SLO attainment (share of all arrived requests that finished within every per-request target) and goodput over the run's span",
+          SloTable.htmlHeader(r), r.entries().stream().map(SloTable::htmlRow).toList());
+    }
     breakdownFigure(r);
     kvOverTimeFigure(r);
     if (r.quantiles().isEmpty()) {
@@ -573,7 +577,7 @@ public final class HtmlReport {
       }
       for (CapacityResults.Probe p : s.probes()) {
         probes.add(List.of(system, num(p.rateRps()), str(p.met()), num(p.goodputRps()), notFinished(p.requests(), p.finished()),
-            str(p.valuesSeconds())));
+            str(p.valuesSeconds()) + (p.attainment() == null ? "" : "; attainment " + num(p.attainment()))));
       }
     }
     Object allowed = c.config().get("rejected_fraction_allowed");
@@ -586,11 +590,13 @@ public final class HtmlReport {
     // The chart is drawn again from summary.json, not taken from capacity.svg: the report needs the folder's data files only.
     String text = ChartFiles.svgDocument(CapacityChart.build(c), CapacityChart.WIDTH, CapacityChart.HEIGHT);
     String id = "c" + (++charts);
-    out.append("<figure>\n<figcaption>Latency against request rate</figcaption>\n");
+    boolean attainment = c.latencyTargets().isEmpty();
+    out.append("<figure>\n<figcaption>").append(attainment ? "SLO attainment" : "Latency").append(" against request rate</figcaption>\n");
     {
       int open = text.indexOf("<svg");
       int close = text.indexOf('>', open);
-      String alt = "Line chart of the first latency target's value against the request rate, one line per system through its probes, the target dashed; the legend gives each system's highest rate, its goodput and the share of requests not finished there.";
+      String alt = "Line chart of " + (attainment ? "the SLO attainment" : "the first latency target's value")
+          + " against the request rate, one line per system through its probes, the target dashed; the legend gives each system's highest rate, its goodput and the share of requests not finished there.";
       out.append(text, open, close).append(" role=\"img\" aria-labelledby=\"").append(id).append("-title\" style=\"width:100%;height:auto\">")
           .append("<title id=\"").append(id).append("-title\">").append(Html.escape(alt)).append("</title>").append(text.substring(close + 1).strip())
           .append("\n<p class=\"alt\">").append(Html.escape(alt)).append("</p>\n");

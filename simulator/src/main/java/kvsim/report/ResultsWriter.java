@@ -243,6 +243,9 @@ public final class ResultsWriter {
     pm.put("rejected_fraction", p.rejectedFraction());
     pm.put("goodput_rps", p.goodputRps());
     pm.put("values_seconds", p.valuesSeconds());
+    if (p.attainment() != null) {
+      pm.put("attainment", p.attainment());
+    }
     return pm;
   }
 
@@ -256,6 +259,9 @@ public final class ResultsWriter {
         row.addAll(List.of(p.rateRps(), p.met(), p.requests(), p.finished(), p.rejected(), p.aborted(), p.rejectedFraction(), p.goodputRps()));
         for (Double v : p.valuesSeconds().values()) {
           row.add(v == null ? Double.NaN : v);
+        }
+        if (r.hasAttainment()) {
+          row.add(p.attainment() == null ? Double.NaN : p.attainment());
         }
         for (int i = 0; i < row.size(); i++) {
           Object v = row.get(i);

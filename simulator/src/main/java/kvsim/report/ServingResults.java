@@ -98,6 +98,60 @@ public record ServingResults(
     }
   }
 
+  /**
+   * An entry's {@code slo} object, written only by runs with {@code --slo} (results/SCHEMA.md;
+   * the rules are {@code run.SloTargets}' and Note [Per-request targets] in {@code
+   * serving.ServingMetrics}).
+   *
+   * @param targets the targets as written
+   * @param attainment the share of the arrived requests that finished and met every per-request target
+   * @param requestsMet the requests that did
+   * @param requestsMissed the others (rejected, aborted and unfinished ones included)
+   * @param goodputRps requests met per second of the run's span; null when no time passed
+   * @param goodputTokensPerSecond their output tokens per second of the span; null likewise
+   * @param perTarget per target as written: {@code share_met} (per-request targets) or {@code
+   *     value}/{@code value_seconds} and {@code met}, as plain values
+   * @param met whether every target with a verdict was met; null when none has one
+   */
+  public record Slo(List<String> targets, double attainment, long requestsMet, long requestsMissed, Double goodputRps, Double goodputTokensPerSecond,
+      Map<String, Map<String, Object>> perTarget, Boolean met) {
+    /** Reads the {@code slo} object {@code v}; a problem is {@code error(field, problem)}. */
+    @SuppressWarnings("unchecked")
+    static Slo of(Object v, java.util.function.BiFunction<String, String, RuntimeException> error) {
+      if (!(v instanceof Map<?, ?> raw)) {
+        throw error.apply("slo", "expected an object, found " + Entry.shown(v));
+      }
+      Map<String, Object> m = (Map<String, Object>) raw;
+      var in = Entry.inside("slo", error);
+      if (!(m.get("targets") instanceof List<?> ts) || ts.isEmpty() || !ts.stream().allMatch(t -> t instanceof String)) {
+        throw in.apply("targets", "expected a non-empty list of targets as written");
+      }
+      Double attainment = Entry.numberOrNull(m, "attainment", in);
+      if (attainment == null || attainment < 0 || attainment > 1) {
+        throw in.apply("attainment", "expected a share in [0, 1], found " + m.get("attainment"));
+      }
+      Map<String, Object> per = Entry.object(m, "per_target", in);
+      Map<String, Map<String, Object>> perTarget = new LinkedHashMap<>();
+      for (String t : per.keySet()) {
+        Map<String, Object> o = Entry.object(per, t, Entry.inside("slo.per_target", error));
+        var at = Entry.inside("slo.per_target." + t, error);
+        if (o.containsKey("share_met")) {
+          Entry.numberOrNull(o, "share_met", at);
+        } else if (!(o.get("met") instanceof Boolean)) {
+          throw at.apply("met", o.containsKey("met") ? "expected true or false, found " + Entry.shown(o.get("met")) : "missing");
+        }
+        perTarget.put(t, java.util.Collections.unmodifiableMap(o));
+      }
+      Object met = m.get("met");
+      if (!m.containsKey("met") || met != null && !(met instanceof Boolean)) {
+        throw in.apply("met", m.containsKey("met") ? "expected true, false or null, found " + Entry.shown(met) : "missing");
+      }
+      return new Slo(List.copyOf((List<String>) ts), attainment, Entry.whole(m, "requests_met", in), Entry.whole(m, "requests_missed", in),
+          Entry.numberOrNull(m, "goodput_rps", in), Entry.numberOrNull(m, "goodput_tokens_per_second", in),
+          java.util.Collections.unmodifiableMap(perTarget), (Boolean) met);
+    }
+  }
+
   /** One category's share of the KV region: time-weighted mean and peak, null where undefined. */
   public record Share(Double mean, Double peak) {}
 
@@ -221,6 +275,9 @@ public record ServingResults(
       }
       Breakdown breakdown = breakdown(m, "kv_breakdown", error);
       Breakdown steady = m.containsKey("kv_breakdown_steady") ? breakdown(m, "kv_breakdown_steady", error) : null;
+      if (m.containsKey("slo")) {
+        Slo.of(m.get("slo"), error);
+      }
       Map<String, Object> optional = new LinkedHashMap<>();
       m.forEach((k, v) -> {
         if (!FIXED.contains(k)) {
@@ -259,20 +316,20 @@ public record ServingResults(
       return new Breakdown(window, java.util.Collections.unmodifiableMap(shares), java.util.Collections.unmodifiableMap(used));
     }
 
-    private static java.util.function.BiFunction<String, String, RuntimeException> inside(
+    static java.util.function.BiFunction<String, String, RuntimeException> inside(
         String prefix, java.util.function.BiFunction<String, String, RuntimeException> error) {
       return (field, problem) -> error.apply(prefix + "." + field, problem);
     }
 
     @SuppressWarnings("unchecked")
-    private static Map<String, Object> object(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
+    static Map<String, Object> object(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
       if (!(m.get(field) instanceof Map<?, ?> o)) {
         throw error.apply(field, m.containsKey(field) ? "expected an object, found " + shown(m.get(field)) : "missing");
       }
       return (Map<String, Object>) o;
     }
 
-    private static long whole(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
+    static long whole(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
       Object v = m.get(field);
       if (v instanceof Integer || v instanceof Long) {
         long n = ((Number) v).longValue();
@@ -283,7 +340,7 @@ public record ServingResults(
       throw error.apply(field, m.containsKey(field) ? "expected a non-negative integer, found " + shown(v) : "missing");
     }
 
-    private static Double numberOrNull(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
+    static Double numberOrNull(Map<String, Object> m, String field, java.util.function.BiFunction<String, String, RuntimeException> error) {
       if (!m.containsKey(field)) {
         throw error.apply(field, "missing");
       }
@@ -298,7 +355,7 @@ public record ServingResults(
     }
 
     /** Returns a value as JSON shows it: a string in quotes. */
-    private static String shown(Object v) {
+    static String shown(Object v) {
       return v instanceof String t ? "\"" + t + "\"" : String.valueOf(v);
     }
 
@@ -340,6 +397,11 @@ public record ServingResults(
       }
       m.putAll(optional);
       return m;
+    }
+
+    /** Returns the entry's {@code slo} object (a run with {@code --slo}), or null where it has none. */
+    public Slo slo() {
+      return optional.containsKey("slo") ? Slo.of(optional.get("slo"), (field, problem) -> new IllegalStateException(field + ": " + problem)) : null;
     }
 
     /** Returns the whole entry as written, as plain values ({@link #toMap}). */

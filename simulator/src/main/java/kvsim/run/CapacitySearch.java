@@ -34,6 +34,12 @@ import kvsim.report.CapacityResults;
  * the share rejected; a system that misses the rejection target at the lowest rate (rejections
  * that do not depend on the load, as over-long prompts) has no capacity to print, and is said so.
  *
+ * <p>Per-request targets ({@code ttft<=1s}) are searched on their attainment: a rate meets them when
+ * at least the share {@code attainment>=A} (default 1) of the arrived requests finished and met
+ * every one of them, so rejected and aborted requests count against it and no rejection target is
+ * added by default ({@link SloTargets}, Note [Target combinations]); each probe then carries its
+ * attainment, and its goodput is the rate times the attainment.
+ *
  * <p>Note [Monotone in rate]: bisection assumes a system that meets its targets at a rate meets
  * them at every lower rate. For queueing systems that holds on average; a single seed can break it
  * near the boundary, so every probe is returned and written out, and the answer is always a rate
@@ -78,20 +84,40 @@ public final class CapacitySearch {
   }
 
   /**
-   * Every target of a search: the latency targets and the rejection target (Note [Rejections fail
-   * the target]).
+   * Every target of a search: the aggregate latency targets, the rejection target (Note [Rejections
+   * fail the target]) and the per-request targets with their attainment target (Note [Target
+   * combinations] in {@link SloTargets}).
    *
-   * @param latency the latency targets, in the order given (at least one)
+   * @param latency the aggregate latency targets, in the order given
    * @param rejectedFractionAllowed the largest share of requests that may fail to finish, in [0, 1]
-   * @param rejectedText the rejection target as written, or {@link #NO_REJECTIONS} when none was given
+   * @param rejectedText the rejection target as written, or {@link #NO_REJECTIONS} when none was
+   *     given, or {@link #ATTAINMENT_COUNTS_THEM} when none was given beside per-request targets
+   * @param perRequest the per-request targets, in the order given (may be empty)
+   * @param attainmentAtLeast the share of requests that must meet every per-request target; 0
+   *     without per-request targets
+   * @param attainmentText the attainment target as written, {@link #ALL_REQUESTS} when per-request
+   *     targets came without one, null without per-request targets
    */
-  public record Targets(List<Slo> latency, double rejectedFractionAllowed, String rejectedText) {
+  public record Targets(List<Slo> latency, double rejectedFractionAllowed, String rejectedText, List<kvsim.serving.ServingMetrics.RequestTarget> perRequest,
+      double attainmentAtLeast, String attainmentText) {
     /** The rejection target that holds unless another is given: every request must finish. */
     public static final String NO_REJECTIONS = "rejected.fraction<=0";
-    private static final Pattern REJECTED = Pattern.compile("\\s*rejected\\.fraction\\s*<=\\s*([0-9]*\\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\\s*");
+    /**
+     * The rejection target that holds beside per-request targets unless another is given: none of
+     * its own, since the attainment counts a request not finished as missing the targets.
+     */
+    public static final String ATTAINMENT_COUNTS_THEM = "rejected.fraction<=1";
+    /** The attainment target that holds beside per-request targets unless another is given: every request meets them. */
+    public static final String ALL_REQUESTS = "attainment>=1";
 
     public Targets {
       latency = List.copyOf(latency);
+      perRequest = List.copyOf(perRequest);
+    }
+
+    /** Aggregate latency targets and a rejection target only. */
+    public Targets(List<Slo> latency, double rejectedFractionAllowed, String rejectedText) {
+      this(latency, rejectedFractionAllowed, rejectedText, List.of(), 0, null);
     }
 
     /** Latency targets only: no request may fail to finish. */
@@ -100,34 +126,23 @@ public final class CapacitySearch {
     }
 
     /**
-     * Parses {@code --slo} texts: {@code rejected.fraction<=F} (at most once) and latency targets
-     * ({@link Slo#parse}); throws InputException for a bad one, a second rejection target, or no
-     * latency target.
+     * Parses {@code --slo} texts ({@link SloTargets#parse}) with capacity's defaults (Note [Target
+     * combinations]): per-request targets without {@code attainment>=A} take {@code attainment>=1};
+     * without {@code rejected.fraction<=F}, no request may fail to finish, unless there are
+     * per-request targets (their attainment counts those requests as missing). Throws
+     * InputException for a bad or repeated target, or neither a latency target nor a per-request one.
      */
     public static Targets parse(List<String> texts) {
-      List<Slo> latency = new ArrayList<>();
-      Double allowed = null;
-      String written = NO_REJECTIONS;
-      for (String t : texts) {
-        if (t.strip().startsWith("rejected")) {
-          Matcher m = REJECTED.matcher(t);
-          double f = m.matches() ? Double.parseDouble(m.group(1)) : Double.NaN;
-          if (!(f >= 0 && f <= 1)) {
-            throw new InputException("--slo: '" + t + "' is not rejected.fraction<=F with F in [0, 1] (e.g. rejected.fraction<=0.01)");
-          }
-          if (allowed != null) {
-            throw new InputException("--slo: '" + t + "' is a second rejection target after '" + written + "'; give one");
-          }
-          allowed = f;
-          written = t.strip();
-        } else {
-          latency.add(Slo.parse(t));
-        }
+      SloTargets t = SloTargets.parse(texts);
+      if (t.aggregate().isEmpty() && t.perRequest().isEmpty()) {
+        throw new InputException("--slo: give at least one latency target: a statistic (e.g. normalized_latency.mean<=0.2s) or a per-request limit"
+            + " with the share of requests to meet it (e.g. --slo 'ttft<=1s' --slo 'attainment>=0.9')");
       }
-      if (latency.isEmpty()) {
-        throw new InputException("--slo: give at least one latency target (e.g. normalized_latency.mean<=0.2s)");
-      }
-      return new Targets(latency, allowed == null ? 0 : allowed, written);
+      boolean perRequest = !t.perRequest().isEmpty();
+      double allowed = t.rejectedFractionAllowed() != null ? t.rejectedFractionAllowed() : perRequest ? 1 : 0;
+      String rejectedText = t.rejectedText() != null ? t.rejectedText() : perRequest ? ATTAINMENT_COUNTS_THEM : NO_REJECTIONS;
+      return new Targets(t.aggregate(), allowed, rejectedText, t.perRequest(), !perRequest ? 0 : t.attainmentAtLeast() != null ? t.attainmentAtLeast() : 1,
+          !perRequest ? null : t.attainmentText() != null ? t.attainmentText() : ALL_REQUESTS);
     }
   }
 
@@ -141,11 +156,20 @@ public final class CapacitySearch {
    * @param requests requests that arrived
    * @param finished requests finished
    * @param rejected requests rejected on arrival
+   * @param attainment the share of the requests that finished and met every per-request target;
+   *     null without per-request targets
+   * @param attainmentMet whether that share met the attainment target (true without per-request targets)
    */
-  public record Probe(double rate, Map<String, Double> values, boolean latencyMet, boolean rejectionsMet, long requests, long finished, long rejected) {
-    /** Returns whether every target, the rejection target included, was met. */
+  public record Probe(double rate, Map<String, Double> values, boolean latencyMet, boolean rejectionsMet, long requests, long finished, long rejected,
+      Double attainment, boolean attainmentMet) {
+    /** A probe without per-request targets. */
+    public Probe(double rate, Map<String, Double> values, boolean latencyMet, boolean rejectionsMet, long requests, long finished, long rejected) {
+      this(rate, values, latencyMet, rejectionsMet, requests, finished, rejected, null, true);
+    }
+
+    /** Returns whether every target, the rejection and attainment targets included, was met. */
     public boolean met() {
-      return latencyMet && rejectionsMet;
+      return latencyMet && rejectionsMet && attainmentMet;
     }
 
     /** Returns the requests that arrived but did not finish and were not rejected (aborted by an activation OOM). */
@@ -158,8 +182,15 @@ public final class CapacitySearch {
       return requests == 0 ? 0 : (double) (requests - finished) / requests;
     }
 
-    /** Returns the goodput: the rate times the share of requests finished, requests/s. */
+    /**
+     * Returns the goodput, requests/s: the rate times the share of requests served, which is the
+     * share finished, or with per-request targets the share that finished and met them (the
+     * attainment).
+     */
     public double goodputRps() {
+      if (attainment != null) {
+        return rate * attainment;
+      }
       return requests == 0 ? 0 : rate * finished / requests;
     }
   }
@@ -236,7 +267,7 @@ public final class CapacitySearch {
     if (!(lowRate > 0) || !(highRate > lowRate)) {
       throw new InputException("--min-rate and --max-rate: need 0 < min < max, got " + lowRate + " and " + highRate);
     }
-    if (targets == null || targets.latency().isEmpty()) {
+    if (targets == null || targets.latency().isEmpty() && targets.perRequest().isEmpty()) {
       throw new InputException("--slo: give at least one latency target");
     }
     for (ServingGrid.Cell c : cells) {
@@ -286,7 +317,12 @@ public final class CapacitySearch {
     long requests = r.metrics().arrived();
     long finished = r.metrics().finished();
     boolean rejectionsMet = requests - finished <= targets.rejectedFractionAllowed() * requests;
-    return new Probe(rate, values, met, rejectionsMet, requests, finished, r.metrics().rejected());
+    if (targets.perRequest().isEmpty()) {
+      return new Probe(rate, values, met, rejectionsMet, requests, finished, r.metrics().rejected());
+    }
+    double attainment = r.metrics().attainment(targets.perRequest()).attainment();
+    return new Probe(rate, values, met, rejectionsMet, requests, finished, r.metrics().rejected(), attainment,
+        attainment >= targets.attainmentAtLeast());
   }
 
   /**
@@ -307,6 +343,9 @@ public final class CapacitySearch {
     config.put("max_rate_rps", highRate);
     config.put("steps", steps);
     config.put("rejected_fraction_allowed", targets.rejectedFractionAllowed());
+    if (!targets.perRequest().isEmpty()) {
+      config.put("attainment_required", targets.attainmentAtLeast());
+    }
     // Which predictor timed the probes: one where every cell has the same, else each cell's, in the cells' order.
     List<Map<String, Object>> costModels = new ArrayList<>();
     for (ServingGrid.Cell cell : cells) {
@@ -331,7 +370,7 @@ public final class CapacitySearch {
       Map<String, Double> values = new LinkedHashMap<>();
       p.values().forEach((k, v) -> values.put(k, Double.isNaN(v) ? null : v));
       probes.add(new CapacityResults.Probe(p.rate(), p.met(), p.requests(), p.finished(), p.rejected(), p.aborted(), p.rejectedFraction(),
-          p.goodputRps(), values));
+          p.goodputRps(), values, p.attainment()));
     }
     Probe a = c.answer();
     // The targets the low bound missed, when no rate met them (Note [Rejections fail the target]).
@@ -347,6 +386,9 @@ public final class CapacitySearch {
       }
       if (!a.rejectionsMet()) {
         unmet.add(targets.rejectedText());
+      }
+      if (!a.attainmentMet()) {
+        unmet.add(targets.attainmentText());
       }
     }
     return new CapacityResults.SystemEntry(c.system(), grid ? cell.settings() : Map.of(), grid ? cell.spec().kvMemoryBytes() : null, c.maxRate(),

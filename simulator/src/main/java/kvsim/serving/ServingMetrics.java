@@ -37,6 +37,9 @@ import kvsim.metrics.Samples;
  *       has any.
  *   <li>Under the naive plan only: {@code activation_oom_count} (iterations whose activations the
  *       allocator refused) and {@code requests_aborted} (requests of those batches, never finished).
+ *   <li>Per-request targets ({@link #attainment}): every finished request's own latencies are kept,
+ *       so that the share of requests meeting every target (SLO attainment) and the goodput can be
+ *       computed for targets given after the run (Note [Per-request targets]).
  *   <li>{@code sequence_groups}, only in runs with requests of {@code n} &gt; 1 or a beam width:
  *       see {@link #groupsMap}. Latencies are then per request (group): first token of any of its
  *       sequences, finish of the last; output tokens count every sequence's tokens.
@@ -118,18 +121,33 @@ public final class ServingMetrics {
   Map<String, Long> kvCounters = Map.of();
   /** The KV manager's group counters at the end of the run ({@link KvManager.GroupCounting#groupCounters}). */
   Map<String, Long> groupCounters = Map.of();
+  /** Every finished request's latencies and output tokens, for per-request targets (Note [Per-request targets]). */
+  private final FinishedRequests requests = new FinishedRequests();
 
   void recordFinish(SequenceGroup g) {
-    double arrival = g.request.arrivalNanos();
-    int outputs = g.lead().outputTokens();
-    ttft.add((g.firstTokenNanos - arrival) / 1e9);
-    e2e.add((g.finishNanos - arrival) / 1e9);
-    normalized.add((g.finishNanos - arrival) / 1e9 / outputs);
-    if (outputs > 1) {
-      tpot.add((g.finishNanos - g.firstTokenNanos) / 1e9 / (outputs - 1));
+    int groupOutputs = 0;
+    for (Sequence s : g.sequences) {
+      groupOutputs += s.outputTokens();
     }
+    recordFinish(g.request.arrivalNanos(), g.firstTokenNanos, g.finishNanos, g.lead().outputTokens(), groupOutputs);
+  }
+
+  /**
+   * Records a finished request from its times: arrival, first token and finish; {@code outputs} are
+   * the lead sequence's output tokens (the latencies' denominator), {@code groupOutputs} every
+   * sequence's.
+   */
+  void recordFinish(long arrivalNanos, long firstTokenNanos, long finishNanos, int outputs, int groupOutputs) {
+    double arrival = arrivalNanos;
+    ttft.add((firstTokenNanos - arrival) / 1e9);
+    e2e.add((finishNanos - arrival) / 1e9);
+    normalized.add((finishNanos - arrival) / 1e9 / outputs);
+    if (outputs > 1) {
+      tpot.add((finishNanos - firstTokenNanos) / 1e9 / (outputs - 1));
+    }
+    requests.add(firstTokenNanos - arrivalNanos, finishNanos - arrivalNanos, outputs, groupOutputs);
     finished++;
-    lastFinishNanos = Math.max(lastFinishNanos, g.finishNanos);
+    lastFinishNanos = Math.max(lastFinishNanos, finishNanos);
   }
 
   /** Counts a request's arrival at {@code timeNanos} (the steady window's bounds are arrivals: Note [Breakdown windows]). */
@@ -386,5 +404,143 @@ public final class ServingMetrics {
   /** Returns the requests rejected. */
   public long rejected() {
     return rejected;
+  }
+
+  // Note [Per-request targets]: a per-request target (ttft<=1s) is met by a request when its own
+  // value is within the limit; a request meets the SLO when it finished and meets every per-request
+  // target. This is goodput as vLLM's benchmarks/benchmark_serving.py computes it (calculate_metrics
+  // with --goodput: a request is "good" when each of its ttft, tpot and e2el is at most the limit,
+  // request_goodput = good requests / benchmark duration) and SLO attainment as DistServe (Zhong et
+  // al., OSDI 2024) defines it (the share of requests meeting their SLOs). The values are those of
+  // the aggregates above, per request: ttft = first token − arrival, tpot = (finish − first token) /
+  // (output tokens − 1), e2e = finish − arrival, normalized_latency = e2e / output tokens (the lead
+  // sequence's tokens for a group, as the aggregates count them). Where kvsim differs from vLLM:
+  //   - attainment is over every request that arrived: a request rejected on arrival (too long for
+  //     max_model_len or the KV memory), aborted (an activation OOM of the naive plan) or not
+  //     finished counts as missing the SLO. vLLM's failed requests are likewise never good, but its
+  //     script reports no attainment;
+  //   - a request of one output token has no TPOT; vLLM "regards tpot as 0 for goodput", so it meets
+  //     any TPOT target, and so it does here (the aggregate tpot leaves it out, as vLLM's mean does);
+  //   - normalized_latency (the vLLM paper's measure) is a per-request target vLLM's script lacks;
+  //   - goodput is also given in output tokens/s (the met requests' output tokens, every sequence of
+  //     a group), and its span is the run's (first arrival to last finish, span_seconds), where vLLM
+  //     divides by the benchmark's wall duration.
+  // The finished requests' values are kept (24 bytes each) so that targets can be checked after the
+  // run, whatever targets are asked.
+
+  /**
+   * One per-request target: {@code metric} one of {@link #REQUEST_METRICS}, met by a request whose
+   * own value is at most {@code limitSeconds} (Note [Per-request targets]).
+   *
+   * @param metric {@code ttft}, {@code tpot}, {@code e2e} or {@code normalized_latency}
+   * @param limitSeconds the largest value that meets the target, in seconds (seconds per token for
+   *     {@code normalized_latency})
+   * @param text the target as written
+   */
+  public record RequestTarget(String metric, double limitSeconds, String text) {
+    public RequestTarget {
+      if (!REQUEST_METRICS.contains(metric)) {
+        throw new IllegalArgumentException("no per-request metric " + metric + "; one of " + REQUEST_METRICS);
+      }
+    }
+  }
+
+  /** The metrics a per-request target can name. */
+  public static final List<String> REQUEST_METRICS = List.of("ttft", "tpot", "e2e", "normalized_latency");
+
+  /**
+   * How the requests of a run fared against per-request targets.
+   *
+   * @param arrived requests that arrived (rejected and aborted ones included)
+   * @param met requests that finished and met every target
+   * @param metOutputTokens the output tokens of the requests in {@code met}
+   * @param metPerTarget per target, in the order given, the requests that finished and met it
+   */
+  public record Attainment(long arrived, long met, long metOutputTokens, List<Long> metPerTarget) {
+    public Attainment {
+      metPerTarget = List.copyOf(metPerTarget);
+    }
+
+    /** Returns the share of the arrived requests that met every target (NaN with none arrived). */
+    public double attainment() {
+      return arrived == 0 ? Double.NaN : (double) met / arrived;
+    }
+
+    /** Returns the share of the arrived requests that finished and met target {@code i}. */
+    public double shareMeeting(int i) {
+      return arrived == 0 ? Double.NaN : (double) metPerTarget.get(i) / arrived;
+    }
+  }
+
+  /**
+   * Checks every finished request against {@code targets}: a request meets the SLO when it finished
+   * and meets every target (with none, every finished request meets it); requests that did not
+   * finish miss it (Note [Per-request targets]).
+   */
+  public Attainment attainment(List<RequestTarget> targets) {
+    long met = 0;
+    long tokens = 0;
+    long[] perTarget = new long[targets.size()];
+    for (int r = 0; r < requests.size; r++) {
+      boolean all = true;
+      for (int t = 0; t < targets.size(); t++) {
+        RequestTarget target = targets.get(t);
+        if (requests.value(r, target.metric()) <= target.limitSeconds()) {
+          perTarget[t]++;
+        } else {
+          all = false;
+        }
+      }
+      if (all) {
+        met++;
+        tokens += requests.tokens[2 * r + 1];
+      }
+    }
+    List<Long> counts = new java.util.ArrayList<>();
+    for (long c : perTarget) {
+      counts.add(c);
+    }
+    return new Attainment(arrived, met, tokens, counts);
+  }
+
+  /** Returns the run's span in seconds: first arrival to last finish (0 before any arrival), as {@code span_seconds}. */
+  public double spanSeconds() {
+    return firstArrivalNanos < 0 ? 0 : (lastFinishNanos - firstArrivalNanos) / 1e9;
+  }
+
+  /** The finished requests' first-token and finish times after arrival, and their output tokens, in growing arrays. */
+  private static final class FinishedRequests {
+    /** Per request: ttft, then e2e, in nanoseconds. */
+    long[] nanos = new long[512];
+    /** Per request: the lead sequence's output tokens, then every sequence's. */
+    int[] tokens = new int[512];
+    int size;
+
+    void add(long ttftNanos, long e2eNanos, int leadOutputs, int allOutputs) {
+      if (2 * size == nanos.length) {
+        nanos = java.util.Arrays.copyOf(nanos, 2 * nanos.length);
+        tokens = java.util.Arrays.copyOf(tokens, 2 * tokens.length);
+      }
+      nanos[2 * size] = ttftNanos;
+      nanos[2 * size + 1] = e2eNanos;
+      tokens[2 * size] = leadOutputs;
+      tokens[2 * size + 1] = allOutputs;
+      size++;
+    }
+
+    /** Returns request {@code r}'s value of a per-request metric in seconds, computed as {@link #recordFinish} computes the aggregates'. */
+    double value(int r, String metric) {
+      double ttft = nanos[2 * r] / 1e9;
+      double e2e = nanos[2 * r + 1] / 1e9;
+      int outputs = tokens[2 * r];
+      return switch (metric) {
+        case "ttft" -> ttft;
+        case "e2e" -> e2e;
+        case "normalized_latency" -> e2e / outputs;
+        // One output token: no TPOT; vLLM regards it as 0 for goodput (Note [Per-request targets]).
+        case "tpot" -> outputs > 1 ? (nanos[2 * r + 1] - nanos[2 * r]) / 1e9 / (outputs - 1) : 0;
+        default -> throw new IllegalArgumentException(metric);
+      };
+    }
   }
 }

@@ -102,7 +102,7 @@ class CapacityCommandTest {
     Path out = dir.resolve("bad");
     CliRun run = CliRun.of("capacity", "requests:count=10", "--slo", "latency<=1s", "-o", out.toString());
     assertEquals(2, run.exitCode());
-    assertTrue(run.err().contains("--slo: 'latency<=1s' is not METRIC.STAT<=VALUE"), run.err());
+    assertTrue(run.err().contains("--slo: 'latency<=1s' is not a target: latency is no per-request metric; expected METRIC<=VALUE"), run.err());
     assertFalse(Files.exists(out));
   }
 
