@@ -43,7 +43,7 @@ public final class ServingSettings {
   /** The tensor-parallel degree: GPUs of one node the model is split over (README, "Several GPUs"). */
   public static final Setting TENSOR_PARALLEL = add(Setting.of("tensor-parallel", COUNT, "GPUs", "1 (N for a device NxDEVICE)",
       "GPUs of one node the model is split over by tensor parallelism (1 to 8); a multi-GPU device preset NxDEVICE implies N", OPTION, SET, GRID_SET, SUITE)
-      .aliases("tensor-parallel-size").echo("config.tensor_parallel"));
+      .aliases("tensor-parallel-size").readsKey("").echo("config.tensor_parallel"));
   /** The KV memory, given. */
   public static final Setting KV_MEMORY = add(Setting.of("kv-memory", SIZE, "bytes", "from gpu-memory-utilization",
       "KV memory; replaces gpu-memory-utilization", OPTION, SET, GRID_SET, SUITE).echo("config.kv_memory_bytes"));
