@@ -40,10 +40,6 @@ public final class ServingSettings {
   /** The device preset or size. */
   public static final Setting DEVICE =
       add(Setting.of("device", TEXT, "", "h100-80", "Device preset or size", OPTION, GRID_FIELD, SUITE).readsKey("").echo("config.device"));
-  /** The tensor-parallel degree: GPUs of one node the model is split over (README, "Several GPUs"). */
-  public static final Setting TENSOR_PARALLEL = add(Setting.of("tensor-parallel", COUNT, "GPUs", "1 (N for a device NxDEVICE)",
-      "GPUs of one node the model is split over by tensor parallelism (1 to 8); a multi-GPU device preset NxDEVICE implies N", OPTION, SET, GRID_SET, SUITE)
-      .aliases("tensor-parallel-size").readsKey("").echo("config.tensor_parallel"));
   /** The KV memory, given. */
   public static final Setting KV_MEMORY = add(Setting.of("kv-memory", SIZE, "bytes", "from gpu-memory-utilization",
       "KV memory; replaces gpu-memory-utilization", OPTION, SET, GRID_SET, SUITE).echo("config.kv_memory_bytes"));
@@ -99,6 +95,11 @@ public final class ServingSettings {
   public static final Setting COST_MODEL = add(Setting.of("cost-model", CHOICE, "", "auto",
       "Forward-time predictor: auto (a built-in profile of the model on the device, else the roofline fitted on the device's profiles, else the roofline), profile, measured-roofline or roofline",
       OPTION, SET, GRID_SET, SUITE).choices("auto", "roofline", "measured-roofline", "profile").readsKey("").echo("systems[].parts.cost_model"));
+
+  /** The tensor-parallel degree: GPUs of one node the model is split over (README, "Several GPUs"). */
+  public static final Setting TENSOR_PARALLEL = add(Setting.of("tensor-parallel", COUNT, "GPUs", "1 (N for a device NxDEVICE)",
+      "GPUs of one node the model is split over by tensor parallelism (1 to 8); a multi-GPU device preset NxDEVICE implies N", OPTION, SET, GRID_SET, SUITE)
+      .aliases("tensor-parallel-size").readsKey("").echo("config.tensor_parallel"));
 
   private ServingSettings() {}
 

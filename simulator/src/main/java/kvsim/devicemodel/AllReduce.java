@@ -53,8 +53,9 @@ import kvsim.core.InputException;
  * each way (A40 data sheet), and more than two A40s reduce over PCIe, the preset's host-link
  * bandwidth. The latency is the measured A100 node's time at 2 KiB for the same GPU count (for 3,
  * 5, 6 or 7 GPUs, the next measured count above). The measured tables reach less than these peaks:
- * on the A100 node 64 MiB among 8 GPUs take 0.68 ms where the ring at 300 GB/s takes 0.39 ms, so
- * the roofline is optimistic.
+ * on the A100 node 64 MiB among 8 GPUs take 0.62 ms in the table (0.675 ms in the single 64 MiB
+ * row) where the ring at 300 GB/s takes 0.39 ms plus 28.5 µs of latency, so the roofline is
+ * optimistic.
  */
 public final class AllReduce {
   /** The built-in tables' nodes, by the GPU their measurements serve. */

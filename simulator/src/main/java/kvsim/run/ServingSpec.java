@@ -414,6 +414,14 @@ public final class ServingSpec {
     return tensorParallel > 1 ? " per GPU (of " + tensorParallel + ")" : "";
   }
 
+  /** Returns how a command's first line names the device: its name, and under tensor parallelism the GPUs ("4xa100-40 (tensor-parallel 4)"). */
+  public String deviceText() {
+    if (tensorParallel == 1) {
+      return device.name();
+    }
+    return (deviceGroup.multi() ? deviceGroup.name() : tensorParallel + "x" + device.name()) + " (tensor-parallel " + tensorParallel + ")";
+  }
+
   /** Returns the tensor-parallel degree: how many GPUs the model is split over (1: one GPU). */
   public int tensorParallel() {
     return tensorParallel;
