@@ -69,6 +69,9 @@ final class ListCommand implements Runnable {
           d.hostLinkBytesPerSecond() / 1e9,
           d.peakFlops() / 1e12);
     }
+    out.println("  Multi-GPU presets (tensor parallelism on one node; README, \"Several GPUs\"): 2x, 4x and 8x of each, e.g. "
+        + String.join(", ", kvsim.devicemodel.DeviceGroup.presets().keySet().stream().filter(n -> n.matches("(2xh100-80|4xh100-80|8xh100-80|4xa100-40|8xa100-80)")).toList())
+        + "; --tensor-parallel N splits the model over N of a single preset");
     out.println();
     out.println("Built-in GPU profile tables (kvsim serving --cost-model profile; README, \"Cost models\"):");
     for (Map.Entry<String, String> e : kvsim.devicemodel.CostModels.listing().entrySet()) {

@@ -26,14 +26,14 @@ import picocli.CommandLine.Parameters;
     description = {
       "Run a published experiment and write results/reproductions/NAME/ (README.md and report.html with kvsim's numbers beside the published ones, and every run's result folder).",
       "NAME: seed000-churn (the slab-allocator article's first-fit churn table), vllm-fig2 (the vLLM paper's KV breakdown), vllm-fig12 (its sustainable request rates),",
-      "vllm-fig13 (its mean batch sizes),",
+      "vllm-fig13 (its mean batch sizes), vllm-table1 (its model setups: OPT-66B on 4xA100, OPT-175B on 8xA100-80GB),",
       "torch-snapshots (every shared PyTorch snapshot: replay agreement on pytorch-caching and fragmentation)."
     },
     footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage."})
 final class ReproduceCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "NAME", description = "seed000-churn, vllm-fig2, vllm-fig12, vllm-fig13 or torch-snapshots.")
+  @Parameters(index = "0", paramLabel = "NAME", description = "seed000-churn, vllm-fig2, vllm-fig12, vllm-fig13, vllm-table1 or torch-snapshots.")
   String name;
 
   @Option(names = "--json", description = "Print kvsim's numbers as JSON instead of the table.")

@@ -105,8 +105,8 @@ final class ServingCommand implements Callable<Integer> {
       folder = sloTargets.withSlo(folder, results);
     }
     Path dir = ResultsWriter.writeServing(target, folder, ServingRunner.timings(cells, axes, results));
-    out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.device().name(),
-        ServingGrid.sameKvMemory(cells) ? Bytes.format(s.kvMemoryBytes()) : "per cell (summary.json)");
+    out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.deviceText(),
+        ServingGrid.sameKvMemory(cells) ? Bytes.format(s.kvMemoryBytes()) + (s.tensorParallel() > 1 ? " per GPU" : "") : "per cell (summary.json)");
     table(out, axes, folder);
     out.println();
     out.println("results: " + dir);

@@ -25,8 +25,12 @@ final class ServingOptions {
   @Option(names = "--model", paramLabel = "MODEL", description = "Model preset (see `kvsim list`). Default: llama-2-7b.")
   String model;
 
-  @Option(names = "--device", paramLabel = "DEVICE", description = "Device preset or size. Default: h100-80.")
+  @Option(names = "--device", paramLabel = "DEVICE", description = "Device preset, multi-GPU preset (4xa100-40) or size. Default: h100-80.")
   String device;
+
+  @Option(names = "--tensor-parallel", paramLabel = "N", description = "GPUs of one node the model is split over by tensor parallelism"
+      + " (1 to 8; default 1, or N for a multi-GPU device preset such as 4xa100-40).")
+  String tensorParallel;
 
   @Option(names = "--kv-memory", paramLabel = "SIZE", description = "KV memory, e.g. 12GiB. Default: from --gpu-memory-utilization.")
   String kvMemory;
@@ -88,7 +92,7 @@ final class ServingOptions {
 
   @Option(names = "--set", paramLabel = "KEY=V1,V2,…", description = "A what-if grid (repeatable): run every combination of the values "
       + "with every --system. KEY is a serving setting (block-tokens, max-num-seqs, max-num-batched-tokens, kv-memory, gpu-memory-utilization, "
-      + "max-model-len, watermark, swap-space, plan, scheduler-reserve-full-isl, async-scheduling, cost-model; or an alias, such as block-size) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
+      + "max-model-len, watermark, swap-space, plan, scheduler-reserve-full-isl, async-scheduling, cost-model, tensor-parallel; or an alias, such as block-size) or ALLOCATOR.KEY of a contiguous system's allocator (buddy for orca-*, pytorch-caching for hf-naive), "
       + "e.g. --set block-tokens=8,16,32.")
   List<String> settings = new ArrayList<>();
 
@@ -100,6 +104,7 @@ final class ServingOptions {
     Settings s = Settings.none();
     s = give(s, ServingSettings.MODEL, "--model", model);
     s = give(s, ServingSettings.DEVICE, "--device", device);
+    s = give(s, ServingSettings.TENSOR_PARALLEL, "--tensor-parallel", tensorParallel);
     s = give(s, ServingSettings.KV_MEMORY, "--kv-memory", kvMemory);
     s = give(s, ServingSettings.GPU_MEMORY_UTILIZATION, "--gpu-memory-utilization", gpuMemoryUtilization);
     s = give(s, ServingSettings.MAX_MODEL_LEN, "--max-model-len", maxModelLen);

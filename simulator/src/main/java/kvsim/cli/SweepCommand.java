@@ -75,7 +75,7 @@ final class SweepCommand implements Callable<Integer> {
     if (calibration != null) {
       // Note [A calibration from another device] on alloc.Calibration: once per device of the grid.
       for (String d : g.devices().isEmpty() ? List.of(kvsim.devicemodel.DeviceSpec.DEFAULT_NAME) : g.devices()) {
-        String warning = calibration.deviceWarning(kvsim.devicemodel.DeviceSpec.parse(d));
+        String warning = calibration.deviceWarning(g.serving() ? kvsim.devicemodel.DeviceGroup.parse(d).gpu() : kvsim.devicemodel.DeviceSpec.parse(d));
         if (warning != null) {
           err.println("kvsim: warning: " + warning);
           err.flush();

@@ -96,6 +96,11 @@ public final class ServingSettings {
       "Forward-time predictor: auto (a built-in profile of the model on the device, else the roofline fitted on the device's profiles, else the roofline), profile, measured-roofline or roofline",
       OPTION, SET, GRID_SET, SUITE).choices("auto", "roofline", "measured-roofline", "profile").readsKey("").echo("systems[].parts.cost_model"));
 
+  /** The tensor-parallel degree: GPUs of one node the model is split over (README, "Several GPUs"). */
+  public static final Setting TENSOR_PARALLEL = add(Setting.of("tensor-parallel", COUNT, "GPUs", "1 (N for a device NxDEVICE)",
+      "GPUs of one node the model is split over by tensor parallelism (1 to 8); a multi-GPU device preset NxDEVICE implies N", OPTION, SET, GRID_SET, SUITE)
+      .aliases("tensor-parallel-size").readsKey("").echo("config.tensor_parallel"));
+
   private ServingSettings() {}
 
   private static Setting add(Setting s) {

@@ -175,6 +175,49 @@ public final class CostModels {
     }
   }
 
+  /**
+   * Returns the predictor that times a run of {@code model} split over {@code gpus} GPUs of {@code
+   * device} by tensor parallelism (Note [Which predictor times a split model]); {@link #choose} for
+   * one GPU.
+   *
+   * <p>Note [Which predictor times a split model]: one GPU's share ({@link ModelPreset#perGpu}) is
+   * timed by the roofline or the measured roofline, whose efficiencies are shares of one GPU's peaks
+   * and so hold for a share of the model, plus the all-reduces ({@link TensorParallelForwardTime});
+   * {@code auto} takes the measured roofline where the GPU has tables. The built-in profile tables
+   * were measured at tensor-parallel degree 1 on whole layers, and a calibration file's forward
+   * section on one GPU's whole model: neither times a share, so {@code profile} and a calibration's
+   * forward section are refused for N &gt; 1 rather than applied to the wrong layer.
+   */
+  public static ForwardTimeModel choose(String choice, ModelPreset model, DeviceSpec device, int gpus, CostCalibration calibration, String calibrationName) {
+    if (gpus == 1) {
+      return choose(choice, model, device, calibration, calibrationName);
+    }
+    String c = choice == null ? AUTO : choice;
+    if (!CHOICES.contains(c)) {
+      throw new InputException("cost-model: unknown predictor '" + c + "' (known: " + String.join(", ", CHOICES) + ")");
+    }
+    if (calibration != null && calibration.hasForward()) {
+      throw new InputException("calibration " + calibrationName + ": its forward section times one GPU's whole model, not a share of it over "
+          + gpus + " GPUs (tensor-parallel); give a calibration without one, or tensor-parallel 1");
+    }
+    ModelPreset share = model.perGpu(gpus);
+    ProfileFit.Efficiencies gpu = gpuEfficiencies(device);
+    ForwardTimeModel inner = switch (c) {
+      case ROOFLINE -> Roofline.of(share, device);
+      case PROFILE -> throw new InputException("cost-model profile: the built-in profile tables were measured at tensor-parallel degree 1; a run on "
+          + gpus + " GPUs takes measured-roofline or roofline (README, \"Several GPUs\")");
+      case MEASURED_ROOFLINE -> {
+        if (gpu == null) {
+          throw new InputException("cost-model measured-roofline: no built-in profile of any model on "
+              + (gpu(device) == null ? "a device given by its size" : device.name() + "'s GPU") + " (see kvsim list)");
+        }
+        yield measuredRoofline(share, device, gpu);
+      }
+      default -> gpu != null ? measuredRoofline(share, device, gpu) : Roofline.of(share, device);
+    };
+    return new TensorParallelForwardTime(inner, model, device, gpus);
+  }
+
   private static ProfileForwardTime profile(ProfileTable table, ModelPreset model, DeviceSpec device) {
     return new ProfileForwardTime(table, model, device, ProfileFit.efficiencies(table, device), EngineTerms.MEASURED, describe(table));
   }

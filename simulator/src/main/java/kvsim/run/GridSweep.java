@@ -205,7 +205,11 @@ public final class GridSweep {
     calibration(g); // a missing calibration file is the grid's error before any cell's
     for (int i = 0; i < g.devices().size(); i++) {
       try {
-        DeviceSpec.parse(g.devices().get(i));
+        if (g.serving()) {
+          kvsim.devicemodel.DeviceGroup.parse(g.devices().get(i));
+        } else {
+          DeviceSpec.parse(g.devices().get(i));
+        }
       } catch (IllegalArgumentException e) {
         throw g.error("device", i, e.getMessage());
       }

@@ -40,6 +40,10 @@ import kvsim.report.SweepResults;
  *       thresholds, vLLM's rate over each baseline's beside the paper's §6.2 ranges.
  *   <li>{@code vllm-fig13}: the paper's Fig. 13, the mean batch size of the same systems on ShareGPT
  *       at 2 requests/s and Alpaca at 30 requests/s, beside the figure's bar labels.
+ *   <li>{@code vllm-table1}: the paper's Table 1, the three model setups (OPT-13B on an A100-40GB,
+ *       OPT-66B on 4×A100-40GB, OPT-175B on 8×A100-80GB): kvsim's parameter size, KV memory and
+ *       KV slots beside the table's, and the 66B setup serving ShareGPT through vLLM and the Orca
+ *       baselines (Note [vLLM paper's Table 1]).
  * </ul>
  *
  * <p>Each vLLM reproduction's notes say what differs from the paper's setup (the cost model, the
@@ -49,7 +53,7 @@ import kvsim.report.SweepResults;
  */
 public final class Reproductions {
   /** The reproductions this class runs. */
-  public static final List<String> NAMES = List.of("seed000-churn", "vllm-fig2", "vllm-fig12", "vllm-fig13");
+  public static final List<String> NAMES = List.of("seed000-churn", "vllm-fig2", "vllm-fig12", "vllm-fig13", "vllm-table1");
   /** The systems of the vLLM paper's comparisons, in its order. */
   public static final List<String> VLLM_SYSTEMS = List.of("orca-max", "orca-pow2", "orca-oracle", "vllm");
   /** Requests per serving run: 2,000 ShareGPT requests at 2/s are about 17 simulated minutes. */
@@ -157,6 +161,7 @@ public final class Reproductions {
       case "vllm-fig2" -> vllmFig2(requests, err);
       case "vllm-fig12" -> vllmFig12(requests, err);
       case "vllm-fig13" -> vllmFig13(requests, err);
+      case "vllm-table1" -> vllmTable1(requests, err);
       default -> throw new InputException("reproduce: unknown reproduction '" + name + "' (known: " + String.join(", ", NAMES) + ")");
     };
   }
@@ -422,6 +427,124 @@ public final class Reproductions {
     return new Reproduction("vllm-fig13", "The vLLM paper's mean batch size (Fig. 13)", notes,
         List.of("workload", "system", "kvsim", "paper", "deviation", "kvsim's mean e2e latency", "paper's mean e2e latency (batch ÷ rate)"),
         rows, numbers, List.of(), servings);
+  }
+
+  /**
+   * One setup of the vLLM paper's Table 1 with the table's numbers.
+   *
+   * @param label the setup as the table names it
+   * @param model kvsim's model preset
+   * @param device kvsim's device (a multi-GPU preset for the split models)
+   * @param paperParameterGb the table's parameter size, GB
+   * @param paperKvGb the table's memory for the KV cache, GB
+   * @param paperSlots the table's max. number of KV cache slots
+   */
+  private record Table1Setup(String label, String model, String device, double paperParameterGb, double paperKvGb, double paperSlots) {}
+
+  /**
+   * Note [vLLM paper's Table 1]: Kwon et al. (SOSP 2023), Table 1, "Model sizes and server
+   * configurations": OPT-13B on one A100, OPT-66B on 4×A100, OPT-175B on 8×A100-80GB, total GPU
+   * memory 40, 160 and 640 GB, parameter size 26, 132 and 346 GB, memory for the KV cache 12, 21
+   * and 264 GB, max. KV cache slots 15.7K, 9.7K and 60.1K. §6.1 runs them on Google Cloud A2
+   * instances with A100s; the 160 GB total makes the 66B setup's A100s the 40 GB part, as the 13B
+   * setup's. The table's parameter sizes are decimal GB (2 bytes × 13B = 26 GB), its KV memory the
+   * unit its slots imply: 12 GiB / 800 KiB per token = 15.7K and 264 GiB / 4.5 MiB = 60.1K, so
+   * kvsim's KV memory is compared in GiB. kvsim sizes the KV cache as vLLM does
+   * (gpu_memory_utilization 0.9 of each GPU, less its share of the weights and the estimated
+   * activation peak); its slots are the paged systems' blocks × 16 tokens.
+   */
+  private static final List<Table1Setup> TABLE1 = List.of(
+      new Table1Setup("OPT-13B, 1×A100-40GB", "opt-13b", "a100-40", 26, 12, 15_700),
+      new Table1Setup("OPT-66B, 4×A100-40GB", "opt-66b", "4xa100-40", 132, 21, 9_700),
+      new Table1Setup("OPT-175B, 8×A100-80GB", "opt-175b", "8xa100-80", 346, 264, 60_100));
+  /** The request rate of {@code vllm-table1}'s serving run of the 66B setup, requests/s. */
+  public static final double TABLE1_RATE = 1.0;
+
+  private static Reproduction vllmTable1(int requests, PrintWriter err) throws IOException {
+    List<List<String>> rows = new ArrayList<>();
+    Map<String, Object> numbers = new LinkedHashMap<>();
+    Map<String, Object> setups = new LinkedHashMap<>();
+    String workload = "requests:preset=" + PAPER_SHAREGPT + ",rate=" + trim(TABLE1_RATE) + ",count=" + requests + ",seed=1";
+    ServingSpec served = null;
+    for (Table1Setup t : TABLE1) {
+      ServingSpec spec = ServingSpec.resolve(ServingSpec.Request.of(workload, VLLM_SYSTEMS,
+          Settings.none().and(ServingSettings.MODEL, t.model()).and(ServingSettings.DEVICE, t.device())));
+      if (t.model().equals("opt-66b")) {
+        served = spec;
+      }
+      int gpus = spec.tensorParallel();
+      double weightsGb = (double) spec.model().weightBytes() * gpus / 1e9;
+      double kvGib = (double) spec.kvMemoryBytes() * gpus / kvsim.core.Bytes.GiB;
+      long slots = kvsim.serving.ServingSystems.numBlocks(spec.kvMemoryBytes(), spec.model().kvBytesPerToken(), spec.blockTokens()) * spec.blockTokens();
+      String per = gpus > 1 ? String.format(Locale.ROOT, " (%.1f per GPU)", weightsGb / gpus) : "";
+      rows.add(List.of(t.label(), "parameter size", String.format(Locale.ROOT, "%.1f GB", weightsGb) + per, trim(t.paperParameterGb()) + " GB",
+          deviation(weightsGb, t.paperParameterGb())));
+      rows.add(List.of(t.label(), "memory for the KV cache", String.format(Locale.ROOT, "%.1f GiB", kvGib)
+          + (gpus > 1 ? String.format(Locale.ROOT, " (%.2f per GPU)", kvGib / gpus) : ""), trim(t.paperKvGb()) + " GB", deviation(kvGib, t.paperKvGb())));
+      rows.add(List.of(t.label(), "max. KV cache slots", String.format(Locale.ROOT, "%.1fK", slots / 1000.0),
+          String.format(Locale.ROOT, "%.1fK", t.paperSlots() / 1000), deviation(slots, t.paperSlots())));
+      Map<String, Object> n = new LinkedHashMap<>();
+      n.put("model", t.model());
+      n.put("device", t.device());
+      n.put("gpus", gpus);
+      n.put("weight_bytes_per_gpu", spec.model().weightBytes());
+      n.put("weight_bytes_total", spec.model().weightBytes() * gpus);
+      n.put("kv_memory_bytes_per_gpu", spec.kvMemoryBytes());
+      n.put("kv_memory_bytes_total", spec.kvMemoryBytes() * gpus);
+      n.put("kv_slots", slots);
+      n.put("paper_parameter_gb", t.paperParameterGb());
+      n.put("paper_kv_gb", t.paperKvGb());
+      n.put("paper_kv_slots", t.paperSlots());
+      setups.put(t.model(), n);
+    }
+    numbers.put("setups", setups);
+    Serving serving = serve("opt-66b-4xa100-40-sharegpt", served, err);
+    Map<String, Object> systems = new LinkedHashMap<>();
+    for (ServingResults.Entry system : serving.results().entries()) {
+      Double norm = system.latency("normalized_latency_seconds_per_token", "mean");
+      double batch = system.number("batch_size_mean");
+      double throughput = system.number("throughput_tokens_per_second");
+      String setup = String.format(Locale.ROOT, "OPT-66B, 4×A100-40GB, ShareGPT @ %s req/s", trim(TABLE1_RATE));
+      rows.add(List.of(setup, system.system() + ": normalized latency, mean", norm == null ? "undefined" : String.format(Locale.ROOT, "%.3f s/token", norm),
+          NOT_GIVEN, ""));
+      rows.add(List.of(setup, system.system() + ": mean batch size", String.format(Locale.ROOT, "%.2f", batch), NOT_GIVEN, ""));
+      Map<String, Object> n = new LinkedHashMap<>();
+      n.put("normalized_latency_mean_seconds_per_token", norm);
+      n.put("batch_size_mean", batch);
+      n.put("throughput_tokens_per_second", throughput);
+      systems.put(system.system(), n);
+    }
+    numbers.put("opt_66b_sharegpt", systems);
+    String notes = """
+        The vLLM paper's Table 1: the three model setups of its evaluation, OPT-13B on one
+        A100-40GB, OPT-66B on 4×A100-40GB and OPT-175B on 8×A100-80GB (the paper's "4×A100" has 160
+        GB in total, so 40 GB parts), by tensor parallelism over the GPUs of one node. kvsim's
+        column is what its memory plan gives with vLLM's defaults (`./kvsim serving … --model
+        opt-66b --device 4xa100-40`): each GPU holds 1/N of the weights (the embedding included) and
+        of the KV heads, sizes its KV cache from 0.9 of its memory less its weights and its
+        activation estimate, and holds the same block table, so the slots are one GPU's blocks × 16
+        tokens and the KV memory in total is N × one GPU's. The table's parameter sizes are decimal
+        GB (2 bytes per parameter); its KV memory is read as GiB, the unit its slot counts imply
+        (12 GiB / 800 KiB per token = 15.7K). The deviation is kvsim over the paper, minus one.
+
+        kvsim's parameter counts are OPT's shapes counted (Note [OPT-66B and OPT-175B] on
+        ModelPreset); the paper rounds 175B's to 346 GB where the shape gives 349 GB. vLLM measures
+        the activation peak by a profiling run where kvsim estimates it (tokens × MLP width × 4 B
+        per GPU); the paper's KV memory for 175B (264 GB, 33 GB per GPU) is more than 0.9 × 80 GiB
+        less 1/8 of the weights leaves, so its setup used more of each GPU than vLLM's default 0.9.
+
+        The second part runs the 66B setup on the paper's ShareGPT workload (the `vllm-sharegpt`
+        preset, %,d requests at %s requests/s, seed 1) through vLLM and the Orca baselines. Each
+        iteration is one GPU's share on the measured roofline plus 2 × 64 + 1 all-reduces of the
+        batch's hidden states, timed from the built-in A100 DGX all-reduce table (README, "Several
+        GPUs"). The paper gives this setup's results as curves (Fig. 12), not numbers, so that
+        column says "not given".""".formatted(requests, trim(TABLE1_RATE));
+    return new Reproduction("vllm-table1", "The vLLM paper's model setups (Table 1), OPT-66B on 4×A100 serving ShareGPT", notes,
+        List.of("setup", "quantity", "kvsim", "paper", "deviation"), rows, numbers, List.of(), List.of(serving));
+  }
+
+  private static String deviation(double kvsim, double paper) {
+    return String.format(Locale.ROOT, "%+.1f %%", 100 * (kvsim / paper - 1));
   }
 
   /** The latency thresholds of {@code vllm-fig12}, normalized latency in s/token; the first is the answer's. */

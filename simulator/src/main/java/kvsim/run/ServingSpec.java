@@ -26,6 +26,12 @@ import kvsim.serving.ServingSystems;
  * weights − the activation peak, estimated as one forward pass over {@code max_num_batched_tokens}
  * tokens holding its two MLP projections in fp16 (tokens × MLP width × 2 × 2 B); vLLM measures that
  * peak by profiling.
+ *
+ * <p>Under tensor parallelism ({@code tensor-parallel} N, or a device {@code Nx<preset>}; README,
+ * "Several GPUs") every number of the memory plan is one GPU's: the device is one GPU, the model
+ * its share ({@link ModelPreset#perGpu}: weights / N, KV heads / N, MLP width / N, so the
+ * activations too), and the KV memory is what one GPU holds. Every GPU holds the same block table,
+ * so the systems and their allocators see one GPU; the summary gives the total beside it.
  */
 public final class ServingSpec {
   /** vLLM's default share of the device it may use. */
@@ -65,7 +71,10 @@ public final class ServingSpec {
 
   private final WorkloadRegistry.RequestWorkload workload;
   private final ModelPreset model;
+  private final ModelPreset wholeModel;
   private final DeviceSpec device;
+  private final kvsim.devicemodel.DeviceGroup deviceGroup;
+  private final int tensorParallel;
   private final long kvMemoryBytes;
   private final SchedulerConfig scheduler;
   private final int blockTokens;
@@ -92,15 +101,24 @@ public final class ServingSpec {
     Settings.Value modelValue = given.value(ServingSettings.MODEL);
     Settings.Value deviceValue = given.value(ServingSettings.DEVICE);
     try {
-      this.model = modelValue == null ? ModelPreset.defaultModel() : ModelPreset.parse(modelValue.text());
+      this.wholeModel = modelValue == null ? ModelPreset.defaultModel() : ModelPreset.parse(modelValue.text());
     } catch (IllegalArgumentException e) {
       throw modelValue.error(e.getMessage());
     }
     try {
-      this.device = deviceValue == null ? DeviceSpec.defaultDevice() : DeviceSpec.parse(deviceValue.text());
+      this.deviceGroup = deviceValue == null ? new kvsim.devicemodel.DeviceGroup(DeviceSpec.DEFAULT_NAME, DeviceSpec.defaultDevice(), 1)
+          : kvsim.devicemodel.DeviceGroup.parse(deviceValue.text());
     } catch (IllegalArgumentException e) {
       throw deviceValue.error(e.getMessage());
     }
+    this.device = deviceGroup.gpu();
+    this.tensorParallel = tensorParallel(given, deviceGroup, deviceValue);
+    String splitRefusal = wholeModel.tensorParallelRefusal(tensorParallel);
+    if (splitRefusal != null) {
+      Settings.Value tp = given.value(ServingSettings.TENSOR_PARALLEL);
+      throw error(tp != null ? tp : deviceValue, splitRefusal);
+    }
+    this.model = wholeModel.perGpu(tensorParallel);
     this.systems = new ArrayList<>(r.systems().isEmpty() ? List.of("vllm") : r.systems());
     for (String s : systems) {
       ServingSystems.get(s);
@@ -138,7 +156,7 @@ public final class ServingSpec {
       long usable = (long) (device.capacityBytes() * share);
       this.kvMemoryBytes = usable - model.weightBytes() - activations;
       if (kvMemoryBytes <= 0) {
-        throw error(sizing, "the weights of " + model.name() + " (" + Bytes.format(model.weightBytes()) + ") and its activations ("
+        throw error(sizing, "the weights of " + model.name() + perGpu() + " (" + Bytes.format(model.weightBytes()) + ") and its activations ("
             + Bytes.format(activations) + ") leave no KV memory in " + share + " of " + device.name() + "'s " + Bytes.format(device.capacityBytes()));
       }
     }
@@ -179,11 +197,25 @@ public final class ServingSpec {
     modelEcho.put("name", model.name());
     modelEcho.put("kv_bytes_per_token", model.kvBytesPerToken());
     e.put("model", modelEcho);
+    if (tensorParallel > 1) {
+      // Echoed only under tensor parallelism, so that one GPU's result files stay as they were.
+      modelEcho.put("kv_bytes_per_token_total", model.kvBytesPerToken() * tensorParallel);
+      modelEcho.put("weight_bytes_per_gpu", model.weightBytes());
+    }
     Map<String, Object> deviceEcho = new LinkedHashMap<>();
-    deviceEcho.put("name", device.name());
+    deviceEcho.put("name", tensorParallel > 1 ? deviceGroup.name() : device.name());
     deviceEcho.put("capacity_bytes", device.capacityBytes());
+    if (tensorParallel > 1) {
+      deviceEcho.put("gpus", tensorParallel);
+    }
     e.put("device", deviceEcho);
+    if (tensorParallel > 1) {
+      e.put("tensor_parallel", tensorParallel);
+    }
     e.put("kv_memory_bytes", kvMemoryBytes);
+    if (tensorParallel > 1) {
+      e.put("kv_memory_total_bytes", kvMemoryBytes * tensorParallel);
+    }
     e.put("check", check);
     // Echoed only when given, so that the result files of runs without them stay as they were.
     if (given.has(ServingSettings.SWAP_SPACE)) {
@@ -204,7 +236,10 @@ public final class ServingSpec {
   private ServingSpec(ServingSpec o, WorkloadRegistry.RequestWorkload workload, List<String> systems) {
     this.workload = workload;
     this.model = o.model;
+    this.wholeModel = o.wholeModel;
     this.device = o.device;
+    this.deviceGroup = o.deviceGroup;
+    this.tensorParallel = o.tensorParallel;
     this.kvMemoryBytes = o.kvMemoryBytes;
     this.scheduler = o.scheduler;
     this.blockTokens = o.blockTokens;
@@ -350,7 +385,51 @@ public final class ServingSpec {
    * kvsim.devicemodel.CostModels}).
    */
   public ForwardTimeModel forwardTime() {
-    return kvsim.devicemodel.CostModels.choose(costModel, model, device, calibration.cost(), calibration.source());
+    return kvsim.devicemodel.CostModels.choose(costModel, wholeModel, device, tensorParallel, calibration.cost(), calibration.source());
+  }
+
+  /**
+   * Returns the tensor-parallel degree: the setting where given, else the GPU count of a multi-GPU
+   * device preset, else 1; a setting that contradicts the preset is an error at the setting.
+   */
+  private static int tensorParallel(Settings given, kvsim.devicemodel.DeviceGroup group, Settings.Value deviceValue) {
+    Settings.Value tp = given.value(ServingSettings.TENSOR_PARALLEL);
+    if (tp == null) {
+      return group.gpus();
+    }
+    int n = (Integer) tp.value();
+    if (group.multi() && n != group.gpus()) {
+      throw tp.error(n + " contradicts " + deviceValue.origin() + " " + group.name() + ", which is " + group.gpus()
+          + " GPUs; give " + group.gpus() + " or a single-GPU device (" + group.gpu().name() + ")");
+    }
+    if (n > kvsim.devicemodel.DeviceGroup.MAX_GPUS) {
+      throw tp.error(n + " GPUs: kvsim models one node of at most " + kvsim.devicemodel.DeviceGroup.MAX_GPUS
+          + " GPUs (pipeline parallelism and several nodes are not modelled)");
+    }
+    return n;
+  }
+
+  /** Returns " per GPU (of N)" under tensor parallelism, for messages about the memory plan; empty otherwise. */
+  private String perGpu() {
+    return tensorParallel > 1 ? " per GPU (of " + tensorParallel + ")" : "";
+  }
+
+  /** Returns how a command's first line names the device: its name, and under tensor parallelism the GPUs ("4xa100-40 (tensor-parallel 4)"). */
+  public String deviceText() {
+    if (tensorParallel == 1) {
+      return device.name();
+    }
+    return (deviceGroup.multi() ? deviceGroup.name() : tensorParallel + "x" + device.name()) + " (tensor-parallel " + tensorParallel + ")";
+  }
+
+  /** Returns the tensor-parallel degree: how many GPUs the model is split over (1: one GPU). */
+  public int tensorParallel() {
+    return tensorParallel;
+  }
+
+  /** Returns the whole model; {@link #model} is one GPU's share of it under tensor parallelism. */
+  public ModelPreset wholeModel() {
+    return wholeModel;
   }
 
   /**
@@ -368,7 +447,7 @@ public final class ServingSpec {
     if (kvBytes <= room) {
       return;
     }
-    String parts = model.name() + "'s weights (" + Bytes.format(model.weightBytes()) + ")"
+    String parts = model.name() + "'s weights" + perGpu() + " (" + Bytes.format(model.weightBytes()) + ")"
         + (apart ? " and activations (" + Bytes.format(activations) + ", " + scheduler.maxNumBatchedTokens() + " tokens)" : "");
     throw given.error(given.text() + " (" + Bytes.format(kvBytes) + ") of KV memory beside " + parts + " needs "
         + Bytes.format(kvBytes + model.weightBytes() + activations) + ", more than " + device.name() + "'s " + Bytes.format(device.capacityBytes())
@@ -443,12 +522,12 @@ public final class ServingSpec {
     return workload;
   }
 
-  /** Returns the model. */
+  /** Returns the model: under tensor parallelism, one GPU's share of it (Note [A model split over GPUs] on ModelPreset). */
   public ModelPreset model() {
     return model;
   }
 
-  /** Returns the device. */
+  /** Returns the device: one GPU of the node under tensor parallelism. */
   public DeviceSpec device() {
     return device;
   }

@@ -46,7 +46,7 @@ class ReproductionFolderTest {
   void theCommittedReproductionsReadBackAndWriteOutAsTheSameBytes() throws IOException {
     Path committed = Path.of("..", "results", "reproductions");
     int read = 0;
-    for (String name : List.of("seed000-churn", "vllm-fig2", "vllm-fig12", "vllm-fig13")) {
+    for (String name : List.of("seed000-churn", "vllm-fig2", "vllm-fig12", "vllm-fig13", "vllm-table1")) {
       Path d = committed.resolve(name);
       if (!Files.isRegularFile(d.resolve(ReproductionFolder.FILE))) {
         continue;

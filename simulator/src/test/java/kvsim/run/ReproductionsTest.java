@@ -62,6 +62,30 @@ class ReproductionsTest {
   }
 
   @Test
+  void table1PutsKvsimsMemoryPlanOfTheThreeSetupsBesideThePapersAndServesTheSplitOne() throws IOException {
+    Reproductions.Reproduction r = Reproductions.run("vllm-table1", "test", REQUESTS, null);
+    assertEquals(List.of("setup", "quantity", "kvsim", "paper", "deviation"), r.header());
+    // Three quantities per setup, then two per system of the 66B serving run.
+    assertEquals(9 + 2 * Reproductions.VLLM_SYSTEMS.size(), r.rows().size());
+    assertEquals(List.of("OPT-66B, 4×A100-40GB", "parameter size", "131.4 GB (32.9 per GPU)", "132 GB", "-0.4 %"), r.rows().get(3));
+    // 5,719,357,440 B per GPU × 4 = 21.31 GiB beside the paper's 21.
+    assertEquals(List.of("OPT-66B, 4×A100-40GB", "memory for the KV cache", "21.3 GiB (5.33 per GPU)", "21 GB", "+1.5 %"), r.rows().get(4));
+    // 606 blocks × 16 = 9,696 slots beside 9.7K.
+    assertEquals(List.of("OPT-66B, 4×A100-40GB", "max. KV cache slots", "9.7K", "9.7K", "-0.0 %"), r.rows().get(5));
+    assertEquals(List.of("OPT-13B, 1×A100-40GB", "max. KV cache slots", "15.6K", "15.7K", "-0.6 %"), r.rows().get(2));
+    assertEquals("OPT-175B, 8×A100-80GB", r.rows().get(8).get(0));
+    @SuppressWarnings("unchecked")
+    Map<String, Map<String, Object>> setups = (Map<String, Map<String, Object>>) r.numbers().get("setups");
+    assertEquals(32_859_850_752L, setups.get("opt-66b").get("weight_bytes_per_gpu"));
+    assertEquals(9_696L, setups.get("opt-66b").get("kv_slots"));
+    assertEquals(8, setups.get("opt-175b").get("gpus"));
+    // The serving run is the 66B setup on 4 GPUs, every system of the paper's comparison.
+    assertEquals(1, r.servings().size());
+    assertEquals(4, r.servings().get(0).results().config().get("tensor_parallel"));
+    assertEquals(Reproductions.VLLM_SYSTEMS, r.servings().get(0).results().entries().stream().map(e -> e.system()).toList());
+  }
+
+  @Test
   void fig13PutsTheFiguresBarLabelsAndTheDeviationBesideKvsim() throws IOException {
     Reproductions.Reproduction r = Reproductions.run("vllm-fig13", "test", REQUESTS, null);
     assertEquals(List.of("workload", "system", "kvsim", "paper", "deviation", "kvsim's mean e2e latency", "paper's mean e2e latency (batch ÷ rate)"),
