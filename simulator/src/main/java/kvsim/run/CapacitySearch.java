@@ -261,7 +261,7 @@ public final class CapacitySearch {
     int planned = (2 + steps) * cells.size();
     int[] done = {0};
     java.util.function.IntConsumer probed = n -> {
-      if (progress != null) {
+      if (progress != null && n > 0) {
         synchronized (done) {
           done[0] += n;
           progress.probes(done[0], planned);
