@@ -65,7 +65,8 @@ final class ServingCommand implements Callable<Integer> {
     List<Path> inputs = Inputs.of(workload, s.workload().file());
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.SERVING, force)
         : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.SERVING)).reading(inputs).check();
-    ServingRunner.Progress progress = ServingProgress.of(Progress.of(quiet.quiet, err, "serving", "requests"), cells);
+    Progress lines = Progress.of(quiet.quiet, err, "serving", "requests");
+    ServingRunner.Progress progress = ServingProgress.of(lines, cells);
     if (emitTrace != null && !axes.isEmpty()) {
       throw new InputException("--emit-trace: writes one trace per system, not per grid cell; leave out --set, or run each cell on its own");
     }
@@ -82,6 +83,7 @@ final class ServingCommand implements Callable<Integer> {
     List<ServingRunner.SystemResult> results = emitTrace != null
         ? new ServingRunner().run(whole, progress, traces)
         : new ServingRunner().runCells(cells, progress);
+    ServingProgress.finish(lines, cells);
     ServingResults folder = ServingRunner.results(cells, axes, results);
     Path dir = ResultsWriter.writeServing(target, folder, ServingRunner.timings(cells, axes, results));
     out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.device().name(),

@@ -51,6 +51,18 @@ final class ServingProgress {
   // reported. Such a run is over: it counts whole (every request of its workload done, rejected
   // ones included) where the count is known, else with its last count of finished requests.
 
+  /**
+   * Tells {@code lines} (when not null) that every run of {@code cells} is over: the last line,
+   * once a line was printed and the total is known (a run's last requests finish between two
+   * callbacks, so the callbacks alone never reach the total).
+   */
+  static void finish(Progress lines, List<ServingGrid.Cell> cells) {
+    long perCell = requestCount(cells.get(0).spec().workload());
+    if (lines != null && perCell > 0) {
+      lines.update(perCell * cells.size(), perCell * cells.size());
+    }
+  }
+
   /** Returns the workload's request count where it is known before the run, else 0. */
   static long requestCount(WorkloadRegistry.RequestWorkload w) {
     if (!"requests".equals(w.generator())) {

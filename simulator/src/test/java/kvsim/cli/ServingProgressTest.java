@@ -32,9 +32,11 @@ class ServingProgressTest {
     p.update("vllm", 256, 40, 0);
     p.update("vllm", 512, 90, 0);
     p.update("vllm", 256, 5, 0); // the same thread's next run: the first is over, 100 requests
+    ServingProgress.finish(lines, cells); // every run over: the last line
     assertEquals(List.of(
         "kvsim: serving: 40/200 requests, 20 %, 10 s elapsed, ETA 40 s",
         "kvsim: serving: 90/200 requests, 45 %, 20 s elapsed, ETA 24 s",
-        "kvsim: serving: 105/200 requests, 52 %, 30 s elapsed, ETA 27 s"), text.toString().lines().toList());
+        "kvsim: serving: 105/200 requests, 52 %, 30 s elapsed, ETA 27 s",
+        "kvsim: serving: 200/200 requests, 100 %, 40 s elapsed"), text.toString().lines().toList());
   }
 }
