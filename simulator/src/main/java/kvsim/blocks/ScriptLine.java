@@ -101,7 +101,7 @@ final class ScriptLine {
       }
       return fields;
     } catch (JsonProcessingException e) {
-      throw InputException.at(source, lineNo, null, "malformed JSON: " + e.getOriginalMessage());
+      throw InputException.at(source, lineNo, null, "malformed JSON: " + kvsim.core.JsonProblem.plain(e.getOriginalMessage()));
     }
   }
 

@@ -69,6 +69,8 @@ final class CapacityCommand implements Callable<Integer> {
   @Option(names = "--force", description = "Also replace a kvsim result folder into which files of your own were added.")
   boolean force;
 
+  @CommandLine.Mixin QuietOption quiet;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -83,7 +85,8 @@ final class CapacityCommand implements Callable<Integer> {
     String name = "capacity-" + workload.replaceAll(".*/", "").replaceAll("[:,=]", "-").replaceAll("[^A-Za-z0-9._-]", "");
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.CAPACITY, force)
         : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.CAPACITY)).reading(Inputs.of(workload, s.workload().file())).check();
-    List<CapacitySearch.Capacity> result = CapacitySearch.searchCells(cells, targets, minRate, maxRate, steps);
+    Progress lines = Progress.of(quiet.quiet, spec.commandLine().getErr(), "capacity", "probes");
+    List<CapacitySearch.Capacity> result = CapacitySearch.searchCells(cells, targets, minRate, maxRate, steps, lines == null ? null : lines::update);
     CapacityResults results = CapacitySearch.results(cells, axes, targets, slos, minRate, maxRate, steps, result);
     Path dir = ResultsWriter.writeCapacity(target, results);
     List<String> targetTexts = results.targets();

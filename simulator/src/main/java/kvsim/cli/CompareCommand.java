@@ -44,6 +44,6 @@ final class CompareCommand implements Callable<Integer> {
       // compare runs every registered allocator unless told otherwise, whatever the spec lists
       options.allocators.addAll(kvsim.registry.AllocatorRegistry.names());
     }
-    return Runs.execute(spec.commandLine().getOut(), spec.commandLine().getErr(), label, yaml, dir, options, Map.of());
+    return Runs.execute(spec.commandLine().getOut(), spec.commandLine().getErr(), "compare", label, yaml, dir, options, Map.of());
   }
 }

@@ -114,13 +114,13 @@ final class GenerateCommand implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
     @CommandLine.Mixin Common common;
 
-    @Option(names = "--preset", defaultValue = KvGenerator.DEFAULT_PRESET, description = "Length preset: azure-conv, azure-code, mooncake-conv, sharegpt (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--preset", defaultValue = KvGenerator.DEFAULT_PRESET, description = "Length preset: ${COMPLETION-CANDIDATES} (see `kvsim list`; default: ${DEFAULT-VALUE}).", completionCandidates = PresetNames.class)
     String preset;
 
     @Option(names = "--requests", defaultValue = "" + KvGenerator.DEFAULT_REQUESTS, description = "Requests (default: ${DEFAULT-VALUE}).")
     long requests;
 
-    @Option(names = "--rate", paramLabel = "REQ_PER_S", description = "Arrival rate; default: the preset trace's mean rate.")
+    @Option(names = "--rate", paramLabel = "REQ_PER_S", description = "Arrival rate; default: the preset's default rate (`kvsim list`).")
     Double rate;
 
     @Option(names = "--decode-step-ms", description = "Time per output token; default: the bandwidth roofline of model and device.")
@@ -161,13 +161,13 @@ final class GenerateCommand implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
     @CommandLine.Mixin Common common;
 
-    @Option(names = "--preset", defaultValue = RequestGenerator.DEFAULT_PRESET, description = "Length preset: azure-conv, azure-code, mooncake-conv, sharegpt (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--preset", defaultValue = RequestGenerator.DEFAULT_PRESET, description = "Length preset: ${COMPLETION-CANDIDATES} (see `kvsim list`; default: ${DEFAULT-VALUE}).", completionCandidates = PresetNames.class)
     String preset;
 
     @Option(names = "--count", defaultValue = "" + RequestGenerator.DEFAULT_COUNT, description = "Requests (default: ${DEFAULT-VALUE}).")
     long count;
 
-    @Option(names = "--rate", paramLabel = "REQ_PER_S", description = "Arrival rate; default: the preset trace's mean rate.")
+    @Option(names = "--rate", paramLabel = "REQ_PER_S", description = "Arrival rate; default: the preset's default rate (`kvsim list`).")
     Double rate;
 
     @Option(names = "--n", paramLabel = "N", description = "Parallel samples per request (default 1).")
@@ -209,6 +209,14 @@ final class GenerateCommand implements Runnable {
       spec.commandLine().getOut().println("wrote " + written + " requests to " + common.output);
       spec.commandLine().getOut().flush();
       return KvSim.EXIT_OK;
+    }
+  }
+
+  /** The length presets' names, for the help of {@code --preset}. */
+  static final class PresetNames implements Iterable<String> {
+    @Override
+    public java.util.Iterator<String> iterator() {
+      return kvsim.workload.LengthPreset.presets().keySet().iterator();
     }
   }
 }

@@ -187,6 +187,12 @@ public final class KvSim implements Runnable {
         (ex, args) -> {
           CommandLine c = ex.getCommandLine();
           PrintWriter err = c.getErr();
+          String unknown = UnknownSubcommand.message(ex); // Note [Unknown names list the known ones]
+          if (unknown != null) {
+            err.println("kvsim: error: " + unknown);
+            err.flush();
+            return EXIT_BAD_INPUT;
+          }
           err.println("kvsim: error: " + ex.getMessage());
           err.println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for more information.");
           err.flush();

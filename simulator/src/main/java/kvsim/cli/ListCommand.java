@@ -48,7 +48,7 @@ final class ListCommand implements Runnable {
     for (LengthPreset p : LengthPreset.presets().values()) {
       out.printf(
           java.util.Locale.ROOT,
-          "  %-16s %s; mean rate %.2f req/s, prompt cap %d, output cap %d tokens%s%n",
+          "  %-16s %s; default rate %.2f req/s, prompt cap %d, output cap %d tokens%s%n",
           p.name(),
           p.description(),
           p.meanRatePerSecond(),

@@ -4,7 +4,6 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.Callable;
 import kvsim.core.InputException;
 import kvsim.core.OutputFile;
@@ -59,8 +58,7 @@ final class RegressCommand implements Callable<Integer> {
   @Option(names = "--scenario", paramLabel = "NAME", description = "Run only this scenario, repeatable (not with --update).")
   List<String> scenarios = new ArrayList<>();
 
-  @Option(names = "--quiet", description = "No progress on stderr.")
-  boolean quiet;
+  @CommandLine.Mixin QuietOption quiet;
 
   @Override
   public Integer call() throws Exception {
@@ -77,15 +75,8 @@ final class RegressCommand implements Callable<Integer> {
       changes.add("pytorch-caching.torch-alloc-conf=" + torchAllocConf);
     }
     Suite s = Suite.read(suite);
-    long started = System.nanoTime();
-    Regression.Progress progress = quiet ? null : (done, total) -> {
-      if (System.nanoTime() - started >= 3_000_000_000L && (done % 10 == 0 || done == total)) {
-        synchronized (err) {
-          err.printf(Locale.ROOT, "kvsim: regress: %d/%d runs%n", done, total);
-          err.flush();
-        }
-      }
-    };
+    Progress lines = Progress.of(quiet.quiet, err, "regress", "runs");
+    Regression.Progress progress = lines == null ? null : lines::update;
     Regression.Outcome o = Regression.run(s, new Regression.Options(baseline, update, changes, scenarios, Runtime.getRuntime().availableProcessors()),
         KvSim.Version.version(), progress);
     if (junitFile != null) {

@@ -39,7 +39,7 @@ final class ReplayCommand implements Callable<Integer> {
     Path dir = yaml == null ? null : Path.of(workload).toAbsolutePath().getParent();
     Map<String, kvsim.torch.SnapshotRecorder> recorders = TorchSnapshotFiles.recorders(torchSnapshot, options.allocators);
     TorchSnapshotFiles.check(torchSnapshot, recorders.keySet(), options.force, Inputs.of(workload));
-    int status = Runs.execute(spec.commandLine().getOut(), spec.commandLine().getErr(), workload, yaml, dir, options, Map.copyOf(recorders));
+    int status = Runs.execute(spec.commandLine().getOut(), spec.commandLine().getErr(), "replay", workload, yaml, dir, options, Map.copyOf(recorders));
     TorchSnapshotFiles.write(spec.commandLine().getOut(), torchSnapshot, recorders, options.force, Inputs.of(workload));
     return status;
   }

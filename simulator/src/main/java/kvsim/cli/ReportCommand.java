@@ -3,6 +3,7 @@ package kvsim.cli;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
+import kvsim.core.InputException;
 import kvsim.report.HtmlReport;
 import kvsim.report.ResultCharts;
 import picocli.CommandLine;
@@ -17,7 +18,7 @@ import picocli.CommandLine.Parameters;
     description = {
       "Write one self-contained HTML report (inline SVG charts, data tables, no network) of result folders of replay, compare, serving or capacity.",
       "With two or more folders, a comparison of the runs comes first. Every chart is drawn from the folders' data files (summary.json, timeseries.csv, …), not from their PNG/SVG files;",
-      "--redraw-charts also writes those chart files again."
+      "--redraw-charts also writes those chart files again. With one RUN_DIR and no -o, the report goes into RUN_DIR/report.html."
     },
     footer = {"", "Exit status: 0 success, 2 bad input or usage."})
 final class ReportCommand implements Callable<Integer> {
@@ -26,8 +27,10 @@ final class ReportCommand implements Callable<Integer> {
   @Parameters(arity = "1..*", paramLabel = "RUN_DIR", description = "Result folders written by kvsim.")
   List<Path> dirs;
 
-  @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "The report file (default: ${DEFAULT-VALUE}); an existing file is replaced only if it is a kvsim report.")
-  Path output = Path.of("report.html");
+  @Option(names = {"-o", "--output"}, paramLabel = "FILE",
+      description = "The report file; an existing file is replaced only if it is a kvsim report. Default, with one RUN_DIR: RUN_DIR/report.html"
+          + " (the folder's own report, drawn again); with several, -o is required.")
+  Path output;
 
   @Option(names = "--force", description = "Replace FILE even if it is not a report that kvsim wrote.")
   boolean force;
@@ -38,6 +41,7 @@ final class ReportCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    Path output = outputOf(this.output, dirs);
     HtmlReport.write(output, dirs, force);
     if (redrawCharts) {
       int files = ResultCharts.redraw(dirs);
@@ -47,4 +51,24 @@ final class ReportCommand implements Callable<Integer> {
     spec.commandLine().getOut().flush();
     return KvSim.EXIT_OK;
   }
+
+  /**
+   * Returns where the report goes: {@code -o FILE}, else into the one folder named (Note [Report
+   * beside its runs]).
+   */
+  static Path outputOf(Path output, List<Path> dirs) {
+    if (output != null) {
+      return output;
+    }
+    if (dirs.size() > 1) {
+      throw new InputException("report: " + dirs.size() + " result folders and no -o; name the comparison's file with -o FILE"
+          + " (only a single folder's report goes into the folder itself, as " + HtmlReport.FILE + ")");
+    }
+    return dirs.get(0).resolve(HtmlReport.FILE);
+  }
+
+  // Note [Report beside its runs]: a report of one folder belongs in that folder, where its runs
+  // are (it replaces the report.html that the run wrote there, a kvsim report, by the same rule as
+  // any -o FILE: a file of the user's there is refused without --force). A comparison of several
+  // folders belongs to none of them, and the current folder is no better a guess, so -o is asked for.
 }

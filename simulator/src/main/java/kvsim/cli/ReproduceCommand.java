@@ -51,12 +51,14 @@ final class ReproduceCommand implements Callable<Integer> {
   @Option(names = "--force", description = "Replace the result folder even if it holds files kvsim did not write.")
   boolean force;
 
+  @CommandLine.Mixin QuietOption quiet;
+
   private static final String TORCH_SNAPSHOTS = "torch-snapshots";
 
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
-    PrintWriter err = spec.commandLine().getErr();
+    PrintWriter err = quiet.quiet ? warningsOnly(spec.commandLine().getErr()) : spec.commandLine().getErr();
     if (!Reproductions.NAMES.contains(name) && !name.equals(TORCH_SNAPSHOTS)) {
       throw new InputException(
           "reproduce: unknown reproduction '" + name + "' (known: " + String.join(", ", Reproductions.NAMES) + ", " + TORCH_SNAPSHOTS + ")");
@@ -78,6 +80,19 @@ final class ReproduceCommand implements Callable<Integer> {
     }
     out.flush();
     return KvSim.EXIT_OK;
+  }
+
+  /** Under {@code -q}: the reproductions' progress lines dropped, their warnings passed on. */
+  private static PrintWriter warningsOnly(PrintWriter err) {
+    return new PrintWriter(java.io.Writer.nullWriter()) {
+      @Override
+      public void println(String line) {
+        if (!line.startsWith("kvsim: ") || line.startsWith("kvsim: warning")) {
+          err.println(line);
+          err.flush();
+        }
+      }
+    };
   }
 
   /** The snapshots reproduction: the torch layer runs it; nothing to write but the table. */

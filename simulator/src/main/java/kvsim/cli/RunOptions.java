@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import kvsim.config.WorkloadSpec;
 import kvsim.run.RunRequest;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** Options shared by {@code replay} and {@code compare}: what to run the workload on, and where results go. */
@@ -64,8 +65,7 @@ final class RunOptions {
   @Option(names = "--force", description = "Also replace a kvsim result folder that holds files kvsim did not write (never any other folder).")
   boolean force;
 
-  @Option(names = "--quiet", description = "Print no progress on stderr.")
-  boolean quiet;
+  @Mixin QuietOption quiet;
 
   /** Returns the run request these options and the workload argument make. */
   RunRequest request(String workload, WorkloadSpec spec, Path specDir) {

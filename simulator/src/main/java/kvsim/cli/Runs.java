@@ -6,6 +6,8 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import kvsim.alloc.AllocatorListener;
 import kvsim.config.WorkloadSpec;
 import kvsim.core.Bytes;
@@ -46,6 +48,7 @@ final class Runs {
    * Runs and reports: resolves the request, checks the output folder, runs, writes the result
    * folder and prints the table.
    *
+   * @param command the command's name, for progress lines
    * @param label the workload as the user wrote it (or the default's name)
    * @param yaml the workload spec file's content, or null
    * @param yamlDir the folder paths in the spec are relative to, or null
@@ -54,6 +57,7 @@ final class Runs {
   static int execute(
       PrintWriter out,
       PrintWriter err,
+      String command,
       String label,
       WorkloadSpec yaml,
       Path yamlDir,
@@ -63,9 +67,9 @@ final class Runs {
     RunSpec spec = RunSpec.resolve(o.request(label, yaml, yamlDir), err);
     ResultFolder.Target target = outputTarget(o, spec.workload()).reading(Inputs.of(label, spec.workload().file())).check();
     Runner runner = new Runner(KvSim.Version.version());
-    Runner.Progress progress = o.quiet ? null : new StderrProgress(err);
     if (o.seeds != null) {
       long[] seeds = parseSeeds(o.seeds);
+      Runner.Progress progress = runnerProgress(Progress.of(o.quiet.quiet, err, command, "runs of the sweep"), seeds.length * spec.allocators().size());
       SweepResult sweep = runner.sweep(spec, seeds, progress);
       Path dir = ResultsWriter.writeSweep(target, SweepResults.of(sweep.config(), sweep.seeds(), sweep.sweeps()));
       out.println("workload: " + spec.workload().spec() + ", seeds " + o.seeds.trim() + " (" + seeds.length + " runs per allocator)");
@@ -75,6 +79,7 @@ final class Runs {
       out.flush();
       return KvSim.EXIT_OK;
     }
+    Runner.Progress progress = runnerProgress(Progress.of(o.quiet.quiet, err, command, "runs"), spec.allocators().size());
     RunResult result = runner.run(spec, listeners::get, progress);
     Path dir = ResultsWriter.write(target, result.config(), result.results(), result.timings(), result.memoryMaps());
     out.println("workload: " + spec.workload().spec() + " on " + spec.device().name() + " (" + Bytes.format(spec.plan().testedRegion().sizeBytes()) + " under test)");
@@ -85,40 +90,40 @@ final class Runs {
     return KvSim.EXIT_OK;
   }
 
-  /** Returns a run's progress line: its events so far, in millions, and their rate. */
-  static String progressLine(String allocator, long events, long wallNanos) {
-    return String.format(Locale.ROOT, "kvsim: %s: %.1f M events, %.2f M events/s", allocator, events / 1e6, events * 1e3 / wallNanos);
+  /** Returns the detail of a run's progress line: its events so far, in millions, and their rate. */
+  static String eventsDetail(long events, long wallNanos) {
+    return String.format(Locale.ROOT, "%.1f M events, %.2f M events/s", events / 1e6, events * 1e3 / Math.max(1, wallNanos));
   }
 
-  /** Progress lines on stderr, once a run has taken more than three seconds. */
-  private static final class StderrProgress implements Runner.Progress {
-    private static final long QUIET_NANOS = 3_000_000_000L;
-    private final PrintWriter err;
-    private final long started = System.nanoTime();
-
-    StderrProgress(PrintWriter err) {
-      this.err = err;
+  /**
+   * Runner progress as {@link Progress} lines: the allocators' runs (or a sweep's cells) done of
+   * the total, with the events replayed so far in the run's allocators (Note [Progress pacing]).
+   */
+  static Runner.Progress runnerProgress(Progress lines, int runs) {
+    if (lines == null) {
+      return null;
     }
-
-    @Override
-    public void events(String allocator, long events, long wallNanos) {
-      if (wallNanos >= QUIET_NANOS) {
-        synchronized (err) {
-          err.println(progressLine(allocator, events, wallNanos));
-          err.flush();
-        }
+    Map<String, Long> eventsByAllocator = new ConcurrentHashMap<>();
+    AtomicInteger done = new AtomicInteger();
+    return new Runner.Progress() {
+      @Override
+      public void events(String allocator, long events, long wallNanos) {
+        eventsByAllocator.put(allocator, events);
+        long sum = eventsByAllocator.values().stream().mapToLong(Long::longValue).sum();
+        lines.update(done.get(), runs, eventsDetail(sum, wallNanos));
       }
-    }
 
-    @Override
-    public void cells(int done, int total) {
-      if (System.nanoTime() - started >= QUIET_NANOS && (done % 10 == 0 || done == total)) {
-        synchronized (err) {
-          err.printf(Locale.ROOT, "kvsim: %d/%d runs of the sweep%n", done, total);
-          err.flush();
-        }
+      @Override
+      public void runs(int finished, int total) {
+        done.set(finished);
+        lines.update(finished, total);
       }
-    }
+
+      @Override
+      public void cells(int finished, int total) {
+        lines.update(finished, total);
+      }
+    };
   }
 
   /** Parses {@code A..B} or {@code a,b,c}. */

@@ -52,8 +52,7 @@ final class ServingCommand implements Callable<Integer> {
   @Option(names = "--force", description = "Also replace a kvsim serving folder into which files of your own were added, and an --emit-trace file that is not an L1 trace kvsim wrote.")
   boolean force;
 
-  @Option(names = {"-q", "--quiet"}, description = "No progress on stderr.")
-  boolean quiet;
+  @CommandLine.Mixin QuietOption quiet;
 
   @Option(names = "--slo", paramLabel = "TARGET",
       description = "A service-level target, repeatable; each system's SLO attainment and goodput are reported (table and summary.json's slo)."
@@ -75,15 +74,8 @@ final class ServingCommand implements Callable<Integer> {
     List<Path> inputs = Inputs.of(workload, s.workload().file());
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.SERVING, force)
         : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.SERVING)).reading(inputs).check();
-    long start = System.nanoTime();
-    ServingRunner.Progress progress = quiet ? null : (system, iterations, finished, wallNanos) -> {
-      if (System.nanoTime() - start >= 3_000_000_000L) {
-        synchronized (err) {
-          err.printf(Locale.ROOT, "kvsim: %s: %d iterations, %d requests finished%n", system, iterations, finished);
-          err.flush();
-        }
-      }
-    };
+    Progress lines = Progress.of(quiet.quiet, err, "serving", "requests");
+    ServingRunner.Progress progress = ServingProgress.of(lines, cells);
     if (emitTrace != null && !axes.isEmpty()) {
       throw new InputException("--emit-trace: writes one trace per system, not per grid cell; leave out --set, or run each cell on its own");
     }
@@ -100,6 +92,7 @@ final class ServingCommand implements Callable<Integer> {
     List<ServingRunner.SystemResult> results = emitTrace != null
         ? new ServingRunner().run(whole, progress, traces)
         : new ServingRunner().runCells(cells, progress);
+    ServingProgress.finish(lines, cells);
     ServingResults folder = ServingRunner.results(cells, axes, results);
     if (sloTargets != null) {
       folder = sloTargets.withSlo(folder, results);

@@ -60,8 +60,7 @@ final class SweepCommand implements Callable<Integer> {
   @Option(names = "--master", paramLabel = "URL", description = "Spark master for --engine spark (default: local[*], or what spark-submit sets).")
   String master;
 
-  @Option(names = {"-q", "--quiet"}, description = "No progress on stderr.")
-  boolean quiet;
+  @CommandLine.Mixin QuietOption quiet;
 
   @Override
   public Integer call() throws Exception {
@@ -102,21 +101,18 @@ final class SweepCommand implements Callable<Integer> {
         todo.add(c);
       }
     }
-    if (!quiet) {
+    if (!quiet.quiet) {
       err.printf("kvsim: %s: %,d cells, %,d already done, %,d to run (%s engine)%n", grid, cells.size(), cells.size() - todo.size(), todo.size(), engine);
       err.flush();
     }
     long start = System.nanoTime();
     int[] done = {0};
-    long[] lastReport = {start};
+    Progress progress = Progress.of(quiet.quiet, err, "sweep", "cells");
     e.run(file, todo, (cell, row) -> {
       SweepTable.storeRow(dir, cell.key(), row);
       done[0]++;
-      long now = System.nanoTime();
-      if (!quiet && (now - lastReport[0] > 2_000_000_000L || done[0] == todo.size())) {
-        lastReport[0] = now;
-        err.printf("kvsim: %,d/%,d cells (%.1f s)%n", done[0], todo.size(), (now - start) / 1e9);
-        err.flush();
+      if (progress != null) {
+        progress.update(done[0], todo.size());
       }
     });
     Map<String, Object> config = new LinkedHashMap<>();

@@ -151,7 +151,7 @@ public record WorkloadSpec(
         }
         field = sb.toString();
       }
-      String msg = plainMessage(e.getOriginalMessage());
+      String msg = kvsim.core.JsonProblem.javaTypes(plainMessage(e.getOriginalMessage()));
       if (msg.startsWith("Trailing token")) {
         msg = "a second YAML document; a workload spec is one document";
       } else if (msg.startsWith("Unrecognized field")) {

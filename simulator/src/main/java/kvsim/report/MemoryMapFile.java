@@ -30,7 +30,7 @@ public final class MemoryMapFile {
   /** Its {@code format} marker. */
   public static final String FORMAT = "kvsim-memory-map";
 
-  private static final ObjectMapper COMPACT = new ObjectMapper();
+  private static final ObjectMapper COMPACT = new ObjectMapper().registerModule(kvsim.core.PlainNumbers.MODULE);
   private static final Set<String> FIELDS = Set.of(
       "allocator", "events", "address_min_bytes", "address_max_bytes", "max_rectangles", "rectangles_seen", "min_area_byte_events",
       "tags", "rectangles", "bin_events", "elided_mean_bytes", "oom_counts");

@@ -40,7 +40,8 @@ public final class ResultsWriter {
   private static final ObjectMapper JSON =
       new ObjectMapper()
           .enable(SerializationFeature.INDENT_OUTPUT)
-          .disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+          .disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)
+          .registerModule(kvsim.core.PlainNumbers.MODULE); // Note [Integers as integers]
 
   private ResultsWriter() {}
 

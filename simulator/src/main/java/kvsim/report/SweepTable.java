@@ -46,7 +46,7 @@ public final class SweepTable {
   /** Version of {@value #FORMAT}. */
   public static final int VERSION = 1;
 
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = new ObjectMapper().registerModule(kvsim.core.PlainNumbers.MODULE); // Note [Integers as integers]
 
   private SweepTable() {}
 
@@ -185,7 +185,7 @@ public final class SweepTable {
       for (Iterator<String> it = columns.iterator(); it.hasNext(); ) {
         JsonNode v = JSON.valueToTree(row.values().get(it.next()));
         if (v != null && !v.isNull()) {
-          sb.append(csvField(v.asText()));
+          sb.append(csvField(v.isFloatingPointNumber() ? kvsim.core.PlainNumbers.text(v.doubleValue()) : v.asText()));
         }
         if (it.hasNext()) {
           sb.append(',');

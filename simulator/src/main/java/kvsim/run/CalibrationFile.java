@@ -122,7 +122,7 @@ public final class CalibrationFile {
       long line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
       String problem = e.getOriginalMessage().startsWith("Trailing token")
           ? "more than one JSON value: the file is one object"
-          : "malformed JSON: " + e.getOriginalMessage().split("\n")[0];
+          : "malformed JSON: " + kvsim.core.JsonProblem.plain(e.getOriginalMessage());
       throw InputException.at(source, line, null, problem);
     }
     if (root == null || !root.isObject()) {

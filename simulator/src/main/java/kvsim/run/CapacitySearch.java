@@ -264,6 +264,22 @@ public final class CapacitySearch {
    * on all cores, with the answers in the cells' order.
    */
   public static List<Capacity> searchCells(List<ServingGrid.Cell> cells, Targets targets, double lowRate, double highRate, int steps) throws IOException {
+    return searchCells(cells, targets, lowRate, highRate, steps, null);
+  }
+
+  /** Receives progress: {@code done} of the {@code planned} probes, {@code (2 + steps) × cells}, are over. */
+  @FunctionalInterface
+  public interface Progress {
+    void probes(int done, int planned);
+  }
+
+  /**
+   * As {@link #searchCells(List, Targets, double, double, int)}, telling {@code progress} (or no
+   * one, when null) after each probe; a cell whose search ends early (no rate met at the low
+   * bound, or the high bound met) counts its probes not run as done.
+   */
+  public static List<Capacity> searchCells(List<ServingGrid.Cell> cells, Targets targets, double lowRate, double highRate, int steps, Progress progress)
+      throws IOException {
     if (!(lowRate > 0) || !(highRate > lowRate)) {
       throw new InputException("--min-rate and --max-rate: need 0 < min < max, got " + lowRate + " and " + highRate);
     }
@@ -273,19 +289,35 @@ public final class CapacitySearch {
     for (ServingGrid.Cell c : cells) {
       c.spec().withRate(lowRate); // a recorded workload is measured here once (its cells share it), before any run
     }
-    return Parallel.map(cells.size(), Runtime.getRuntime().availableProcessors(),
-        i -> searchOne(cells.get(i).spec(), cells.get(i).system(), targets, lowRate, highRate, steps));
+    int planned = (2 + steps) * cells.size();
+    int[] done = {0};
+    java.util.function.IntConsumer probed = n -> {
+      if (progress != null && n > 0) {
+        synchronized (done) {
+          done[0] += n;
+          progress.probes(done[0], planned);
+        }
+      }
+    };
+    return Parallel.map(cells.size(), Runtime.getRuntime().availableProcessors(), i -> {
+      Capacity c = searchOne(cells.get(i).spec(), cells.get(i).system(), targets, lowRate, highRate, steps, probed);
+      probed.accept(2 + steps - c.probes().size()); // the probes an early answer made unnecessary
+      return c;
+    });
   }
 
-  private static Capacity searchOne(ServingSpec spec, String system, Targets slos, double low, double high, int steps) throws IOException {
+  private static Capacity searchOne(ServingSpec spec, String system, Targets slos, double low, double high, int steps, java.util.function.IntConsumer probed)
+      throws IOException {
     List<Probe> probes = new ArrayList<>();
     Probe atLow = probe(spec, slos, low);
     probes.add(atLow);
+    probed.accept(1);
     if (!atLow.met()) {
       return new Capacity(system, 0, false, probes);
     }
     Probe atHigh = probe(spec, slos, high);
     probes.add(atHigh);
+    probed.accept(1);
     if (atHigh.met()) {
       return new Capacity(system, high, true, probes);
     }
@@ -295,6 +327,7 @@ public final class CapacitySearch {
       double mid = (met + failed) / 2;
       Probe p = probe(spec, slos, mid);
       probes.add(p);
+      probed.accept(1);
       if (p.met()) {
         met = mid;
       } else {

@@ -36,6 +36,9 @@ public final class Runner {
 
     /** A seed sweep has finished {@code done} of {@code total} cells. */
     default void cells(int done, int total) {}
+
+    /** A run has finished {@code done} of its {@code total} allocators' runs. */
+    default void runs(int done, int total) {}
   }
 
   private static final Progress SILENT = new Progress() {};
@@ -69,7 +72,14 @@ public final class Runner {
     Progress p = progress == null ? SILENT : progress;
     WorkloadRegistry.Workload w = spec.workload();
     List<String> names = spec.allocators();
-    List<Cell> cells = parallel(names.size(), i -> runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p, false));
+    int[] done = {0};
+    List<Cell> cells = parallel(names.size(), i -> {
+      Cell c = runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p, false);
+      synchronized (done) {
+        p.runs(++done[0], names.size());
+      }
+      return c;
+    });
     List<AllocatorResult> results = new ArrayList<>();
     List<AllocatorResult.Timing> timings = new ArrayList<>();
     for (Cell c : cells) {

@@ -69,7 +69,11 @@ public final class SnapshotReader {
     try {
       root = new Unpickler().loads(data);
     } catch (IOException | RuntimeException e) {
-      throw new InputException(source + ": not a readable pickle: " + e.getMessage());
+      String problem = e instanceof ClassCastException
+          ? "a value of the wrong type where the pickle builds a container (" + kvsim.core.JsonProblem.javaTypes(String.valueOf(e.getMessage()))
+              .replaceAll("^class (\\w+) cannot be cast to class (\\w+).*$", "a $1 used as a $2") + ")"
+          : kvsim.core.JsonProblem.javaTypes(String.valueOf(e.getMessage()));
+      throw new InputException(source + ": not a readable pickle: " + problem);
     }
     return new SnapshotReader(source).convert(root);
   }

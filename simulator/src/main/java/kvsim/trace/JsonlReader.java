@@ -177,27 +177,9 @@ abstract class JsonlReader implements AutoCloseable {
     return InputException.at(source, line, null, "malformed JSON: " + plainWords(msg));
   }
 
-  /** Jackson's parser messages in plain words: the character itself instead of "(code 125)". */
+  /** Jackson's parser messages in plain words: {@link kvsim.core.JsonProblem#plain}. */
   static String plainWords(String jacksonMessage) {
-    String m = jacksonMessage;
-    if (m.startsWith("Illegal unquoted character ((CTRL-CHAR, code 10))")
-        || m.startsWith("Illegal unquoted character ((CTRL-CHAR, code 13))")) {
-      return "a string is not closed before the end of the line (missing '\"')";
-    }
-    if (m.startsWith("Illegal unquoted character ((CTRL-CHAR, code ")) {
-      String code = m.substring("Illegal unquoted character ((CTRL-CHAR, code ".length()).replaceAll("\\).*$", "");
-      return "a control character (code " + code + ") inside a string; write it escaped, as \\u" + String.format(Locale.ROOT, "%04x", Integer.parseInt(code));
-    }
-    if (m.startsWith("Unexpected end-of-input")) {
-      return "the line ends inside an object or array (missing '}' or ']')";
-    }
-    m = m.replaceAll("\\(('.{1,2}') \\(code \\d+\\)\\)", "$1")
-        .replaceAll("\\(CTRL-CHAR, code (\\d+)\\)", "control character $1");
-    m = m.replace("was expecting double-quote to start field name", "expected a field name in double quotes (a trailing comma?)");
-    m = m.replace("was expecting (JSON String, Number, Array, Object or token 'null', 'true' or 'false')", "expected a string, number, array, object, true, false or null");
-    m = m.replace("was expecting comma to separate Object entries", "expected ',' between fields or '}' at the end");
-    m = m.replace("was expecting a colon to separate field name and value", "expected ':' after the field name");
-    return Character.toLowerCase(m.charAt(0)) + m.substring(1);
+    return kvsim.core.JsonProblem.plain(jacksonMessage);
   }
 
   /** Throws {@code file:line: field: problem} unless {@code ok}. */

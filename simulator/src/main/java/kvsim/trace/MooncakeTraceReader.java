@@ -94,7 +94,7 @@ public final class MooncakeTraceReader extends ImportedRequestSource {
         throw InputException.at(source, line, null, "more than one JSON value on the line");
       }
     } catch (JsonProcessingException e) {
-      throw InputException.at(source, line, null, "malformed JSON: " + e.getOriginalMessage());
+      throw InputException.at(source, line, null, "malformed JSON: " + kvsim.core.JsonProblem.plain(e.getOriginalMessage()));
     }
     require(t != Long.MIN_VALUE, "timestamp", "missing");
     require(prompt != Long.MIN_VALUE, "input_length", "missing");

@@ -163,7 +163,7 @@ class BadInputTest {
     assertEquals("kvsim: error: " + trace + ":2: malformed JSON: a string is not closed before the end of the line (missing '\"')", err);
     Files.writeString(trace, HEADER + "\n{\"t\":1,\"op\":\"alloc\",\"id\":1,\"size\":5,}\n");
     err = oneErrorLine("replay", trace.toString(), "-o", tmp.resolve("out").toString());
-    assertEquals("kvsim: error: " + trace + ":2: malformed JSON: unexpected character '}': expected a field name in double quotes (a trailing comma?)", err);
+    assertEquals("kvsim: error: " + trace + ":2: malformed JSON: expected a field name in double quotes, found '}' (a trailing comma?)", err);
   }
 
   private void assertNoResults(Path out) throws IOException {

@@ -28,7 +28,8 @@ import kvsim.core.InputException;
  *
  * <p>Note [Reader oracle]: an input is either accepted (the reader reads it to the end) or rejected
  * with a {@link InputException} whose message is non-empty, one line (no '\n' or '\r'), starts
- * with the file's name, and, for a line-oriented format, names a line ({@code file:LINE:}) unless
+ * with the file's name, is in kvsim's words (none of Jackson's or Java's phrases such as
+ * "Unrecognized token" or "For input string"), and, for a line-oriented format, names a line ({@code file:LINE:}) unless
  * the problem is the whole file's. Anything else is a finding: another exception (a
  * NullPointerException, NumberFormatException, a Jackson exception leaking, an IOException that is
  * no InputException), an Error (OutOfMemoryError, StackOverflowError), or a hang, which is an
@@ -230,6 +231,10 @@ final class Fuzzer {
     }
   }
 
+  /** Phrases of Jackson's and Java's messages that kvsim's own words replace (core.JsonProblem). */
+  private static final Pattern PARSER_WORDS =
+      Pattern.compile("Unrecognized token|was expecting|\\(code \\d+\\)|at \\[Source|For input string|JsonToken\\.|com\\.fasterxml|java\\.lang\\.");
+
   /** Returns what is wrong with an InputException's message, or null when it obeys Note [Reader oracle]. */
   private String judge(String message) {
     String source = file.toString();
@@ -241,6 +246,9 @@ final class Fuzzer {
     }
     if (!message.startsWith(source)) {
       return "a message that does not start with the file's name";
+    }
+    if (PARSER_WORDS.matcher(message).find()) {
+      return "the parser's own words (Jackson's or Java's) instead of kvsim's";
     }
     if (spec.lineOriented() && !message.startsWith(source + ":")) {
       return "a message without a line (unexpected ':' after the file name)";

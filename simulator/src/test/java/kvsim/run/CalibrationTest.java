@@ -98,7 +98,7 @@ class CalibrationTest {
     assertEquals(g + ":2: more than one JSON value: the file is one object", e.getMessage());
     Path d = file("{\"format\":\"kvsim-calibration\",\"version\":1,\n\"latency\":{\"slab\":{\"alloc_base_ns\":1,\"alloc_base_ns\":2}}}");
     e = assertThrows(InputException.class, () -> CalibrationFile.read(d));
-    assertEquals(d + ":2: malformed JSON: Duplicate field 'alloc_base_ns'", e.getMessage());
+    assertEquals(d + ":2: malformed JSON: duplicate field 'alloc_base_ns'", e.getMessage());
     Path h = Files.write(tmp.resolve("h100.json"), new byte[] {'{', (byte) 0xff, '}'});
     e = assertThrows(InputException.class, () -> CalibrationFile.read(h));
     assertEquals(h + ": not UTF-8 text", e.getMessage());

@@ -201,7 +201,11 @@ public final class TorchAllocConf {
               "pinned_reserve_segment_size_mb",
               "graph_capture_record_stream_reuse",
               "expandable_segments_handle_type" -> value(key);
-          default -> throw error("Unrecognized CachingAllocator option: " + key);
+          default -> throw error("Unrecognized CachingAllocator option: " + key + " (known: max_split_size_mb, max_non_split_rounding_mb,"
+              + " garbage_collection_threshold, roundup_power2_divisions, expandable_segments, throw_on_cudamalloc_oom, large_segment_size_mb,"
+              + " per_process_memory_fraction, backend; accepted and not modelled: release_lock_on_cudamalloc, pinned_use_cuda_host_register,"
+              + " pinned_use_host_register, pinned_num_register_threads, pinned_use_background_threads, pinned_reserve_segment_size_mb,"
+              + " graph_capture_record_stream_reuse, expandable_segments_handle_type)");
         }
         if (i < tokens.size()) {
           expect(",", key);
