@@ -135,6 +135,16 @@ public final class ResultsWriter {
    * and {@code report.html}, all drawn from the files read back.
    */
   public static Path writeServing(ResultFolder.Target target, ServingResults results, List<ServingResults.Timing> timings) throws IOException {
+    return writeServing(target, results, timings, null);
+  }
+
+  /**
+   * Writes a serving run's result folder as {@link #writeServing(ResultFolder.Target, ServingResults,
+   * List)} does, and lets {@code extra} (when not null) add its own files before the charts and
+   * report are drawn (a run over seeds: {@code per_seed.csv}).
+   */
+  public static Path writeServing(ResultFolder.Target target, ServingResults results, List<ServingResults.Timing> timings, AtomicFiles.FolderWriter extra)
+      throws IOException {
     Map<String, Object> summary = servingSummary(results);
     Map<String, Object> timing = header(ResultsReader.TIMING_FORMAT, Map.of(), "runs");
     timing.put("runs", timings.stream().map(ServingResults.Timing::toMap).toList());
@@ -146,6 +156,9 @@ public final class ResultsWriter {
         writeQuantiles(tmp.resolve(ResultsReader.QUANTILES_FILE), results.quantileColumns(), results.quantiles());
       }
       // Note [Charts from files]: every chart, kv-breakdown included, from the files read back.
+      if (extra != null) {
+        extra.write(tmp);
+      }
       ServingResults read = readBack(() -> ServingResultsReader.read(tmp));
       ServingChart.write(tmp, read);
       ServingCharts.write(tmp, read);

@@ -1,0 +1,152 @@
+package kvsim.run;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.LongFunction;
+import kvsim.metrics.SeedStats;
+import kvsim.report.ServingResults;
+import kvsim.serving.ServingMetrics;
+
+/**
+ * A serving run over several workload seeds ({@code kvsim serving --seeds A..B}): every cell (system,
+ * or system × grid setting) runs once per seed of the generator, all runs on all cores, and each
+ * cell's results over the seeds merge into one entry of medians with intervals ({@link SeedStats},
+ * Note [The seed interval] on {@code metrics.Interval}). The sampled series and latency quantiles of
+ * the folder are the first seed's run (a median of time series is no run at all).
+ */
+public final class SeedRuns {
+  /** Fields of an entry that name it rather than measure it: no median, no interval. */
+  public static final Set<String> NOT_MEASURED = Set.of("system", "cell", "kv_memory_bytes", "parts", "intervals");
+
+  private SeedRuns() {}
+
+  /**
+   * What a serving run over seeds gives.
+   *
+   * @param seeds the seeds, in the order given
+   * @param results the folder's contents: the merged entries, the first seed's series
+   * @param timings each run's wall-clock figures, labelled {@code LABEL seed=N}
+   * @param perSeed the rows of {@code per_seed.csv}
+   */
+  public record Serving(List<Long> seeds, ServingResults results, List<ServingResults.Timing> timings, PerSeed perSeed) {}
+
+  /**
+   * Every numeric field of every entry for every seed: the file {@code per_seed.csv}.
+   *
+   * @param columns the field paths ({@code ttft_seconds.p50}), in the first entry's order
+   * @param rows one per entry and seed: its label, seed and values (null where undefined)
+   */
+  public record PerSeed(List<String> columns, List<Row> rows) {
+    /** The file's name in the result folder. */
+    public static final String FILE = "per_seed.csv";
+
+    /** Returns the file: {@code system} (the entry's label), {@code seed}, then the columns; decimals {@code %.6f}, empty where undefined. */
+    public String csv() {
+      StringBuilder sb = new StringBuilder("system,seed");
+      columns.forEach(c -> sb.append(',').append(c));
+      sb.append('\n');
+      for (Row r : rows) {
+        String label = r.label();
+        sb.append(label.contains(",") || label.contains("\"") ? "\"" + label.replace("\"", "\"\"") + "\"" : label).append(',').append(r.seed());
+        for (Number v : r.values()) {
+          sb.append(',');
+          if (v instanceof Integer || v instanceof Long) {
+            sb.append(v);
+          } else if (v != null && Double.isFinite(v.doubleValue())) {
+            sb.append(String.format(java.util.Locale.ROOT, "%.6f", v.doubleValue()));
+          }
+        }
+        sb.append('\n');
+      }
+      return sb.toString();
+    }
+  }
+
+  /** One row of {@code per_seed.csv}. */
+  public record Row(String label, long seed, List<Number> values) {}
+
+  /**
+   * Runs the cells of {@code request(seed)} for every seed and merges them per cell.
+   *
+   * @param request the request of one seed (the workload with {@code seed=N})
+   * @param workload the workload as given, without a seed: the echo's {@code workload}
+   * @param axes the grid's axes; empty without {@code --set}
+   * @param seeds the seeds, at least one
+   */
+  public static Serving serving(
+      LongFunction<kvsim.run.ServingSpec.Request> request, String workload, List<ServingGrid.Axis> axes, long[] seeds, ServingRunner runner,
+      ServingRunner.Progress progress) throws IOException {
+    List<List<ServingGrid.Cell>> cellsPerSeed = new ArrayList<>();
+    List<ServingGrid.Cell> all = new ArrayList<>();
+    for (long seed : seeds) {
+      List<ServingGrid.Cell> cells = ServingGrid.cells(request.apply(seed), axes);
+      cellsPerSeed.add(cells);
+      all.addAll(cells);
+    }
+    List<ServingRunner.SystemResult> results = runner.runCells(all, progress);
+    int perSeed = cellsPerSeed.get(0).size();
+    List<ServingResults> folders = new ArrayList<>();
+    List<ServingResults.Timing> timings = new ArrayList<>();
+    for (int s = 0; s < seeds.length; s++) {
+      List<ServingRunner.SystemResult> mine = results.subList(s * perSeed, (s + 1) * perSeed);
+      ServingResults folder = ServingRunner.results(cellsPerSeed.get(s), axes, mine);
+      folders.add(folder);
+      for (ServingResults.Timing t : ServingRunner.timings(cellsPerSeed.get(s), axes, mine)) {
+        timings.add(new ServingResults.Timing(t.system() + " seed=" + seeds[s], t.iterations(), t.wallNanos()));
+      }
+    }
+    List<Map<String, Object>> merged = new ArrayList<>();
+    List<Row> rows = new ArrayList<>();
+    List<String> columns = null;
+    for (int i = 0; i < perSeed; i++) {
+      List<Map<String, Object>> entries = new ArrayList<>();
+      for (ServingResults f : folders) {
+        entries.add(f.systems().get(i));
+      }
+      merged.add(SeedStats.merge(entries, NOT_MEASURED));
+      for (int s = 0; s < seeds.length; s++) {
+        Map<String, Number> leaves = SeedStats.leaves(entries.get(s), NOT_MEASURED);
+        if (columns == null) {
+          columns = List.copyOf(leaves.keySet());
+        }
+        List<Number> values = new ArrayList<>();
+        for (String c : columns) {
+          values.add(leaves.get(c));
+        }
+        rows.add(new Row(ServingResults.label(entries.get(s)), seeds[s], values));
+      }
+    }
+    ServingResults first = folders.get(0);
+    Map<String, Object> config = withSeeds(first.config(), workload, seeds);
+    ServingResults out = ServingResults.of(config, first.grid(), merged, ServingMetrics.SERIES_COLUMNS, first.series(), ServingMetrics.QUANTILE_COLUMNS,
+        first.quantiles());
+    List<Long> seedList = new ArrayList<>();
+    for (long s : seeds) {
+      seedList.add(s);
+    }
+    return new Serving(List.copyOf(seedList), out, timings, new PerSeed(columns == null ? List.of() : columns, rows));
+  }
+
+  /** Returns the echo with {@code workload} as given (no seed) and {@code seeds} after it. */
+  public static Map<String, Object> withSeeds(Map<String, Object> config, String workload, long[] seeds) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    List<Long> list = new ArrayList<>();
+    for (long s : seeds) {
+      list.add(s);
+    }
+    config.forEach((k, v) -> {
+      if (k.equals("workload")) {
+        out.put(k, workload);
+        out.put("seeds", list);
+      } else {
+        out.put(k, v);
+      }
+    });
+    out.putIfAbsent("seeds", list);
+    return out;
+  }
+}
