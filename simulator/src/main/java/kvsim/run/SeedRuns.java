@@ -131,6 +131,85 @@ public final class SeedRuns {
     return new Serving(List.copyOf(seedList), out, timings, new PerSeed(columns == null ? List.of() : columns, rows));
   }
 
+  /**
+   * What a capacity search over seeds gives.
+   *
+   * @param results the folder's contents: per cell, the entry of its median seed (Note [The median
+   *     seed of a capacity search]), the echo with {@code seeds}
+   * @param found per cell, the median seed's answer, in the cells' order (for the printed table)
+   * @param cells the first seed's cells (their settings and labels are every seed's)
+   * @param intervals per cell's label, per answer field ({@code max_rate_rps}), its interval object
+   * @param perSeed the rows of {@code per_seed.csv}
+   */
+  public record Capacity(
+      kvsim.report.CapacityResults results, List<CapacitySearch.Capacity> found, List<ServingGrid.Cell> cells,
+      Map<String, Map<String, Object>> intervals, PerSeed perSeed) {}
+
+  /**
+   * Searches the cells of {@code request(seed)} for every seed, all searches on all cores, and keeps
+   * per cell the median seed's search with every answer field's interval over the seeds.
+   *
+   * <p>Note [The median seed of a capacity search]: a search's answer is a probed rate with its
+   * probe (requests, finished, rejected …, drawn in the chart). So that the folder's answer stays
+   * one consistent search, each cell's entry is that of its median seed by {@code max_rate_rps}
+   * (for an even number of seeds the lower of the two middle ones; ties broken by the seeds'
+   * order); {@code intervals} gives the exact median and its interval of every answer field.
+   */
+  public static Capacity capacity(
+      LongFunction<kvsim.run.ServingSpec.Request> request, String workload, List<ServingGrid.Axis> axes, long[] seeds, CapacitySearch.Targets targets,
+      List<String> targetTexts, double lowRate, double highRate, int steps) throws IOException {
+    List<List<ServingGrid.Cell>> cellsPerSeed = new ArrayList<>();
+    List<ServingGrid.Cell> all = new ArrayList<>();
+    for (long seed : seeds) {
+      List<ServingGrid.Cell> cells = ServingGrid.cells(request.apply(seed), axes);
+      cellsPerSeed.add(cells);
+      all.addAll(cells);
+    }
+    List<CapacitySearch.Capacity> found = CapacitySearch.searchCells(all, targets, lowRate, highRate, steps);
+    int perSeed = cellsPerSeed.get(0).size();
+    List<kvsim.report.CapacityResults> folders = new ArrayList<>();
+    for (int s = 0; s < seeds.length; s++) {
+      folders.add(CapacitySearch.results(cellsPerSeed.get(s), axes, targets, targetTexts, lowRate, highRate, steps,
+          found.subList(s * perSeed, (s + 1) * perSeed)));
+    }
+    List<kvsim.report.CapacityResults.SystemEntry> entries = new ArrayList<>();
+    List<CapacitySearch.Capacity> chosen = new ArrayList<>();
+    Map<String, Map<String, Object>> intervals = new LinkedHashMap<>();
+    List<Row> rows = new ArrayList<>();
+    List<String> columns = null;
+    for (int i = 0; i < perSeed; i++) {
+      List<Map<String, Object>> answers = new ArrayList<>();
+      Integer[] order = new Integer[seeds.length];
+      for (int s = 0; s < seeds.length; s++) {
+        answers.add(kvsim.report.ResultsWriter.capacityAnswer(folders.get(s).systems().get(i)));
+        order[s] = s;
+      }
+      final int cell = i;
+      java.util.Arrays.sort(order, java.util.Comparator.comparingDouble(s -> folders.get(s).systems().get(cell).maxRateRps()));
+      int median = order[(seeds.length - 1) / 2];
+      kvsim.report.CapacityResults.SystemEntry e = folders.get(median).systems().get(i);
+      entries.add(e);
+      chosen.add(found.get(median * perSeed + i));
+      Map<String, Object> in = new LinkedHashMap<>();
+      SeedStats.intervals(answers, Set.of()).forEach((k, v) -> in.put(k, v.toMap()));
+      intervals.put(e.label(), in);
+      for (int s = 0; s < seeds.length; s++) {
+        Map<String, Number> leaves = SeedStats.leaves(answers.get(s), Set.of());
+        if (columns == null) {
+          columns = List.copyOf(leaves.keySet());
+        }
+        List<Number> values = new ArrayList<>();
+        for (String c : columns) {
+          values.add(leaves.get(c));
+        }
+        rows.add(new Row(e.label(), seeds[s], values));
+      }
+    }
+    kvsim.report.CapacityResults first = folders.get(0);
+    kvsim.report.CapacityResults out = new kvsim.report.CapacityResults(withSeeds(first.config(), workload, seeds), first.targets(), entries);
+    return new Capacity(out, chosen, cellsPerSeed.get(0), intervals, new PerSeed(columns == null ? List.of() : columns, rows));
+  }
+
   /** Returns the echo with {@code workload} as given (no seed) and {@code seeds} after it. */
   public static Map<String, Object> withSeeds(Map<String, Object> config, String workload, long[] seeds) {
     Map<String, Object> out = new LinkedHashMap<>();
