@@ -422,6 +422,7 @@ public final class HtmlReport {
     }
     Html.table(out, "Summary per system (latencies in seconds; KV shares are time-weighted means over the whole run, first arrival to last finish)",
         SERVING_HEADER, rows);
+    SeedSection.serving(out, r); // a run over seeds: its intervals
     breakdownFigure(r);
     kvOverTimeFigure(r);
     if (r.quantiles().isEmpty()) {
@@ -583,6 +584,7 @@ public final class HtmlReport {
     for (String n : none) {
       out.append("<p>").append(Html.escape(n)).append("</p>\n");
     }
+    SeedSection.capacity(out, l.source().dir()); // a search over seeds: its intervals
     // The chart is drawn again from summary.json, not taken from capacity.svg: the report needs the folder's data files only.
     String text = ChartFiles.svgDocument(CapacityChart.build(c), CapacityChart.WIDTH, CapacityChart.HEIGHT);
     String id = "c" + (++charts);

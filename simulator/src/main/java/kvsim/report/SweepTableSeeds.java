@@ -118,6 +118,13 @@ public record SweepTableSeeds(List<String> parameters, List<String> metrics, Lis
     return sb.toString();
   }
 
+  /** Writes {@value #CSV_FILE} into a sweep's folder and lists it in the folder's marker. */
+  public void write(java.nio.file.Path dir) throws java.io.IOException {
+    byte[] bytes = csv().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    kvsim.core.AtomicFiles.write(dir.resolve(CSV_FILE), o -> o.write(bytes));
+    ResultFolder.seal(dir);
+  }
+
   /** The metrics the printed table shows where the sweep has them, in this order. */
   private static final List<String> HEADLINES = List.of("throughput_tokens_per_second", "ttft_seconds.p50", "tpot_seconds.p50", "preemptions",
       "external_fragmentation.peak", "external_fragmentation.mean", "internal_fragmentation.mean", "oom_count");
