@@ -260,7 +260,8 @@ public final class Diff {
       }
       Map<String, Object> e = (Map<String, Object>) m;
       Map<String, Double> values = new LinkedHashMap<>();
-      SeedStats.leaves(e, skip).forEach((k, v) -> values.put(k, v == null ? null : v.doubleValue()));
+      // A replay's metrics and extra keep their own names, as in a seed sweep's per_seed and a sweep's table.
+      SeedStats.leaves(e, skip).forEach((k, v) -> values.put(k.replaceFirst("^(metrics|extra)\\.", ""), v == null ? null : v.doubleValue()));
       Map<String, Interval> intervals = new LinkedHashMap<>();
       if (e.get("intervals") instanceof Map<?, ?> in) {
         for (Map.Entry<?, ?> x : in.entrySet()) {
