@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
-import kvsim.core.InputException;
 import kvsim.core.OutputFile;
 import kvsim.report.Diff;
 import kvsim.report.DiffPage;
@@ -42,7 +41,7 @@ final class DiffCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the diff as JSON (format kvsim-diff) instead of the table.")
   boolean json;
 
-  @Option(names = {"-o", "--output"}, paramLabel = "FILE.html|DIR", description = "Also write the diff as an HTML page: FILE.html, or diff.html in an existing folder.")
+  @Option(names = {"-o", "--output"}, paramLabel = "FILE.html|DIR", description = "Also write the diff as an HTML page: FILE (e.g. diff.html), or diff.html in an existing folder; as for report -o, only a page kvsim diff wrote is replaced without --force.")
   Path output;
 
   @Option(names = "--force", description = "Replace an -o file that is not a kvsim diff page.")
@@ -54,9 +53,6 @@ final class DiffCommand implements Callable<Integer> {
     OutputFile page = null;
     if (output != null) {
       Path file = Files.isDirectory(output) ? output.resolve(DiffPage.FILE) : output;
-      if (!Files.isDirectory(output) && !output.getFileName().toString().endsWith(".html")) {
-        throw new InputException("-o " + output + ": give a file ending in .html, or an existing folder (the page is then diff.html in it)");
-      }
       page = OutputFile.of(file, DiffPage.OUTPUT_KIND, force, List.of(a.resolve("summary.json"), b.resolve("summary.json"))).check();
     }
     Diff.Result r = Diff.compare(a, b);

@@ -118,6 +118,10 @@ class DiffCommandTest {
     String html = Files.readString(page);
     assertTrue(html.startsWith("<!DOCTYPE html>\n<!-- kvsim diff -->"), html);
     assertTrue(html.contains("throughput_tokens_per_second"), html);
+    // -o an existing folder: diff.html in it.
+    Path pages = Files.createDirectories(dir.resolve("pages"));
+    CliRun.of("diff", one.toString(), slowerRate.toString(), "-o", pages.toString()).ok();
+    assertTrue(Files.readString(pages.resolve("diff.html")).startsWith("<!DOCTYPE html>\n<!-- kvsim diff -->"));
     // A page kvsim wrote may be replaced; another file needs --force.
     CliRun.of("diff", one.toString(), slowerRate.toString(), "-o", page.toString()).ok();
     Path mine = dir.resolve("mine.html");
@@ -136,14 +140,14 @@ class DiffCommandTest {
       {"diff", seeds15.toString(), replay.toString()},
       {"diff", seeds15.toString(), dir.resolve("nowhere").toString()},
       {"diff", empty.toString(), seeds15.toString()},
-      {"diff", seeds15.toString(), seeds610.toString(), "-o", dir.resolve("page.txt").toString()},
+      {"diff", seeds15.toString(), seeds610.toString(), "-o", seeds15.resolve("summary.json").toString()},
       {"serving", "requests:preset=sharegpt,count=10", "--seeds", "1..3", "--seed", "2", "-q", "-o", dir.resolve("x").toString()},
       {"serving", "requests:preset=sharegpt,count=10", "--seeds", "3..1", "-q", "-o", dir.resolve("x").toString()},
       {"serving", "requests:preset=sharegpt,count=10", "--seeds", "1,2,1", "-q", "-o", dir.resolve("x").toString()},
       {"serving", "requests:preset=sharegpt,count=10,seed=4", "--seeds", "1..3", "-q", "-o", dir.resolve("x").toString()},
     };
     String[] expected = {
-      "is a serving result and", "no such folder", "not a kvsim result folder", "give a file ending in .html", "give --seed or --seeds, not both",
+      "is a serving result and", "no such folder", "not a kvsim result folder", "is also an input of this command", "give --seed or --seeds, not both",
       "expected A..B with A <= B", "the seed 1 is given twice", "fixes its own seed",
     };
     for (int i = 0; i < cases.length; i++) {
