@@ -89,8 +89,8 @@ public record SweepTableSeeds(List<String> parameters, List<String> metrics, Lis
   /**
    * Returns {@value #CSV_FILE}: the parameters, {@code seeds} (how many), {@code coverage} (of the
    * intervals at that many seeds), then per metric its median, {@code METRIC.low} and {@code
-   * METRIC.high}; decimals {@code %.6f} as written by no scientific notation, empty where no seed
-   * defined the metric.
+   * METRIC.high}; whole numbers as integers, others {@code %.6f} (never scientific notation), empty
+   * where no seed defined the metric.
    */
   public String csv() {
     StringBuilder sb = new StringBuilder();
