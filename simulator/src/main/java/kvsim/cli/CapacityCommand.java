@@ -86,9 +86,24 @@ final class CapacityCommand implements Callable<Integer> {
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.CAPACITY, force)
         : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.CAPACITY)).reading(Inputs.of(workload, s.workload().file())).check();
     Progress lines = Progress.of(quiet.quiet, spec.commandLine().getErr(), "capacity", "probes");
-    List<CapacitySearch.Capacity> result = CapacitySearch.searchCells(cells, targets, minRate, maxRate, steps, lines == null ? null : lines::update);
-    CapacityResults results = CapacitySearch.results(cells, axes, targets, slos, minRate, maxRate, steps, result);
-    Path dir = ResultsWriter.writeCapacity(target, results);
+    long[] seeds = options.seeds(workload);
+    List<CapacitySearch.Capacity> result;
+    CapacityResults results;
+    Path dir;
+    Map<String, Map<String, Object>> intervals = Map.of();
+    if (seeds != null) {
+      kvsim.run.SeedRuns.Capacity run = kvsim.run.SeedRuns.capacity(seed -> options.request(workload, seed), workload, axes, seeds, targets, slos,
+          minRate, maxRate, steps, lines == null ? null : lines::update);
+      result = run.found();
+      results = run.results();
+      intervals = run.intervals();
+      dir = ResultsWriter.writeCapacity(target, results, intervals, tmp -> kvsim.core.AtomicFiles.write(tmp.resolve(kvsim.run.SeedRuns.PerSeed.FILE),
+          o -> o.write(run.perSeed().csv().getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+    } else {
+      result = CapacitySearch.searchCells(cells, targets, minRate, maxRate, steps, lines == null ? null : lines::update);
+      results = CapacitySearch.results(cells, axes, targets, slos, minRate, maxRate, steps, result);
+      dir = ResultsWriter.writeCapacity(target, results);
+    }
     List<String> targetTexts = results.targets();
     if (json) {
       Map<String, Object> jsonSystems = new LinkedHashMap<>();
@@ -96,6 +111,9 @@ final class CapacityCommand implements Callable<Integer> {
         Map<String, Object> js = ResultsWriter.capacityAnswer(e);
         js.remove("at_upper_bound");
         js.put("probes", e.probes().stream().map(ResultsWriter::capacityProbe).toList());
+        if (intervals.containsKey(e.label())) {
+          js.put("intervals", intervals.get(e.label()));
+        }
         jsonSystems.put(e.label(), js);
       }
       out.println(new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(Map.of("systems", jsonSystems)));
@@ -110,7 +128,8 @@ final class CapacityCommand implements Callable<Integer> {
       if (!targets.perRequest().isEmpty()) {
         written.add("rejected and aborted requests count as missing the per-request targets");
       }
-      out.println("workload: " + s.workload().spec() + "; targets: " + String.join(", ", written));
+      out.println("workload: " + (seeds != null ? workload + ", seeds " + options.seeds.trim() + " (" + seeds.length + " searches per system)"
+          : s.workload().spec()) + "; targets: " + String.join(", ", written));
       List<String[]> table = new ArrayList<>();
       List<String> header = new ArrayList<>(ServingGrid.keys(axes));
       header.addAll(List.of("system", "max rate req/s", "goodput req/s", "not finished", "probes"));
@@ -133,7 +152,13 @@ final class CapacityCommand implements Callable<Integer> {
           r = (c.atUpperBound() ? ">= " : "") + CapacitySearch.rate(c.maxRate());
         }
         List<String> row = new ArrayList<>(cells.get(i).settings().values());
-        row.addAll(List.of(c.system(), r, c.anyMet() ? CapacitySearch.rate(a.goodputRps()) : "-", notFinished(a), Integer.toString(c.probes().size())));
+        String goodput = c.anyMet() ? CapacitySearch.rate(a.goodputRps()) : "-";
+        if (seeds != null && !c.rejectsAtLowBound()) { // the median seed's answer, with the interval over the seeds (README, "Seeds and intervals")
+          Map<String, Map<String, Object>> in = kvsim.report.SeedTable.intervals(intervals.get(results.systems().get(i).label()));
+          r = kvsim.report.SeedTable.cell(in.get("max_rate_rps"), CapacitySearch::rate);
+          goodput = kvsim.report.SeedTable.cell(in.get("goodput_rps"), CapacitySearch::rate);
+        }
+        row.addAll(List.of(c.system(), r, goodput, notFinished(a), Integer.toString(c.probes().size())));
         if (attainment) {
           row.add(row.size() - 1, String.format(java.util.Locale.ROOT, "%.1f %%", 100 * a.attainment()));
         }
@@ -142,6 +167,10 @@ final class CapacityCommand implements Callable<Integer> {
       TextTable.print(out, table, axes.size() + 1);
       for (String n : notes) {
         out.println(n);
+      }
+      if (seeds != null) {
+        out.println(kvsim.report.SeedTable.legend(kvsim.report.SeedTable.intervals(intervals.get(results.systems().get(0).label())))
+            .replace("per_seed.csv", "per_seed.csv; other columns: the median seed's search"));
       }
       out.println();
     }

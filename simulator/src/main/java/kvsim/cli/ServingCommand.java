@@ -76,6 +76,27 @@ final class ServingCommand implements Callable<Integer> {
         : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.SERVING)).reading(inputs).check();
     Progress lines = Progress.of(quiet.quiet, err, "serving", "requests");
     ServingRunner.Progress progress = ServingProgress.of(lines, cells);
+    long[] seeds = options.seeds(workload);
+    if (seeds != null) {
+      if (emitTrace != null) {
+        throw new InputException("--emit-trace: writes one trace per system, not per seed; leave out --seeds, or run one --seed");
+      }
+      // Every seed runs every cell: the progress total counts them all.
+      List<ServingGrid.Cell> runs = java.util.Collections.nCopies(seeds.length, cells).stream().flatMap(List::stream).toList();
+      kvsim.run.SeedRuns.Serving run = kvsim.run.SeedRuns.serving(seed -> options.request(workload, seed), workload, axes, seeds, new ServingRunner(),
+          ServingProgress.of(lines, runs), sloTargets);
+      ServingProgress.finish(lines, runs);
+      Path dir = ResultsWriter.writeServing(target, run.results(), run.timings(),
+          tmp -> kvsim.core.AtomicFiles.write(tmp.resolve(kvsim.run.SeedRuns.PerSeed.FILE), o -> o.write(run.perSeed().csv().getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+      out.printf(Locale.ROOT, "workload: %s, seeds %s (%d runs per system); %s on %s, KV memory %s%n", workload, options.seeds.trim(), seeds.length,
+          s.model().name(), s.deviceText(), ServingGrid.sameKvMemory(cells) ? Bytes.format(s.kvMemoryBytes()) + (s.tensorParallel() > 1 ? " per GPU" : "")
+              : "per cell (summary.json)");
+      kvsim.report.SeedTable.serving(out, ServingGrid.keys(axes), run.results());
+      out.println();
+      out.println("results: " + dir);
+      out.flush();
+      return KvSim.EXIT_OK;
+    }
     if (emitTrace != null && !axes.isEmpty()) {
       throw new InputException("--emit-trace: writes one trace per system, not per grid cell; leave out --set, or run each cell on its own");
     }

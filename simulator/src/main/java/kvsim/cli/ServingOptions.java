@@ -60,6 +60,10 @@ final class ServingOptions {
       + " as a sweep's seeds: give it (default: the workload's own, 1). A recorded trace has no seed: --seed with one is an error.")
   String seed;
 
+  @Option(names = "--seeds", paramLabel = "A..B", description = "Run the workload generator once per seed (A..B or a comma list) and report every"
+      + " metric as its median over the seeds with a 95 % order-statistic interval (README, \"Seeds and intervals\"). A recorded trace has no seed.")
+  String seeds;
+
   @Option(names = "--beam-seed", paramLabel = "N", description = "Run seed of the beam selection of beam-search requests (default 42);"
       + " the workload's lengths and arrivals do not depend on it.")
   String beamSeed;
@@ -133,13 +137,45 @@ final class ServingOptions {
    * --seed} as its generator's seed ({@link ServingSpec#seededWorkload}).
    */
   ServingSpec.Request request(String workload) {
+    return request(workload, null);
+  }
+
+  /**
+   * Returns the seeds of {@code --seeds} (null without it), checked: not with {@code --seed}, each
+   * seed once, and only for a workload with a generator (a recorded trace has no seed).
+   */
+  long[] seeds(String workload) {
+    if (seeds == null) {
+      return null;
+    }
+    if (seed != null) {
+      throw new InputException("--seeds " + seeds + ": give --seed or --seeds, not both");
+    }
+    long[] out = Runs.parseSeeds(seeds);
+    java.util.Set<Long> seen = new java.util.HashSet<>();
+    for (long s : out) {
+      if (!seen.add(s)) {
+        throw new InputException("--seeds " + seeds + ": the seed " + s + " is given twice");
+      }
+    }
+    try {
+      ServingSpec.seededWorkload(workload, out[0]);
+    } catch (InputException e) {
+      throw new InputException(e.getMessage().replaceFirst("^--seed: ", "--seeds: ").replace("remove seed= from it or --seed", "remove seed= from it or --seeds"), e);
+    }
+    return out;
+  }
+
+  /** Returns the request of one seed of {@code --seeds}: as {@link #request(String)}, with {@code seed=N} on the workload. */
+  ServingSpec.Request request(String workload, Long seedOverride) {
     List<String> names = systems.isEmpty() ? List.of("vllm") : systems;
     Settings given = settings();
     for (Settings.Value v : given.values()) {
       refuseUnread(names, v);
     }
     Settings.Value seedValue = given.value(ServingSettings.SEED);
-    String w = seedValue == null ? workload : ServingSpec.seededWorkload(workload, (Long) seedValue.value());
+    String w = seedOverride != null ? ServingSpec.seededWorkload(workload, seedOverride)
+        : seedValue == null ? workload : ServingSpec.seededWorkload(workload, (Long) seedValue.value());
     return new ServingSpec.Request(w, systems, given.without(ServingSettings.SEED), check, java.util.Map.of());
   }
 

@@ -122,7 +122,15 @@ final class SweepCommand implements Callable<Integer> {
       config.put("calibration", calibration.echo()); // only when given, so that other sweeps' tables stay as they were
     }
     SweepTableResults table = SweepTable.results(dir, cells.stream().map(GridSweep.Cell::key).toList(), config);
+    kvsim.report.SweepTableSeeds bySeed = kvsim.report.SweepTableSeeds.of(table);
+    if (!bySeed.severalSeeds()) {
+      java.nio.file.Files.deleteIfExists(dir.resolve(kvsim.report.SweepTableSeeds.CSV_FILE)); // from an earlier grid of this folder with seeds
+    }
     SweepTable.write(dir, table);
+    if (bySeed.severalSeeds()) { // the cells over their seeds: median and interval (README, "Seeds and intervals")
+      bySeed.write(dir);
+      bySeed.print(out);
+    }
     out.printf("sweep: %,d cells in %.2f s (%,d run now)%nresults: %s (%s, %s)%n",
         table.rows().size(), (System.nanoTime() - start) / 1e9, todo.size(), dir, SweepTable.CSV_FILE, SweepTable.JSON_FILE);
     out.flush();

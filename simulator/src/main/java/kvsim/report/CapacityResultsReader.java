@@ -13,11 +13,12 @@ import java.util.Set;
  * Reads a capacity search's {@code summary.json} (format {@code kvsim-capacity}) back into the
  * {@link CapacityResults} that {@link ResultsWriter#writeCapacity} wrote: every field of
  * {@code results/SCHEMA.md} ("capacity") checked with its type, strictly (Note [Strict reading] on
- * {@link ResultsReader}). Written again, what this returns gives the same bytes.
+ * {@link ResultsReader}). Written again, what this returns gives the same bytes, except a search
+ * over seeds' {@code intervals}, which only {@code kvsim diff} reads ({@link Diff}).
  */
 public final class CapacityResultsReader {
   private static final Set<String> SYSTEM_FIELDS = Set.of("system", "cell", "kv_memory_bytes", "max_rate_rps", "at_upper_bound", "goodput_rps",
-      "requests", "finished", "rejected", "aborted", "rejected_fraction", "unmet_at_min_rate", "probes");
+      "requests", "finished", "rejected", "aborted", "rejected_fraction", "unmet_at_min_rate", "intervals", "probes");
   private static final Set<String> PROBE_FIELDS =
       Set.of("rate_rps", "met", "requests", "finished", "rejected", "aborted", "rejected_fraction", "goodput_rps", "values_seconds", "attainment");
 

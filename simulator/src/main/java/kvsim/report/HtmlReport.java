@@ -426,6 +426,7 @@ public final class HtmlReport {
       Html.table(out, "SLO attainment (share of all arrived requests that finished within every per-request target) and goodput over the run's span",
           SloTable.htmlHeader(r), r.entries().stream().map(SloTable::htmlRow).toList());
     }
+    SeedSection.serving(out, r); // a run over seeds: its intervals
     breakdownFigure(r);
     kvOverTimeFigure(r);
     if (r.quantiles().isEmpty()) {
@@ -587,6 +588,7 @@ public final class HtmlReport {
     for (String n : none) {
       out.append("<p>").append(Html.escape(n)).append("</p>\n");
     }
+    SeedSection.capacity(out, l.source().dir()); // a search over seeds: its intervals
     // The chart is drawn again from summary.json, not taken from capacity.svg: the report needs the folder's data files only.
     String text = ChartFiles.svgDocument(CapacityChart.build(c), CapacityChart.WIDTH, CapacityChart.HEIGHT);
     String id = "c" + (++charts);

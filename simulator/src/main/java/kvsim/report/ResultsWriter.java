@@ -136,6 +136,16 @@ public final class ResultsWriter {
    * and {@code report.html}, all drawn from the files read back.
    */
   public static Path writeServing(ResultFolder.Target target, ServingResults results, List<ServingResults.Timing> timings) throws IOException {
+    return writeServing(target, results, timings, null);
+  }
+
+  /**
+   * Writes a serving run's result folder as {@link #writeServing(ResultFolder.Target, ServingResults,
+   * List)} does, and lets {@code extra} (when not null) add its own files before the charts and
+   * report are drawn (a run over seeds: {@code per_seed.csv}).
+   */
+  public static Path writeServing(ResultFolder.Target target, ServingResults results, List<ServingResults.Timing> timings, AtomicFiles.FolderWriter extra)
+      throws IOException {
     Map<String, Object> summary = servingSummary(results);
     Map<String, Object> timing = header(ResultsReader.TIMING_FORMAT, Map.of(), "runs");
     timing.put("runs", timings.stream().map(ServingResults.Timing::toMap).toList());
@@ -147,6 +157,9 @@ public final class ResultsWriter {
         writeQuantiles(tmp.resolve(ResultsReader.QUANTILES_FILE), results.quantileColumns(), results.quantiles());
       }
       // Note [Charts from files]: every chart, kv-breakdown included, from the files read back.
+      if (extra != null) {
+        extra.write(tmp);
+      }
       ServingResults read = readBack(() -> ServingResultsReader.read(tmp));
       ServingChart.write(tmp, read);
       ServingCharts.write(tmp, read);
@@ -181,9 +194,23 @@ public final class ResultsWriter {
    * from files]).
    */
   public static Path writeCapacity(ResultFolder.Target target, CapacityResults results) throws IOException {
-    Map<String, Object> summary = capacitySummary(results);
+    return writeCapacity(target, results, Map.of(), null);
+  }
+
+  /**
+   * Writes a capacity search's result folder as {@link #writeCapacity(ResultFolder.Target,
+   * CapacityResults)} does, with each system's {@code intervals} (by label, where given: a search
+   * over seeds) after its answer, and lets {@code extra} (when not null) add its own files
+   * ({@code per_seed.csv}).
+   */
+  public static Path writeCapacity(ResultFolder.Target target, CapacityResults results, Map<String, Map<String, Object>> intervals,
+      AtomicFiles.FolderWriter extra) throws IOException {
+    Map<String, Object> summary = capacitySummary(results, intervals);
     return ResultFolder.write(target, tmp -> {
       writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
+      if (extra != null) {
+        extra.write(tmp);
+      }
       AtomicFiles.write(tmp.resolve(CAPACITY_PROBES_FILE), out -> out.write(capacityProbes(results).getBytes(StandardCharsets.UTF_8)));
       CapacityChart.write(tmp, readBack(() -> CapacityResultsReader.read(tmp)));
       HtmlReport.writeInto(tmp, HtmlReport.titleOf(results.config()));
@@ -195,6 +222,11 @@ public final class ResultsWriter {
 
   /** Returns a capacity search's {@code summary.json} tree. */
   public static Map<String, Object> capacitySummary(CapacityResults r) {
+    return capacitySummary(r, Map.of());
+  }
+
+  /** Returns a capacity search's {@code summary.json} tree, with each system's {@code intervals} where {@code intervals} has its label. */
+  public static Map<String, Object> capacitySummary(CapacityResults r, Map<String, Map<String, Object>> intervals) {
     Map<String, Object> summary = header(ResultsReader.CAPACITY_FORMAT, r.config(), "targets", "systems");
     summary.put("targets", r.targets());
     List<Object> systems = new ArrayList<>();
@@ -206,6 +238,9 @@ public final class ResultsWriter {
         sys.put("kv_memory_bytes", e.kvMemoryBytes());
       }
       sys.putAll(capacityAnswer(e));
+      if (intervals.containsKey(e.label())) {
+        sys.put("intervals", intervals.get(e.label()));
+      }
       List<Object> probes = new ArrayList<>();
       for (CapacityResults.Probe p : e.probes()) {
         probes.add(capacityProbe(p));

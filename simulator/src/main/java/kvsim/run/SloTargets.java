@@ -181,6 +181,41 @@ public record SloTargets(List<String> written, List<CapacitySearch.Slo> aggregat
   }
 
   /**
+   * Sets the verdicts ({@code met}) of a seed sweep's merged entry from its medians: each target's
+   * median value against its limit, and {@code met} of the whole SLO from those; without this, a
+   * merged entry would carry its first seed's verdicts beside the medians (run.SeedRuns).
+   */
+  @SuppressWarnings("unchecked")
+  public void judgeMedians(Map<String, Object> entry) {
+    Map<String, Object> slo = (Map<String, Object>) entry.get("slo");
+    if (slo == null) {
+      return;
+    }
+    Map<String, Object> per = (Map<String, Object>) slo.get("per_target");
+    Boolean all = null;
+    for (CapacitySearch.Slo s : aggregate) {
+      Map<String, Object> o = (Map<String, Object>) per.get(s.text());
+      Object v = o.get("value_seconds");
+      boolean met = v instanceof Number n && n.doubleValue() <= s.limitSeconds();
+      o.put("met", met);
+      all = (all == null || all) && met;
+    }
+    if (attainmentAtLeast != null) {
+      Map<String, Object> o = (Map<String, Object>) per.get(attainmentText);
+      boolean met = o.get("value") instanceof Number n && n.doubleValue() >= attainmentAtLeast;
+      o.put("met", met);
+      all = (all == null || all) && met;
+    }
+    if (rejectedFractionAllowed != null) {
+      Map<String, Object> o = (Map<String, Object>) per.get(rejectedText);
+      boolean met = o.get("value") instanceof Number n && n.doubleValue() <= rejectedFractionAllowed;
+      o.put("met", met);
+      all = (all == null || all) && met;
+    }
+    slo.put("met", all);
+  }
+
+  /**
    * Returns the results of a serving run with each entry's {@code slo} object ({@link #evaluate})
    * added after its other fields; {@code results} are the runs in the entries' order.
    */

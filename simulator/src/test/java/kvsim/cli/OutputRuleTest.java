@@ -118,6 +118,7 @@ class OutputRuleTest {
         new FileWriter("regress --markdown",
             (o, in) -> List.of("regress", in.toString(), "--baseline", baselines.toString(), "--quiet", "--markdown", o.toString()), suite, true),
         new FileWriter("report -o", (o, in) -> List.of("report", replayFolder.toString(), "-o", o.toString()), null, true),
+        new FileWriter("diff -o", (o, in) -> List.of("diff", replayFolder.toString(), replayFolder.toString(), "-o", o.toString()), null, true),
         new FileWriter("calibrate -o", (o, in) -> List.of("calibrate", in.toString(), "--model", "llama-2-7b", "--device", "a100-80", "-o", o.toString()),
             profile(), true),
         new FileWriter("gpu calibrate -o", (o, in) -> List.of("gpu", "calibrate", "--samples", in.toString(), "-o", o.toString()), gpuSamples(), true));
@@ -343,7 +344,7 @@ class OutputRuleTest {
   private static final Set<String> READS = Set.of(
       "blocks SCRIPT.jsonl", "import azure FILE", "import mooncake FILE", "import lengths FILE", "import burstgpt FILE",
       "import torch-snapshot FILE", "regress SUITE", "report RUN_DIR", "reproduce --snapshots", "sweep GRID.yaml", "torch-replay FILE",
-      "torch-inspect FILE", "calibrate PROFILE", "gpu calibrate --samples");
+      "torch-inspect FILE", "calibrate PROFILE", "gpu calibrate --samples", "diff A", "diff B");
 
   @Test
   void everyOptionThatTakesAPathIsWalkedOrKnownToRead() {

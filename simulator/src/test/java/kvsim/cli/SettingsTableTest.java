@@ -38,7 +38,7 @@ class SettingsTableTest {
   @TempDir Path tmp;
 
   /** The options of serving and capacity that are not settings: what runs, not how. */
-  private static final Set<String> NOT_SETTINGS = Set.of("--system", "--set", "--check");
+  private static final Set<String> NOT_SETTINGS = Set.of("--system", "--set", "--check", "--seeds");
 
   private static void assertOneLineError(CliRun run, String message) {
     assertEquals(2, run.exitCode(), run.err());
