@@ -34,9 +34,17 @@ public final class MemoryMapChart {
   private static final int PANEL_HEIGHT = 230;
   /** Address spans above this many GiB are virtual spaces, not a device. */
   private static final double VIRTUAL_SPAN_GIB = 1024;
+  /** Tag colours: Paul Tol's "light" scheme, none of them a series colour of {@link Palette}. */
   private static final Color[] TAG_COLOURS = {
-    new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c), new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2)
+    new Color(0x77AADD), new Color(0xEE8866), new Color(0x44BB99), new Color(0xFFAABB), new Color(0xBBCC33), new Color(0xAAAA00),
+    new Color(0x99DDFF), new Color(0xEEDD88)
   };
+  /** The band's label: what the elided rectangles are, in plain words. */
+  static final String ELIDED_LABEL = "small allocations not drawn (GiB live, mean per bin)";
+
+  /** The note under the title of a map with a virtual-space panel. */
+  static final String VIRTUAL_NOTE = "Panels marked \"virtual address\" span a reserved virtual space (tens of thousands of GiB, not device memory): "
+      + "each has its own address scale, so its rectangles are not to scale with the device-sized panels.";
 
   /** The PNG chart's file name. */
   public static final String PNG_FILE = "memory-map.png";
@@ -71,8 +79,7 @@ public final class MemoryMapChart {
   /** Builds the chart. */
   public static JFreeChart build(List<MemoryMap> maps) {
     List<String> tags = tags(maps);
-    NumberAxis events = new NumberAxis("event");
-    events.setAutoRangeIncludesZero(false);
+    NumberAxis events = ChartAxes.toData("event");
     CombinedDomainXYPlot plot = new CombinedDomainXYPlot(events);
     plot.setGap(8);
     Path2D.Double triangle = new Path2D.Double();
@@ -81,6 +88,7 @@ public final class MemoryMapChart {
     triangle.lineTo(4, -3);
     triangle.closePath();
     XYSeriesCollection elided = new XYSeriesCollection();
+    boolean anyVirtual = false;
     for (int p = 0; p < maps.size(); p++) {
       MemoryMap m = maps.get(p);
       XYIntervalSeriesCollection rects = new XYIntervalSeriesCollection();
@@ -121,7 +129,9 @@ public final class MemoryMapChart {
       oomRenderer.setSeriesPaint(0, new Color(0xd62728));
       oomRenderer.setSeriesShape(0, triangle);
       oomRenderer.setSeriesVisibleInLegend(0, p == 0);
-      NumberAxis address = new NumberAxis(m.allocator() + ": address (GiB)");
+      boolean virtual = top - bottom > VIRTUAL_SPAN_GIB;
+      anyVirtual |= virtual;
+      NumberAxis address = new NumberAxis(m.allocator() + (virtual ? ": virtual address (GiB, own scale)" : ": address (GiB)"));
       address.setAutoRangeIncludesZero(false);
       if (top > bottom) {
         double pad = (top - bottom) * 0.04;
@@ -132,21 +142,22 @@ public final class MemoryMapChart {
       panel.setRenderer(1, oomRenderer);
       style(panel);
       plot.add(panel, 2);
-      XYSeries e = new XYSeries(m.allocator() + " elided", false, true);
+      XYSeries e = new XYSeries(m.allocator() + ": small allocations not drawn", false, true);
       for (int k = 0; k < m.elidedMeanBytes().length; k++) {
         e.add(k * m.binEvents() + (m.binEvents() + 1) / 2.0, m.elidedMeanBytes()[k] / (double) Bytes.GiB);
       }
       elided.addSeries(e);
     }
     XYLineAndShapeRenderer elidedRenderer = ChartFiles.lines();
-    for (int i = 0; i < maps.size(); i++) {
-      elidedRenderer.setSeriesPaint(i, FragmentationChart.colour(i));
-    }
-    XYPlot band = new XYPlot(elided, null, new NumberAxis("elided GiB (mean live)"), elidedRenderer);
+    Palette.apply(elidedRenderer, maps.stream().map(MemoryMap::allocator).toList(), 1.4f);
+    XYPlot band = new XYPlot(elided, null, new NumberAxis(ELIDED_LABEL), elidedRenderer);
     style(band);
     plot.add(band, 1);
     JFreeChart chart = new JFreeChart(
         "Memory map: allocations by address over events (refusals ▼)", new Font("SansSerif", Font.BOLD, 16), plot, true);
+    if (anyVirtual) {
+      chart.addSubtitle(new org.jfree.chart.title.TextTitle(VIRTUAL_NOTE, new Font("SansSerif", Font.PLAIN, 12)));
+    }
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
   }
