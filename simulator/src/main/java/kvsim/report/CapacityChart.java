@@ -115,9 +115,11 @@ public final class CapacityChart {
         m.setLabel(e.label() + " " + (e.atUpperBound() ? ">= " : "") + CapacityResults.rate(e.maxRateRps()));
         m.setLabelFont(new Font("SansSerif", Font.PLAIN, 11));
         m.setLabelPaint(styles.get(i).colour());
-        m.setLabelAnchor(RectangleAnchor.BOTTOM_LEFT);
-        m.setLabelTextAnchor(TextAnchor.BOTTOM_RIGHT);
-        m.setLabelOffset(new org.jfree.chart.ui.RectangleInsets(8 + 14 * found.size(), 4, 4, 4));
+        m.setLabelAnchor(RectangleAnchor.TOP_RIGHT);
+        m.setLabelTextAnchor(TextAnchor.TOP_LEFT);
+        // Each system's label one line lower than the previous one's, so that close rates stay readable.
+        m.setLabelOffset(new org.jfree.chart.ui.RectangleInsets(4 + 15 * found.size(), 3, 4, 3));
+        m.setLabelBackgroundColor(new Color(255, 255, 255, 220));
         found.add(m);
       }
     }

@@ -352,7 +352,7 @@ public final class HtmlReport {
     }
     if (header != null) {
       Html.table(out, "Allocator runs side by side", header, rows);
-      fragmentationFigure(all, "Fragmentation and memory of every allocator of every run");
+      fragmentationFigure(all, "External fragmentation and memory of every allocator of every run");
     }
     List<Map<String, Object>> systems = new ArrayList<>();
     Map<String, List<double[]>> series = new LinkedHashMap<>();
@@ -401,7 +401,7 @@ public final class HtmlReport {
     config(l.run().config());
     List<String[]> t = TextTable.comparisonRows(l.run().results());
     Html.table(out, "Summary per allocator (exact over every event)", List.of(t.get(0)), rowsOf(t.subList(1, t.size())));
-    fragmentationFigure(l.run().results(), "Fragmentation and memory over the run");
+    fragmentationFigure(l.run().results(), "External fragmentation and memory over the run");
     if (l.maps() == null) {
       out.append("<p>This folder has no ").append(MemoryMapFile.FILE)
           .append(" (it was written before kvsim recorded memory maps), so the report has no memory map; run again to get one.</p>\n");

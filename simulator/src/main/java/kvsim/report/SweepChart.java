@@ -199,7 +199,9 @@ public final class SweepChart {
   public static int writeReport(Path dir) throws IOException {
     SweepTableResults t = SweepTable.read(dir);
     HtmlReport.write(dir.resolve(HtmlReport.FILE), List.of(dir), null, false);
-    return write(dir, t);
+    int files = write(dir, t);
+    ResultFolder.seal(dir); // the folder's marker lists them, so that a later run resumes it
+    return files;
   }
 
   /** Appends the section of a sweep's table to a report. */
