@@ -84,7 +84,13 @@ final class Headline {
   }
 
   private static String who(List<Value> best) {
-    return names(best.stream().map(Value::name).toList()) + (best.size() > 1 ? " share" : " has");
+    return group(best) + (best.size() > 1 ? " share" : " has");
+  }
+
+  /** Returns the names of tied values: all named up to three, else the first two "and N others". */
+  private static String group(List<Value> best) {
+    List<String> n = best.stream().map(Value::name).toList();
+    return n.size() <= 3 ? names(n) : n.get(0) + ", " + n.get(1) + " and " + (n.size() - 2) + " others";
   }
 
   /** Returns the headline of allocator runs: the lowest peak external fragmentation, and the fewest refusals or the least memory reserved at the peak. */
@@ -116,8 +122,9 @@ final class Headline {
     } else {
       List<Value> r = best(reserved, false);
       if (!r.isEmpty() && results.size() > 1) {
-        sb.append(", and ").append(names(r.stream().map(Value::name).toList())).append(" reserve").append(r.size() > 1 ? "" : "s")
-            .append(" the least memory at the peak (").append(Bytes.format((long) r.get(0).value())).append(')');
+        sb.append(", and ").append(r.size() == results.size() ? "all reserve the same" : group(r) + (r.size() > 1 ? " reserve" : " reserves"))
+            .append(r.size() == results.size() ? " at the peak (" : " the least memory at the peak (").append(Bytes.format((long) r.get(0).value()))
+            .append(')');
       }
       if (!anyOom) {
         sb.append("; no allocator refused a request");
@@ -164,7 +171,7 @@ final class Headline {
     if (t.isEmpty()) {
       return "No system finished a request.";
     }
-    StringBuilder sb = new StringBuilder(names(t.stream().map(Value::name).toList()))
+    StringBuilder sb = new StringBuilder(group(t))
         .append(t.size() > 1 ? " sustain" : " sustains").append(" the most throughput (").append(num(t.get(0).value())).append(" tokens/s)");
     List<Value> l = best(ttft, false);
     if (!l.isEmpty() && r.entries().size() > 1) {
@@ -174,7 +181,7 @@ final class Headline {
     }
     List<Value> worst = best(tput, false);
     if (r.entries().size() > 2 && !worst.isEmpty()) {
-      sb.append("; ").append(names(worst.stream().map(Value::name).toList())).append(" the least (").append(num(worst.get(0).value()))
+      sb.append("; ").append(group(worst)).append(" the least (").append(num(worst.get(0).value()))
           .append(" tokens/s)");
     }
     return sb.append('.').toString();
@@ -196,7 +203,7 @@ final class Headline {
     if (b.isEmpty()) {
       sb.append("No system meets every target (").append(String.join(", ", c.targets())).append(") at any rate probed");
     } else {
-      sb.append(names(b.stream().map(Value::name).toList())).append(b.size() > 1 ? " sustain" : " sustains").append(" the highest rate meeting every target (")
+      sb.append(group(b)).append(b.size() > 1 ? " sustain" : " sustains").append(" the highest rate meeting every target (")
           .append(CapacityResults.rate(b.get(0).value())).append(" req/s");
       boolean upper = c.systems().stream().anyMatch(s -> s.label().equals(b.get(0).name()) && s.atUpperBound());
       sb.append(upper ? ", the highest rate allowed" : "").append(')');

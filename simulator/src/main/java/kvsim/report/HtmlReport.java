@@ -726,7 +726,7 @@ public final class HtmlReport {
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
-    out.append("<details open><summary>Configuration</summary>\n<pre>").append(Html.escape(text)).append("</pre>\n</details>\n");
+    out.append("<details><summary>Configuration</summary>\n<pre>").append(Html.escape(text)).append("</pre>\n</details>\n");
   }
 
   /** Appends a paragraph of plain text. */

@@ -24,9 +24,10 @@ import org.jfree.data.xy.XYSeriesCollection;
 /**
  * The memory map chart (PyTorch {@code memory_viz}'s view): for each allocator a panel with the
  * address (GiB) against the event, each kept allocation extent a rectangle coloured by tag, and the
- * bins holding refusals marked by red triangles along the top (in a panel spanning more than 1 TiB,
- * a virtual space, each rectangle is drawn at least a pixel tall); a last panel draws the mean live GiB
- * of the elided small allocations per allocator (Note [Memory map decimation] on {@link MemoryMap}).
+ * bins holding refusals marked by red triangles along the top (a panel spanning more than 1 TiB is
+ * a virtual space, drawn in TiB on its own scale with a note under the title, each rectangle at least
+ * a pixel tall); a last panel draws the mean live GiB of the small allocations too small to draw,
+ * per allocator in its colour (Note [Memory map decimation] on {@link MemoryMap}).
  * Drawn from {@code memory-map.json} alone; the same maps give byte-identical files.
  */
 public final class MemoryMapChart {
@@ -40,11 +41,11 @@ public final class MemoryMapChart {
     new Color(0x99DDFF), new Color(0xEEDD88)
   };
   /** The band's label: what the elided rectangles are, in plain words. */
-  static final String ELIDED_LABEL = "small allocations not drawn (GiB live, mean per bin)";
+  static final String ELIDED_LABEL = "small allocations (GiB live)";
 
   /** The note under the title of a map with a virtual-space panel. */
-  static final String VIRTUAL_NOTE = "Panels marked \"virtual address\" span a reserved virtual space (tens of thousands of GiB, not device memory): "
-      + "each has its own address scale, so its rectangles are not to scale with the device-sized panels.";
+  static final String VIRTUAL_NOTE = "Panels marked \"virtual (TiB)\" span a reserved virtual address space (tens of TiB, not device memory), "
+      + "drawn in TiB on a scale of their own: their rectangles are not to scale with the device-sized panels in GiB.";
 
   /** The PNG chart's file name. */
   public static final String PNG_FILE = "memory-map.png";
@@ -98,15 +99,19 @@ public final class MemoryMapChart {
         byTag.add(s);
         rects.addSeries(s);
       }
-      double top = m.addressMaxBytes() / (double) Bytes.GiB;
-      double bottom = m.addressMinBytes() / (double) Bytes.GiB;
+      boolean virtual = (m.addressMaxBytes() - m.addressMinBytes()) / (double) Bytes.GiB > VIRTUAL_SPAN_GIB;
+      anyVirtual |= virtual;
+      // A virtual space's panel counts in TiB: its numbers then differ visibly from a device's GiB.
+      double unit = virtual ? Bytes.TiB : Bytes.GiB;
+      double top = m.addressMaxBytes() / unit;
+      double bottom = m.addressMinBytes() / unit;
       // A panel spanning more than any device (the virtual spaces of vattention and stitching) draws
       // each rectangle at least a pixel tall; on a device-sized panel, thin rectangles stay thin so
       // that holes show.
-      double minHeight = top - bottom > VIRTUAL_SPAN_GIB ? (top - bottom) / PANEL_HEIGHT : 0;
+      double minHeight = virtual ? (top - bottom) / PANEL_HEIGHT : 0;
       for (MemoryMap.Rectangle r : m.rectangles()) {
-        double lo = r.addressBytes() / (double) Bytes.GiB;
-        double hi = Math.max(lo + minHeight, (r.addressBytes() + r.sizeBytes()) / (double) Bytes.GiB);
+        double lo = r.addressBytes() / unit;
+        double hi = Math.max(lo + minHeight, (r.addressBytes() + r.sizeBytes()) / unit);
         byTag.get(tags.indexOf(m.tags().get(r.tagIndex()))).add(r.startEvent(), r.startEvent(), r.endEvent(), lo, lo, hi);
       }
       XYBarRenderer bars = new XYBarRenderer();
@@ -129,9 +134,7 @@ public final class MemoryMapChart {
       oomRenderer.setSeriesPaint(0, new Color(0xd62728));
       oomRenderer.setSeriesShape(0, triangle);
       oomRenderer.setSeriesVisibleInLegend(0, p == 0);
-      boolean virtual = top - bottom > VIRTUAL_SPAN_GIB;
-      anyVirtual |= virtual;
-      NumberAxis address = new NumberAxis(m.allocator() + (virtual ? ": virtual address (GiB, own scale)" : ": address (GiB)"));
+      NumberAxis address = new NumberAxis(m.allocator() + (virtual ? ": virtual (TiB)" : ": address (GiB)"));
       address.setAutoRangeIncludesZero(false);
       if (top > bottom) {
         double pad = (top - bottom) * 0.04;
@@ -142,7 +145,7 @@ public final class MemoryMapChart {
       panel.setRenderer(1, oomRenderer);
       style(panel);
       plot.add(panel, 2);
-      XYSeries e = new XYSeries(m.allocator() + ": small allocations not drawn", false, true);
+      XYSeries e = new XYSeries(m.allocator(), false, true);
       for (int k = 0; k < m.elidedMeanBytes().length; k++) {
         e.add(k * m.binEvents() + (m.binEvents() + 1) / 2.0, m.elidedMeanBytes()[k] / (double) Bytes.GiB);
       }

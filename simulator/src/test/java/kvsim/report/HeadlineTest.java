@@ -49,6 +49,23 @@ class HeadlineTest {
     return new SweepTableResults.Row(v);
   }
 
+  private static kvsim.metrics.AllocatorResult allocator(String name, double peakFrag, long ooms, double reservedBytes) {
+    return new kvsim.metrics.AllocatorResult(name, Map.of(), Map.of("oom_count", ooms),
+        Map.of("external_fragmentation", new kvsim.metrics.Gauge.Summary(peakFrag, peakFrag / 2, 0.0),
+            "reserved_bytes", new kvsim.metrics.Gauge.Summary(reservedBytes, reservedBytes, reservedBytes)),
+        0, 0, Map.of(), List.of());
+  }
+
+  @Test
+  void allocatorsNameTheLowestPeakFragmentationTiesIncludedThenTheFewestRefusals() {
+    assertEquals("slab and paged share the lowest peak external fragmentation (0), best-fit has the fewest refusals (398 out-of-memory).",
+        Headline.allocators(List.of(allocator("first-fit", 0.9848, 432, 80.0 * (1L << 30)), allocator("best-fit", 0.9834, 398, 80.0 * (1L << 30)),
+            allocator("slab", 0, 441, 80.0 * (1L << 30)), allocator("paged", 0, 461, 80.0 * (1L << 30)))));
+    assertEquals("first-fit has the lowest peak external fragmentation (0.1), and best-fit reserves the least memory at the peak (1.00 GiB); "
+            + "no allocator refused a request.",
+        Headline.allocators(List.of(allocator("first-fit", 0.1, 0, 2.0 * (1L << 30)), allocator("best-fit", 0.2, 0, 1.0 * (1L << 30)))));
+  }
+
   @Test
   void directionsOfMetrics() {
     assertTrue(Headline.lowerIsBetter("ttft_seconds.p50"));
