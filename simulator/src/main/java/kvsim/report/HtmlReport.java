@@ -729,6 +729,11 @@ public final class HtmlReport {
     out.append("<details><summary>Configuration</summary>\n<pre>").append(Html.escape(text)).append("</pre>\n</details>\n");
   }
 
+  /** Appends a table ({@link Html#table}). */
+  void table(String caption, List<String> header, List<List<String>> rows) {
+    Html.table(out, caption, header, rows);
+  }
+
   /** Appends a paragraph of plain text. */
   void note(String text) {
     out.append("<p>").append(Html.escape(text)).append("</p>\n");

@@ -207,7 +207,22 @@ public final class SweepChart {
   /** Appends the section of a sweep's table to a report. */
   static void section(HtmlReport report, SweepTableResults t) {
     boolean seeds = t.columns().contains("seed");
-    for (String m : metrics(t)) {
+    List<String> metrics = metrics(t);
+    if (!metrics.isEmpty()) {
+      List<String> header = new ArrayList<>(List.of(seeds ? "cells (all seeds)" : "cell"));
+      metrics.forEach(m -> header.add(Headline.metricName(m) + (seeds ? " (median)" : "")));
+      List<List<String>> rows = new ArrayList<>();
+      List<List<Group>> byMetric = metrics.stream().map(m -> groups(t, m)).toList();
+      for (int g = 0; g < byMetric.get(0).size(); g++) {
+        List<String> row = new ArrayList<>(List.of(byMetric.get(0).get(g).name()));
+        for (int k = 0; k < metrics.size(); k++) {
+          row.add(Headline.humanise(metrics.get(k), byMetric.get(k).get(g).quantile(0.5)));
+        }
+        rows.add(row);
+      }
+      report.table("Headline metrics per group of cells" + (seeds ? ", median over seeds" : ""), header, rows);
+    }
+    for (String m : metrics) {
       List<Group> groups = groups(t, m);
       List<List<String>> rows = new ArrayList<>();
       StringBuilder alt = new StringBuilder("Bar chart of " + Headline.metricName(m) + ", one bar per " + (seeds ? "group of cells over seeds, at its median: " : "cell: "));
