@@ -32,7 +32,7 @@ shot() { # NAME HTML HEIGHT
   fi
   echo "results/gallery/report-$1.png ($size bytes)"
 }
-shot compare "$tmp/compare/report.html" 1700
+shot compare "$tmp/compare/report.html" 1500
 shot serving-hf-naive "$tmp/serving/report.html" 2300
 shot capacity "$tmp/capacity.html" 1500
 shot multi-folder "$tmp/multi.html" 1500
