@@ -16,7 +16,7 @@ import picocli.CommandLine.Parameters;
     name = "report",
     mixinStandardHelpOptions = true,
     description = {
-      "Write one self-contained HTML report (inline SVG charts, data tables, no network) of result folders of replay, compare, serving or capacity.",
+      "Write one self-contained HTML report (inline SVG charts, data tables, no network) of result folders of replay, compare, serving, capacity or sweep.",
       "With two or more folders, a comparison of the runs comes first. Every chart is drawn from the folders' data files (summary.json, timeseries.csv, …), not from their PNG/SVG files;",
       "--redraw-charts also writes those chart files again. With one RUN_DIR and no -o, the report goes into RUN_DIR/report.html."
     },
@@ -32,6 +32,11 @@ final class ReportCommand implements Callable<Integer> {
           + " (the folder's own report, drawn again); with several, -o is required.")
   Path output;
 
+  @Option(names = "--label", split = ",", paramLabel = "NAME",
+      description = "Names of the folders' runs in the report's tables and legends, one per RUN_DIR in order (default: each folder's name without"
+          + " kvsim's timestamp prefix; equal names get (2), (3), ...).")
+  List<String> labels;
+
   @Option(names = "--force", description = "Replace FILE even if it is not a report that kvsim wrote.")
   boolean force;
 
@@ -42,7 +47,7 @@ final class ReportCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Path output = outputOf(this.output, dirs);
-    HtmlReport.write(output, dirs, force);
+    HtmlReport.write(output, dirs, labels, force);
     if (redrawCharts) {
       int files = ResultCharts.redraw(dirs);
       spec.commandLine().getOut().println("charts: " + files + " files redrawn");

@@ -9,7 +9,9 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import kvsim.config.GridSpec;
 import kvsim.core.InputException;
+import kvsim.report.HtmlReport;
 import kvsim.report.ResultFolder;
+import kvsim.report.SweepChart;
 import kvsim.report.SweepTable;
 import kvsim.report.SweepTableResults;
 import kvsim.run.GridSweep;
@@ -131,8 +133,9 @@ final class SweepCommand implements Callable<Integer> {
       bySeed.write(dir);
       bySeed.print(out);
     }
-    out.printf("sweep: %,d cells in %.2f s (%,d run now)%nresults: %s (%s, %s)%n",
-        table.rows().size(), (System.nanoTime() - start) / 1e9, todo.size(), dir, SweepTable.CSV_FILE, SweepTable.JSON_FILE);
+    SweepChart.writeReport(dir); // report.html and a chart per headline metric, from sweep.json alone
+    out.printf("sweep: %,d cells in %.2f s (%,d run now)%nresults: %s (%s, %s, %s)%n",
+        table.rows().size(), (System.nanoTime() - start) / 1e9, todo.size(), dir, SweepTable.CSV_FILE, SweepTable.JSON_FILE, HtmlReport.FILE);
     out.flush();
     return KvSim.EXIT_OK;
   }

@@ -6,11 +6,8 @@ import java.awt.Font;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.jfree.chart.JFreeChart;
-import org.jfree.chart.axis.LogarithmicAxis;
 import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.ValueMarker;
 import org.jfree.chart.plot.XYPlot;
@@ -32,10 +29,6 @@ import org.jfree.data.xy.XYSeriesCollection;
 public final class CapacityChart {
   static final int WIDTH = 1000;
   static final int HEIGHT = 620;
-  private static final Color[] PALETTE = {
-    new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c), new Color(0xff7f0e),
-    new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2), new Color(0x7f7f7f)
-  };
 
   /** The PNG chart's file name. */
   public static final String PNG_FILE = "capacity.png";
@@ -60,79 +53,122 @@ public final class CapacityChart {
 
   /** Builds the chart of a capacity search. */
   public static JFreeChart build(CapacityResults r) {
-    if (r.latencyTargets().isEmpty()) {
-      return attainment(r);
-    }
-    String target = r.latencyTargets().get(0);
-    Map<String, List<double[]>> points = new LinkedHashMap<>();
-    for (CapacityResults.SystemEntry e : r.systems()) {
-      List<double[]> pts = new ArrayList<>();
-      for (CapacityResults.Probe p : e.probes()) {
-        Double v = p.valuesSeconds().get(target);
-        pts.add(new double[] {p.rateRps(), v == null ? Double.NaN : v});
-      }
-      points.put(e.legend(), pts);
-    }
-    return build(target, CapacityResults.limitSeconds(target), points);
+    return build(r, null);
   }
 
   /**
-   * The chart of a search on per-request targets alone: each probe's attainment (the share of
-   * requests that finished and met every per-request target) against the rate, the attainment
-   * required dashed.
+   * Builds the chart of a capacity search; {@code subject} (or null) completes the title. Each
+   * system is drawn in its colour ({@link Palette}, as in the serving report's latency CDF), its
+   * found maximum rate marked by a vertical line of that colour labelled with the rate; the rate
+   * axis is zoomed to the knee (Note [The capacity chart's knee]).
+   *
+   * <p>Note [The capacity chart's knee]: the answer lies where the latency turns up, between the
+   * found rates; probes far above them (a search's first doublings up to --max-rate) squeeze that
+   * region into a corner. The rate axis runs from just below the lowest found rate (or the lowest
+   * probe, where none was found) to just above the highest found rate's next probe, and is
+   * logarithmic where that span is more than 20-fold; probes outside are drawn but cut at the edge
+   * (the table below the chart lists every probe).
+   *
+   * <p>A search on per-request targets alone has no latency to draw: each probe's SLO attainment
+   * (the share of requests that finished and met every per-request target) is drawn instead, on a
+   * linear 0–1 axis, the attainment required dashed.
    */
-  private static JFreeChart attainment(CapacityResults r) {
-    Map<String, List<double[]>> points = new LinkedHashMap<>();
-    for (CapacityResults.SystemEntry e : r.systems()) {
-      List<double[]> pts = new ArrayList<>();
-      for (CapacityResults.Probe p : e.probes()) {
-        pts.add(new double[] {p.rateRps(), p.attainment() == null ? Double.NaN : p.attainment()});
-      }
-      points.put(e.legend(), pts);
-    }
-    List<String> perRequest = r.targets().stream().filter(t -> !CapacityResults.isRejectionTarget(t) && !t.strip().startsWith("attainment")).toList();
-    String required = r.targets().stream().filter(t -> t.strip().startsWith("attainment")).findFirst().orElse("attainment>=1 (the default)");
-    JFreeChart chart = build(required, r.attainmentRequired(), points);
-    XYPlot plot = chart.getXYPlot();
-    NumberAxis share = new NumberAxis("SLO attainment: share of requests meeting " + String.join(" and ", perRequest));
-    share.setRange(0, 1.02);
-    plot.setRangeAxis(share);
-    chart.setTitle("SLO attainment against load");
-    chart.getTitle().setFont(new Font("SansSerif", Font.BOLD, 16));
-    return chart;
-  }
-
-  private static JFreeChart build(String target, double limitSeconds, Map<String, List<double[]>> points) {
+  public static JFreeChart build(CapacityResults r, String subject) {
+    boolean attainment = r.latencyTargets().isEmpty();
+    String target = attainment
+        ? r.targets().stream().filter(t -> t.strip().startsWith("attainment")).findFirst().orElse("attainment>=1 (the default)")
+        : r.latencyTargets().get(0);
+    java.util.function.ToDoubleFunction<CapacityResults.Probe> value = attainment
+        ? p -> p.attainment() == null ? Double.NaN : p.attainment()
+        : p -> {
+          Double v = p.valuesSeconds().get(target);
+          return v == null ? Double.NaN : v;
+        };
     XYSeriesCollection data = new XYSeriesCollection();
     XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
-    int i = 0;
-    for (Map.Entry<String, List<double[]>> e : points.entrySet()) {
-      XYSeries s = new XYSeries(e.getKey(), true, false);
-      for (double[] p : e.getValue()) {
-        if (!Double.isNaN(p[1])) {
-          s.add(p[0], p[1]);
+    List<Palette.Style> styles = Palette.styles(r.systems().stream().map(CapacityResults.SystemEntry::label).toList());
+    double lowFound = Double.POSITIVE_INFINITY;
+    double highFound = 0;
+    double lowProbe = Double.POSITIVE_INFINITY;
+    double highProbe = 0;
+    for (CapacityResults.SystemEntry e : r.systems()) {
+      for (CapacityResults.Probe p : e.probes()) {
+        lowProbe = Math.min(lowProbe, p.rateRps());
+        highProbe = Math.max(highProbe, p.rateRps());
+      }
+      if (e.anyMet()) {
+        lowFound = Math.min(lowFound, e.maxRateRps());
+        highFound = Math.max(highFound, e.maxRateRps());
+      }
+    }
+    // The first probe above the highest found rate: where the knee ends.
+    double above = highFound;
+    for (CapacityResults.SystemEntry e : r.systems()) {
+      for (CapacityResults.Probe p : e.probes()) {
+        if (p.rateRps() > highFound && (above == highFound || p.rateRps() < above)) {
+          above = p.rateRps();
+        }
+      }
+    }
+    List<ValueMarker> found = new ArrayList<>();
+    for (int i = 0; i < r.systems().size(); i++) {
+      CapacityResults.SystemEntry e = r.systems().get(i);
+      XYSeries s = new XYSeries(e.legend(), true, false);
+      for (CapacityResults.Probe p : e.probes()) {
+        double v = value.applyAsDouble(p);
+        if (!Double.isNaN(v) && (attainment || v > 0)) {
+          s.add(p.rateRps(), v);
         }
       }
       data.addSeries(s);
-      renderer.setSeriesPaint(i, PALETTE[i % PALETTE.length]);
-      renderer.setSeriesStroke(i, new BasicStroke(1.6f));
-      i++;
+      renderer.setSeriesPaint(i, styles.get(i).colour());
+      renderer.setSeriesStroke(i, styles.get(i).stroke(1.6f));
+      if (e.anyMet()) {
+        ValueMarker m = new ValueMarker(e.maxRateRps(), styles.get(i).colour(), styles.get(i).stroke(1.2f));
+        m.setLabel(e.label() + " " + (e.atUpperBound() ? ">= " : "") + CapacityResults.rate(e.maxRateRps()));
+        m.setLabelFont(new Font("SansSerif", Font.PLAIN, 11));
+        m.setLabelPaint(styles.get(i).colour());
+        m.setLabelAnchor(RectangleAnchor.TOP_RIGHT);
+        m.setLabelTextAnchor(TextAnchor.TOP_LEFT);
+        // Each system's label one line lower than the previous one's, so that close rates stay readable.
+        m.setLabelOffset(new org.jfree.chart.ui.RectangleInsets(4 + 15 * found.size(), 3, 4, 3));
+        m.setLabelBackgroundColor(new Color(255, 255, 255, 220));
+        found.add(m);
+      }
     }
-    NumberAxis rate = new NumberAxis("request rate (requests/s)");
-    LogarithmicAxis latency = new LogarithmicAxis(target.replaceAll("<=.*", "") + " (s, log scale)");
-    latency.setAllowNegativesFlag(false);
+    double lo = Double.isInfinite(lowFound) ? lowProbe : lowFound * 0.8;
+    double hi = highFound > 0 ? Math.max(above, highFound * 1.25) * 1.05 : highProbe * 1.05;
+    if (!(hi > lo)) {
+      hi = lo * 2;
+    }
+    boolean logRate = hi / lo > ChartAxes.LOG_RATIO;
+    org.jfree.chart.axis.ValueAxis rate = logRate ? ChartAxes.log("request rate (requests/s, log scale)") : new NumberAxis("request rate (requests/s)");
+    if (!Double.isInfinite(lo) && lo > 0) {
+      rate.setRange(lo, hi);
+    }
+    org.jfree.chart.axis.ValueAxis latency;
+    if (attainment) {
+      List<String> perRequest = r.targets().stream().filter(t -> !CapacityResults.isRejectionTarget(t) && !t.strip().startsWith("attainment")).toList();
+      latency = new NumberAxis("SLO attainment: share of requests meeting " + String.join(" and ", perRequest));
+      latency.setRange(0, 1.02);
+    } else {
+      latency = ChartAxes.log(target.replaceAll("<=.*", "") + " (s, log scale)");
+    }
     XYPlot plot = new XYPlot(data, rate, latency, renderer);
     plot.setBackgroundPaint(Color.WHITE);
     plot.setDomainGridlinePaint(new Color(0xdddddd));
     plot.setRangeGridlinePaint(new Color(0xdddddd));
-    ValueMarker limit = new ValueMarker(limitSeconds, Color.BLACK,
+    ValueMarker limit = new ValueMarker(attainment ? r.attainmentRequired() : CapacityResults.limitSeconds(target), Color.BLACK,
         new BasicStroke(1.2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
     limit.setLabel("target " + target);
     limit.setLabelFont(new Font("SansSerif", Font.PLAIN, 12));
     limit.setLabelAnchor(RectangleAnchor.TOP_RIGHT);
     limit.setLabelTextAnchor(TextAnchor.BOTTOM_RIGHT);
     plot.addRangeMarker(limit);
-    JFreeChart chart = new JFreeChart("Latency against load", new Font("SansSerif", Font.BOLD, 16), plot, true);
+    found.forEach(plot::addDomainMarker);
+    String title = (attainment ? "SLO attainment" : "Latency") + " against load, each system's highest rate within the targets marked"
+        + (subject == null ? "" : ": " + subject);
+    JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 15), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
   }

@@ -43,6 +43,26 @@ final class ChartFiles {
   }
 
   /**
+   * Returns the legend's entries of {@code chart} as {@code label=#rrggbb[/dash pattern]}, separated
+   * by {@code "; "}: what each series is drawn with, for a reader (and {@code ReportBrowserTest}) to
+   * check that no two share a colour (Note [One colour per name] on {@link Palette}).
+   */
+  static String seriesStyles(JFreeChart chart) {
+    StringBuilder sb = new StringBuilder();
+    org.jfree.chart.LegendItemCollection items = chart.getPlot().getLegendItems();
+    for (int i = 0; items != null && i < items.getItemCount(); i++) {
+      org.jfree.chart.LegendItem item = items.get(i);
+      java.awt.Paint p = item.isLineVisible() ? item.getLinePaint() : item.getFillPaint();
+      sb.append(i == 0 ? "" : "; ").append(item.getLabel().replace(";", ",").replace("=", ":")).append('=')
+          .append(p instanceof java.awt.Color c ? Palette.Style.hex(c) : "?");
+      if (item.isLineVisible() && item.getLineStroke() instanceof java.awt.BasicStroke b && b.getDashArray() != null) {
+        sb.append("/dash").append(java.util.Arrays.toString(b.getDashArray()).replace(" ", ""));
+      }
+    }
+    return sb.toString();
+  }
+
+  /**
    * An SVG canvas writing coordinates to a tenth of a pixel: finer adds nothing on screen and
    * makes charts with thousands of shapes several times larger.
    */
@@ -64,7 +84,7 @@ final class ChartFiles {
     chart.draw(g, new Rectangle(0, 0, width, height));
     String svg = g.getSVGElement(id, false, new ViewBox(0, 0, width, height), null, null);
     int close = svg.indexOf('>');
-    return svg.substring(0, close)
+    return svg.substring(0, close) + " data-series=\"" + Html.escape(seriesStyles(chart)) + "\""
         + " role=\"img\" aria-labelledby=\"" + id + "-title\" style=\"width:100%;height:auto;max-width:" + width + "px\">"
         + "<title id=\"" + id + "-title\">" + Html.escape(text) + "</title>"
         + svg.substring(close + 1);

@@ -28,10 +28,6 @@ public final class FragmentationChart {
   private static final int HEIGHT = 800;
   /** Most points drawn per series; more add nothing visible at this width and bloat the SVG. */
   private static final int MAX_POINTS = 600;
-  private static final Color[] PALETTE = {
-    new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c), new Color(0xff7f0e),
-    new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2), new Color(0x7f7f7f)
-  };
 
   /** The PNG chart's file name. */
   public static final String PNG_FILE = "fragmentation.png";
@@ -39,11 +35,6 @@ public final class FragmentationChart {
   public static final String SVG_FILE = "fragmentation.svg";
 
   private FragmentationChart() {}
-
-  /** Returns the colour of the {@code i}-th series (allocator or system) in kvsim's charts. */
-  static Color colour(int i) {
-    return PALETTE[i % PALETTE.length];
-  }
 
   /** Writes {@code fragmentation.png} and {@code fragmentation.svg} into {@code dir}. */
   public static void write(Path dir, List<AllocatorResult> results) throws IOException {
@@ -58,8 +49,17 @@ public final class FragmentationChart {
     write(resultFolder, ResultsReader.read(resultFolder).results());
   }
 
-  /** Builds the chart. */
+  /** Builds the chart, titled by what the run replayed. */
   public static JFreeChart build(List<AllocatorResult> results) {
+    return build(results, null);
+  }
+
+  /**
+   * Builds the chart; {@code subject} (the workload, model and device, or null) completes its title.
+   * An allocator whose external fragmentation is 0 at every sample is named "(0 throughout)" in the
+   * legend, since its line lies under the others' on the axis.
+   */
+  public static JFreeChart build(List<AllocatorResult> results, String subject) {
     int extCol = 2 + RunMetrics.SAMPLE_COLUMNS.indexOf("external_fragmentation");
     int allocCol = 2 + RunMetrics.SAMPLE_COLUMNS.indexOf("allocated_bytes");
     int resCol = 2 + RunMetrics.SAMPLE_COLUMNS.indexOf("reserved_bytes");
@@ -68,12 +68,14 @@ public final class FragmentationChart {
     XYSeriesCollection bytes = new XYSeriesCollection();
     XYLineAndShapeRenderer extRenderer = ChartFiles.lines();
     XYLineAndShapeRenderer bytesRenderer = ChartFiles.lines();
-    BasicStroke solid = new BasicStroke(1.6f);
     BasicStroke dashed = new BasicStroke(1.4f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f);
+    List<Palette.Style> styles = Palette.styles(results.stream().map(AllocatorResult::allocator).toList());
     for (int i = 0; i < results.size(); i++) {
       AllocatorResult r = results.get(i);
-      Color c = PALETTE[i % PALETTE.length];
-      XYSeries e = new XYSeries(r.allocator(), false, true);
+      Color c = styles.get(i).colour();
+      BasicStroke solid = (BasicStroke) styles.get(i).stroke(1.6f);
+      boolean zero = r.samples().stream().allMatch(row -> Double.isNaN(row[extCol]) || row[extCol] == 0);
+      XYSeries e = new XYSeries(zero ? r.allocator() + " (0 throughout)" : r.allocator(), false, true);
       XYSeries a = new XYSeries(r.allocator() + " allocated", false, true);
       XYSeries res = new XYSeries(r.allocator() + " reserved", false, true);
       List<double[]> rows = r.samples();
@@ -96,7 +98,7 @@ public final class FragmentationChart {
       bytesRenderer.setSeriesPaint(2 * i, c);
       bytesRenderer.setSeriesStroke(2 * i, solid);
       bytesRenderer.setSeriesPaint(2 * i + 1, c);
-      bytesRenderer.setSeriesStroke(2 * i + 1, dashed);
+      bytesRenderer.setSeriesStroke(2 * i + 1, styles.get(i).dash() == 0 ? dashed : solid);
       // One legend entry per allocator (its colour); the axis label says which line is which.
       bytesRenderer.setSeriesVisibleInLegend(2 * i, false);
       bytesRenderer.setSeriesVisibleInLegend(2 * i + 1, false);
@@ -110,13 +112,15 @@ public final class FragmentationChart {
       p.setDomainGridlinePaint(new Color(0xdddddd));
       p.setRangeGridlinePaint(new Color(0xdddddd));
     }
-    NumberAxis events = new NumberAxis("event");
-    events.setAutoRangeIncludesZero(false);
+    // Drawn first to last, so that the first allocators' lines are not hidden under later ones.
+    top.setSeriesRenderingOrder(org.jfree.chart.plot.SeriesRenderingOrder.FORWARD);
+    NumberAxis events = ChartAxes.toData("event");
     CombinedDomainXYPlot plot = new CombinedDomainXYPlot(events);
     plot.setGap(12);
     plot.add(top, 1);
     plot.add(bottom, 1);
-    JFreeChart chart = new JFreeChart("Fragmentation and memory over the run", new Font("SansSerif", Font.BOLD, 16), plot, true);
+    String title = "External fragmentation and memory over the run" + (subject == null ? "" : ": " + subject);
+    JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
   }

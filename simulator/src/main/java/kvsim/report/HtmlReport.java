@@ -47,6 +47,8 @@ public final class HtmlReport {
 
   private final StringBuilder out = new StringBuilder();
   private int charts;
+  /** The workload, model and device of the folder whose section is being written ({@link Headline#subject}), or null. */
+  private String subject;
   /** A section placed before the folders' sections: a heading, paragraphs and a table; or null. */
   private Intro intro;
 
@@ -73,22 +75,25 @@ public final class HtmlReport {
    * was built).
    */
   public static void write(Path file, List<Path> dirs, boolean force) throws IOException {
+    write(file, dirs, null, force);
+  }
+
+  /**
+   * Writes the report of {@code dirs} to {@code file}, naming each folder's runs by {@code labels}
+   * (one per folder, from {@code --label}), or by {@link #defaultLabels} where null.
+   */
+  public static void write(Path file, List<Path> dirs, List<String> labels, boolean force) throws IOException {
     if (dirs.isEmpty()) {
       throw new InputException("report: name at least one result folder");
     }
+    if (labels != null) {
+      checkLabels(labels, dirs.size());
+    }
     OutputFile target = OutputFile.of(file, OUTPUT_KIND, force, List.of()).check();
+    List<String> names = labels != null ? labels : defaultLabels(dirs);
     List<Source> sources = new ArrayList<>();
-    List<String> labels = new ArrayList<>();
-    List<String> names = dirs.stream().map(d -> String.valueOf(d.toAbsolutePath().normalize().getFileName())).toList();
-    for (Path d : dirs) {
-      String name = String.valueOf(d.toAbsolutePath().normalize().getFileName());
-      // A folder's name where it tells the runs apart (it names the legend's series), else its path.
-      String label = names.indexOf(name) == names.lastIndexOf(name) ? name : d.toString();
-      for (int n = 2; labels.contains(label); n++) {
-        label = d + " (" + n + ")"; // the same folder twice: its series need distinct names
-      }
-      labels.add(label);
-      sources.add(new Source(d, label));
+    for (int i = 0; i < dirs.size(); i++) {
+      sources.add(new Source(dirs.get(i), names.get(i)));
     }
     byte[] html = build(sources).getBytes(StandardCharsets.UTF_8);
     Path parent = file.toAbsolutePath().getParent();
@@ -98,15 +103,50 @@ public final class HtmlReport {
     target.write(o -> o.write(html));
   }
 
+  /** A run folder's name as kvsim makes it: {@code <yyyyMMdd-HHmmss>-<name>}. */
+  private static final java.util.regex.Pattern STAMPED = java.util.regex.Pattern.compile("\\d{8}-\\d{6}-(.+)");
+
+  /**
+   * Returns the names of folders' runs in a report: each folder's own name without kvsim's
+   * timestamp prefix ({@code 20261126-051900-churn} is {@code churn}); where two are equal, the
+   * second is {@code churn (2)}, the third {@code churn (3)}, in order.
+   */
+  static List<String> defaultLabels(List<Path> dirs) {
+    List<String> out = new ArrayList<>();
+    for (Path d : dirs) {
+      String name = String.valueOf(d.toAbsolutePath().normalize().getFileName());
+      java.util.regex.Matcher m = STAMPED.matcher(name);
+      String label = m.matches() ? m.group(1) : name;
+      String unique = label;
+      for (int n = 2; out.contains(unique); n++) {
+        unique = label + " (" + n + ")";
+      }
+      out.add(unique);
+    }
+    return out;
+  }
+
+  /** Checks {@code --label}'s names: one per folder, none empty, none twice. */
+  static void checkLabels(List<String> labels, int folders) {
+    if (labels.size() != folders) {
+      throw new InputException("--label: " + labels.size() + " name" + (labels.size() == 1 ? "" : "s") + " for " + folders + " folder"
+          + (folders == 1 ? "" : "s") + "; give one name per result folder, in order");
+    }
+    for (int i = 0; i < labels.size(); i++) {
+      String l = labels.get(i);
+      if (l.isBlank()) {
+        throw new InputException("--label: name " + (i + 1) + " is empty");
+      }
+      if (labels.indexOf(l) != i) {
+        throw new InputException("--label: '" + l + "' names two folders; each run needs its own name");
+      }
+    }
+  }
+
   /** Returns a title for a folder's own report: its workload as given, from the configuration echo. */
   static String titleOf(Map<String, Object> config) {
-    if (config.get("workload") instanceof Map<?, ?> w && w.get("spec") != null) {
-      return "workload " + w.get("spec");
-    }
-    if (config.get("workload") instanceof String w) {
-      return "workload " + w;
-    }
-    return "this result folder";
+    String subject = Headline.subject(config);
+    return subject == null ? "this result folder" : subject;
   }
 
   private static boolean isReport(Path file) {
@@ -130,16 +170,36 @@ public final class HtmlReport {
 
   /** One folder read back, of whichever kind it is. */
   private record Loaded(Source source, String format, RunResults run, List<MemoryMap> maps, SweepResults sweep, ServingResults serving,
-      CapacityResults capacity) {}
+      CapacityResults capacity, SweepTableResults table) {
+    /** Returns the folder's configuration echo. */
+    Map<String, Object> config() {
+      return run != null ? run.config() : sweep != null ? sweep.config() : serving != null ? serving.config()
+          : capacity != null ? capacity.config() : table.config();
+    }
+
+    /** Returns the folder's one-sentence answer ({@link Headline}). */
+    String headline() {
+      return switch (format) {
+        case ResultsReader.RUN_FORMAT -> Headline.allocators(run.results());
+        case ResultsReader.SWEEP_FORMAT -> Headline.seedSweep(sweep);
+        case ResultsReader.SERVING_FORMAT -> Headline.serving(serving);
+        case SweepTable.FORMAT -> SweepChart.headline(table);
+        default -> Headline.capacity(capacity);
+      };
+    }
+  }
 
   private static Loaded load(Source s) {
+    if (SweepChart.isSweepFolder(s.dir())) {
+      return new Loaded(s, SweepTable.FORMAT, null, null, null, null, null, SweepTable.read(s.dir()));
+    }
     String format = ResultsReader.formatOf(s.dir());
     return switch (format) {
       case ResultsReader.RUN_FORMAT -> new Loaded(s, format, ResultsReader.read(s.dir()),
-          MemoryMapFile.exists(s.dir()) ? MemoryMapFile.read(s.dir()) : null, null, null, null);
-      case ResultsReader.SWEEP_FORMAT -> new Loaded(s, format, null, null, ResultsReader.readSweep(s.dir()), null, null);
-      case ResultsReader.SERVING_FORMAT -> new Loaded(s, format, null, null, null, ResultsReader.readServing(s.dir()), null);
-      default -> new Loaded(s, format, null, null, null, null, ResultsReader.readCapacity(s.dir()));
+          MemoryMapFile.exists(s.dir()) ? MemoryMapFile.read(s.dir()) : null, null, null, null, null);
+      case ResultsReader.SWEEP_FORMAT -> new Loaded(s, format, null, null, ResultsReader.readSweep(s.dir()), null, null, null);
+      case ResultsReader.SERVING_FORMAT -> new Loaded(s, format, null, null, null, ResultsReader.readServing(s.dir()), null, null);
+      default -> new Loaded(s, format, null, null, null, null, ResultsReader.readCapacity(s.dir()), null);
     };
   }
 
@@ -179,6 +239,10 @@ public final class HtmlReport {
         .append("<title>kvsim report: ").append(Html.escape(title)).append("</title>\n<style>\n").append(CSS).append("</style>\n</head>\n<body>\n")
         .append("<header><h1>kvsim report</h1><p>").append(Html.escape(title))
         .append(". Drawn from the result files alone; every chart has a text alternative and its data as a table.</p></header>\n<main>\n");
+    String headline = intro != null ? null : runs.size() == 1 ? runs.get(0).headline() : comparisonHeadline(runs);
+    if (headline != null) {
+      out.append("<p class=\"headline\">").append(Html.escape(headline)).append("</p>\n");
+    }
     if (intro != null) {
       out.append("<section aria-labelledby=\"intro\">\n<h2 id=\"intro\">").append(Html.escape(intro.heading())).append("</h2>\n");
       for (String p : intro.paragraphs()) {
@@ -193,14 +257,24 @@ public final class HtmlReport {
       Loaded l = runs.get(i);
       out.append("<section aria-labelledby=\"run").append(i).append("\">\n<h2 id=\"run").append(i).append("\">")
           .append(Html.escape(kind(l.format()) + ": " + l.source().label())).append("</h2>\n");
+      subject = Headline.subject(l.config());
+      if (subject != null && !subject.equals(l.source().label())) {
+        out.append("<p class=\"subject\">").append(Html.escape(subject.substring(0, 1).toUpperCase(Locale.ROOT) + subject.substring(1)))
+            .append(".</p>\n");
+      }
+      if (runs.size() > 1 || intro != null) {
+        out.append("<p class=\"headline\">").append(Html.escape(l.headline())).append("</p>\n");
+      }
       switch (l.format()) {
         case ResultsReader.RUN_FORMAT -> run(l);
         case ResultsReader.SWEEP_FORMAT -> sweep(l);
         case ResultsReader.SERVING_FORMAT -> serving(l);
+        case SweepTable.FORMAT -> SweepChart.section(this, l.table());
         default -> capacity(l);
       }
       out.append("</section>\n");
     }
+    subject = null;
     out.append("</main>\n</body>\n</html>\n");
   }
 
@@ -209,11 +283,49 @@ public final class HtmlReport {
       case ResultsReader.RUN_FORMAT -> "Allocator run";
       case ResultsReader.SWEEP_FORMAT -> "Seed sweep";
       case ResultsReader.SERVING_FORMAT -> "Serving run";
+      case SweepTable.FORMAT -> "Sweep";
       default -> "Capacity search";
     };
   }
 
   // ---- comparison of several folders
+
+  /** Returns the headline over several folders: over all their allocator runs, else all their serving systems, else the first folder's. */
+  private static String comparisonHeadline(List<Loaded> runs) {
+    List<AllocatorResult> all = new ArrayList<>();
+    List<Map<String, Object>> systems = new ArrayList<>();
+    for (Loaded l : runs) {
+      if (l.run() != null) {
+        for (AllocatorResult a : l.run().results()) {
+          all.add(renamed(a, l.source().label() + ": " + a.allocator()));
+        }
+      }
+      if (l.serving() != null) {
+        for (Map<String, Object> s : l.serving().systems()) {
+          Map<String, Object> m = new LinkedHashMap<>(s);
+          m.put("system", l.source().label() + ": " + ServingResults.label(s));
+          systems.add(m);
+        }
+      }
+    }
+    if (!all.isEmpty()) {
+      return "Over " + runs.size() + " runs: " + lowerFirst(Headline.allocators(all));
+    }
+    if (!systems.isEmpty()) {
+      ServingResults merged = ServingResults.of(Map.of(), Map.of(), systems, List.of("t_ns"), Map.of(), List.of(), Map.of());
+      return "Over " + runs.size() + " runs: " + lowerFirst(Headline.serving(merged));
+    }
+    return runs.get(0).source().label() + ": " + runs.get(0).headline();
+  }
+
+  private static String lowerFirst(String s) {
+    return s.isEmpty() || s.length() > 1 && Character.isUpperCase(s.charAt(1)) ? s : Character.toLowerCase(s.charAt(0)) + s.substring(1);
+  }
+
+  private static AllocatorResult renamed(AllocatorResult a, String name) {
+    return new AllocatorResult(name, a.options(), a.counters(), a.summaries(), a.modelledAllocatorNanos(), a.activationOomCount(), a.extra(),
+        a.samples());
+  }
 
   private void comparison(List<Loaded> runs) {
     out.append("<section aria-labelledby=\"cmp\">\n<h2 id=\"cmp\">Comparison</h2>\n");
@@ -235,13 +347,12 @@ public final class HtmlReport {
         rows.add(row);
       }
       for (AllocatorResult a : l.run().results()) {
-        all.add(new AllocatorResult(l.source().label() + ": " + a.allocator(), a.options(), a.counters(), a.summaries(),
-            a.modelledAllocatorNanos(), a.activationOomCount(), a.extra(), a.samples()));
+        all.add(renamed(a, l.source().label() + ": " + a.allocator()));
       }
     }
     if (header != null) {
       Html.table(out, "Allocator runs side by side", header, rows);
-      fragmentationFigure(all, "Fragmentation and memory of every allocator of every run");
+      fragmentationFigure(all, "External fragmentation and memory of every allocator of every run");
     }
     List<Map<String, Object>> systems = new ArrayList<>();
     Map<String, List<double[]>> series = new LinkedHashMap<>();
@@ -290,7 +401,7 @@ public final class HtmlReport {
     config(l.run().config());
     List<String[]> t = TextTable.comparisonRows(l.run().results());
     Html.table(out, "Summary per allocator (exact over every event)", List.of(t.get(0)), rowsOf(t.subList(1, t.size())));
-    fragmentationFigure(l.run().results(), "Fragmentation and memory over the run");
+    fragmentationFigure(l.run().results(), "External fragmentation and memory over the run");
     if (l.maps() == null) {
       out.append("<p>This folder has no ").append(MemoryMapFile.FILE)
           .append(" (it was written before kvsim recorded memory maps), so the report has no memory map; run again to get one.</p>\n");
@@ -345,13 +456,20 @@ public final class HtmlReport {
             gib(row[allocCol]), gib(row[resCol])));
       }
     }
-    figure(FragmentationChart.build(results), 1200, 800, caption, alt.toString(), "Sampled rows (a few per allocator) of timeseries.csv",
+    figure(FragmentationChart.build(results, subject), 1200, 800, caption, alt.toString(), "Sampled rows (a few per allocator) of timeseries.csv",
         List.of("allocator", "event", "external fragmentation", "allocated (GiB)", "reserved (GiB)"), rows);
   }
 
   private void memoryMapFigure(List<MemoryMap> maps) {
     StringBuilder alt = new StringBuilder("Memory map, one panel per allocator: address in GiB against the event, each allocation a rectangle coloured by tag ("
-        + String.join(", ", MemoryMapChart.tags(maps)) + "), red triangles where refusals happened; a last panel shows the live GiB of small allocations elided from the map. ");
+        + String.join(", ", MemoryMapChart.tags(maps)) + "), red triangles where refusals happened; a last panel shows the live GiB of the small allocations too small to draw. ");
+    boolean virtual = false;
+    for (MemoryMap m : maps) {
+      virtual |= (m.addressMaxBytes() - m.addressMinBytes()) / (double) Bytes.GiB > 1024;
+    }
+    if (virtual) {
+      alt.append(MemoryMapChart.VIRTUAL_NOTE).append(' ');
+    }
     List<List<String>> rows = new ArrayList<>();
     for (MemoryMap m : maps) {
       alt.append(m.allocator()).append(": ").append(m.rectangles().size()).append(" of ").append(m.rectanglesSeen())
@@ -377,8 +495,8 @@ public final class HtmlReport {
           String.format(Locale.ROOT, "%.4g", m.minAreaByteEvents()), Long.toString(m.binEvents()), Long.toString(m.oomTotal()), Long.toString(bins)));
     }
     Html.table(out, "What the memory map holds (at most " + (maps.isEmpty() ? 0 : maps.get(0).maxRectangles())
-            + " rectangles per allocator; smaller ones are elided into the band, see results/SCHEMA.md)",
-        List.of("allocator", "extents recorded", "drawn", "elided", "min. area drawn (byte-events)", "bin (events)", "refusals", "bins with refusals"), totals);
+            + " rectangles per allocator; smaller ones are not drawn but counted in the band of small allocations, see results/SCHEMA.md)",
+        List.of("allocator", "extents recorded", "drawn", "too small to draw", "min. area drawn (byte-events)", "bin (events)", "refusals", "bins with refusals"), totals);
   }
 
   // ---- a seed sweep
@@ -387,17 +505,20 @@ public final class HtmlReport {
     config(l.sweep().config());
     List<List<String>> rows = new ArrayList<>();
     for (SweepResults.Entry e : l.sweep().entries()) {
-      e.sweep().forEach((metric, st) -> rows.add(List.of(e.allocator(), metric,
-          st == null ? "-" : num(st.median()), st == null ? "-" : num(st.p10()), st == null ? "-" : num(st.p90()),
-          st == null ? "-" : num(st.mean()), (st == null ? 0 : st.defined()) + "/" + l.sweep().seeds().size())));
+      e.sweep().forEach((metric, st) -> rows.add(List.of(e.allocator(), Headline.metricName(metric),
+          st == null ? "-" : Headline.humanise(metric, st.median()), st == null ? "-" : Headline.humanise(metric, st.p10()),
+          st == null ? "-" : Headline.humanise(metric, st.p90()), st == null ? "-" : Headline.humanise(metric, st.mean()),
+          (st == null ? 0 : st.defined()) + "/" + l.sweep().seeds().size())));
     }
-    Html.table(out, "Headline metrics over " + l.sweep().seeds().size() + " seeds", List.of("allocator", "metric", "median", "p10", "p90", "mean", "seeds"), rows);
+    Html.table(out, "Headline metrics over " + l.sweep().seeds().size() + " seeds (bytes in binary units; fragmentation a fraction of the memory)",
+        List.of("allocator", "metric", "median", "p10", "p90", "mean", "seeds defining it"), rows);
   }
 
   // ---- a serving run
 
   private static final List<String> SERVING_HEADER = List.of("system", "finished", "rejected", "tokens/s", "TTFT p50 (s)", "TPOT p50 (s)",
-      "norm. latency mean (s/token)", "batch mean", "preemptions", "token states", "reserved", "internal frag.", "external frag.", "idle");
+      "norm. latency mean (s/token)", "batch mean", "preemptions", "token states", "reserved (future tokens)", "internal fragmentation",
+      "external fragmentation", "idle");
 
   @SuppressWarnings("unchecked")
   private static List<String> servingRow(Map<String, Object> s) {
@@ -538,7 +659,7 @@ public final class HtmlReport {
         rows.add(List.of(e.getKey(), String.format(Locale.ROOT, "%.2f", p), num(row[ttft]), num(row[tpot]), num(row[norm])));
       }
     }
-    figure(ServingCharts.latencyCdf(r), ServingCharts.WIDTH, ServingCharts.CDF_HEIGHT, "Latency CDFs", alt.toString(),
+    figure(ServingCharts.latencyCdf(r, subject), ServingCharts.WIDTH, ServingCharts.CDF_HEIGHT, "Latency CDFs", alt.toString(),
         "Quantiles of latency-quantiles.csv (seconds)", List.of("system", "quantile", "TTFT (s)", "TPOT (s)", "normalized latency (s/token)"), rows);
   }
 
@@ -555,7 +676,7 @@ public final class HtmlReport {
         rows.add(List.of(e.getKey(), String.format(Locale.ROOT, "%.3f", row[time] / 1e9), Long.toString((long) row[batch])));
       }
     }
-    figure(ServingCharts.batchSize(r), ServingCharts.WIDTH, ServingCharts.BATCH_HEIGHT, "Batch size over time", alt.toString(),
+    figure(ServingCharts.batchSize(r, subject), ServingCharts.WIDTH, ServingCharts.BATCH_HEIGHT, "Batch size over time", alt.toString(),
         "Sampled iterations of timeseries.csv", List.of("system", "time (s)", "batch size"), rows);
   }
 
@@ -590,19 +711,16 @@ public final class HtmlReport {
     }
     SeedSection.capacity(out, l.source().dir()); // a search over seeds: its intervals
     // The chart is drawn again from summary.json, not taken from capacity.svg: the report needs the folder's data files only.
-    String text = ChartFiles.svgDocument(CapacityChart.build(c), CapacityChart.WIDTH, CapacityChart.HEIGHT);
     String id = "c" + (++charts);
     boolean attainment = c.latencyTargets().isEmpty();
-    out.append("<figure>\n<figcaption>").append(attainment ? "SLO attainment" : "Latency").append(" against request rate</figcaption>\n");
-    {
-      int open = text.indexOf("<svg");
-      int close = text.indexOf('>', open);
-      String alt = "Line chart of " + (attainment ? "the SLO attainment" : "the first latency target's value")
-          + " against the request rate, one line per system through its probes, the target dashed; the legend gives each system's highest rate, its goodput and the share of requests not finished there.";
-      out.append(text, open, close).append(" role=\"img\" aria-labelledby=\"").append(id).append("-title\" style=\"width:100%;height:auto\">")
-          .append("<title id=\"").append(id).append("-title\">").append(Html.escape(alt)).append("</title>").append(text.substring(close + 1).strip())
-          .append("\n<p class=\"alt\">").append(Html.escape(alt)).append("</p>\n");
-    }
+    out.append("<figure>\n<figcaption>").append(attainment ? "SLO attainment" : "Latency")
+        .append(" against request rate, each system's highest rate within the targets marked</figcaption>\n");
+    String alt = "Line chart of " + (attainment ? "the SLO attainment" : "the first latency target's value")
+        + " against the request rate (zoomed to the rates found), one line per system through its "
+        + "probes, the target dashed, each system's highest rate within the targets a vertical line labelled with it; the legend gives each system's "
+        + "highest rate, its goodput and the share of requests not finished there.";
+    out.append(ChartFiles.inlineSvg(CapacityChart.build(c, subject), CapacityChart.WIDTH, CapacityChart.HEIGHT, id, alt)).append('\n')
+        .append("<p class=\"alt\">").append(Html.escape(alt)).append("</p>\n");
     out.append("<details><summary>Data: every probe</summary>\n");
     Html.table(out, "Probes", List.of("system", "rate (req/s)", "met", "goodput (req/s)", "not finished", "values (s)"), probes);
     out.append("</details>\n</figure>\n");
@@ -617,10 +735,20 @@ public final class HtmlReport {
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
-    out.append("<details open><summary>Configuration</summary>\n<pre>").append(Html.escape(text)).append("</pre>\n</details>\n");
+    out.append("<details><summary>Configuration</summary>\n<pre>").append(Html.escape(text)).append("</pre>\n</details>\n");
   }
 
-  private void figure(JFreeChart chart, int width, int height, String caption, String alt, String tableCaption, List<String> header,
+  /** Appends a table ({@link Html#table}). */
+  void table(String caption, List<String> header, List<List<String>> rows) {
+    Html.table(out, caption, header, rows);
+  }
+
+  /** Appends a paragraph of plain text. */
+  void note(String text) {
+    out.append("<p>").append(Html.escape(text)).append("</p>\n");
+  }
+
+  void figure(JFreeChart chart, int width, int height, String caption, String alt, String tableCaption, List<String> header,
       List<List<String>> rows) {
     String id = "c" + (++charts);
     out.append("<figure>\n<figcaption>").append(Html.escape(caption)).append("</figcaption>\n")
@@ -698,6 +826,8 @@ public final class HtmlReport {
       figure{margin:1.2rem 0;padding:.6rem;border:1px solid #ddd;border-radius:4px}
       figcaption{font-weight:600;margin-bottom:.4rem}
       p.alt{font-size:.9rem;color:#444}
+      p.headline{font-size:1.15rem;font-weight:600;background:#f3f6fa;border-left:4px solid #20344c;padding:.5rem .8rem}
+      p.subject{color:#333}
       table{border-collapse:collapse;margin:.8rem 0;font-size:.85rem}
       caption{text-align:left;font-weight:600;padding:.3rem 0}
       th,td{border:1px solid #ccc;padding:.2rem .5rem}

@@ -24,9 +24,10 @@ import org.jfree.data.xy.XYSeriesCollection;
 /**
  * The memory map chart (PyTorch {@code memory_viz}'s view): for each allocator a panel with the
  * address (GiB) against the event, each kept allocation extent a rectangle coloured by tag, and the
- * bins holding refusals marked by red triangles along the top (in a panel spanning more than 1 TiB,
- * a virtual space, each rectangle is drawn at least a pixel tall); a last panel draws the mean live GiB
- * of the elided small allocations per allocator (Note [Memory map decimation] on {@link MemoryMap}).
+ * bins holding refusals marked by red triangles along the top (a panel spanning more than 1 TiB is
+ * a virtual space, drawn in TiB on its own scale with a note under the title, each rectangle at least
+ * a pixel tall); a last panel draws the mean live GiB of the small allocations too small to draw,
+ * per allocator in its colour (Note [Memory map decimation] on {@link MemoryMap}).
  * Drawn from {@code memory-map.json} alone; the same maps give byte-identical files.
  */
 public final class MemoryMapChart {
@@ -34,9 +35,17 @@ public final class MemoryMapChart {
   private static final int PANEL_HEIGHT = 230;
   /** Address spans above this many GiB are virtual spaces, not a device. */
   private static final double VIRTUAL_SPAN_GIB = 1024;
+  /** Tag colours: Paul Tol's "light" scheme, none of them a series colour of {@link Palette}. */
   private static final Color[] TAG_COLOURS = {
-    new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c), new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2)
+    new Color(0x77AADD), new Color(0xEE8866), new Color(0x44BB99), new Color(0xFFAABB), new Color(0xBBCC33), new Color(0xAAAA00),
+    new Color(0x99DDFF), new Color(0xEEDD88)
   };
+  /** The band's label: what the elided rectangles are, in plain words. */
+  static final String ELIDED_LABEL = "small allocations (GiB live)";
+
+  /** The note under the title of a map with a virtual-space panel. */
+  static final String VIRTUAL_NOTE = "Panels marked \"virtual (TiB)\" span a reserved virtual address space (tens of TiB, not device memory), "
+      + "drawn in TiB on a scale of their own: their rectangles are not to scale with the device-sized panels in GiB.";
 
   /** The PNG chart's file name. */
   public static final String PNG_FILE = "memory-map.png";
@@ -71,8 +80,7 @@ public final class MemoryMapChart {
   /** Builds the chart. */
   public static JFreeChart build(List<MemoryMap> maps) {
     List<String> tags = tags(maps);
-    NumberAxis events = new NumberAxis("event");
-    events.setAutoRangeIncludesZero(false);
+    NumberAxis events = ChartAxes.toData("event");
     CombinedDomainXYPlot plot = new CombinedDomainXYPlot(events);
     plot.setGap(8);
     Path2D.Double triangle = new Path2D.Double();
@@ -81,6 +89,7 @@ public final class MemoryMapChart {
     triangle.lineTo(4, -3);
     triangle.closePath();
     XYSeriesCollection elided = new XYSeriesCollection();
+    boolean anyVirtual = false;
     for (int p = 0; p < maps.size(); p++) {
       MemoryMap m = maps.get(p);
       XYIntervalSeriesCollection rects = new XYIntervalSeriesCollection();
@@ -90,15 +99,19 @@ public final class MemoryMapChart {
         byTag.add(s);
         rects.addSeries(s);
       }
-      double top = m.addressMaxBytes() / (double) Bytes.GiB;
-      double bottom = m.addressMinBytes() / (double) Bytes.GiB;
+      boolean virtual = (m.addressMaxBytes() - m.addressMinBytes()) / (double) Bytes.GiB > VIRTUAL_SPAN_GIB;
+      anyVirtual |= virtual;
+      // A virtual space's panel counts in TiB: its numbers then differ visibly from a device's GiB.
+      double unit = virtual ? Bytes.TiB : Bytes.GiB;
+      double top = m.addressMaxBytes() / unit;
+      double bottom = m.addressMinBytes() / unit;
       // A panel spanning more than any device (the virtual spaces of vattention and stitching) draws
       // each rectangle at least a pixel tall; on a device-sized panel, thin rectangles stay thin so
       // that holes show.
-      double minHeight = top - bottom > VIRTUAL_SPAN_GIB ? (top - bottom) / PANEL_HEIGHT : 0;
+      double minHeight = virtual ? (top - bottom) / PANEL_HEIGHT : 0;
       for (MemoryMap.Rectangle r : m.rectangles()) {
-        double lo = r.addressBytes() / (double) Bytes.GiB;
-        double hi = Math.max(lo + minHeight, (r.addressBytes() + r.sizeBytes()) / (double) Bytes.GiB);
+        double lo = r.addressBytes() / unit;
+        double hi = Math.max(lo + minHeight, (r.addressBytes() + r.sizeBytes()) / unit);
         byTag.get(tags.indexOf(m.tags().get(r.tagIndex()))).add(r.startEvent(), r.startEvent(), r.endEvent(), lo, lo, hi);
       }
       XYBarRenderer bars = new XYBarRenderer();
@@ -121,7 +134,7 @@ public final class MemoryMapChart {
       oomRenderer.setSeriesPaint(0, new Color(0xd62728));
       oomRenderer.setSeriesShape(0, triangle);
       oomRenderer.setSeriesVisibleInLegend(0, p == 0);
-      NumberAxis address = new NumberAxis(m.allocator() + ": address (GiB)");
+      NumberAxis address = new NumberAxis(m.allocator() + (virtual ? ": virtual (TiB)" : ": address (GiB)"));
       address.setAutoRangeIncludesZero(false);
       if (top > bottom) {
         double pad = (top - bottom) * 0.04;
@@ -132,21 +145,22 @@ public final class MemoryMapChart {
       panel.setRenderer(1, oomRenderer);
       style(panel);
       plot.add(panel, 2);
-      XYSeries e = new XYSeries(m.allocator() + " elided", false, true);
+      XYSeries e = new XYSeries(m.allocator(), false, true);
       for (int k = 0; k < m.elidedMeanBytes().length; k++) {
         e.add(k * m.binEvents() + (m.binEvents() + 1) / 2.0, m.elidedMeanBytes()[k] / (double) Bytes.GiB);
       }
       elided.addSeries(e);
     }
     XYLineAndShapeRenderer elidedRenderer = ChartFiles.lines();
-    for (int i = 0; i < maps.size(); i++) {
-      elidedRenderer.setSeriesPaint(i, FragmentationChart.colour(i));
-    }
-    XYPlot band = new XYPlot(elided, null, new NumberAxis("elided GiB (mean live)"), elidedRenderer);
+    Palette.apply(elidedRenderer, maps.stream().map(MemoryMap::allocator).toList(), 1.4f);
+    XYPlot band = new XYPlot(elided, null, new NumberAxis(ELIDED_LABEL), elidedRenderer);
     style(band);
     plot.add(band, 1);
     JFreeChart chart = new JFreeChart(
         "Memory map: allocations by address over events (refusals ▼)", new Font("SansSerif", Font.BOLD, 16), plot, true);
+    if (anyVirtual) {
+      chart.addSubtitle(new org.jfree.chart.title.TextTitle(VIRTUAL_NOTE, new Font("SansSerif", Font.PLAIN, 12)));
+    }
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
   }

@@ -7,7 +7,8 @@ import java.util.List;
 /**
  * Draws the chart files (PNG and SVG) of a result folder again from its data files alone, of
  * whichever format the folder is ({@link ResultsReader#formatOf}): a run's fragmentation chart (and
- * memory map where the folder has one), a serving run's four charts, a capacity search's chart. The
+ * memory map where the folder has one), a serving run's four charts, a capacity search's chart, a
+ * sweep's chart per headline metric ({@link SweepChart}). The
  * run commands draw their charts from the same files read back (Note [Charts from files] on {@link
  * ResultsWriter}), so a folder's charts redrawn are byte-identical to those it was written with.
  */
@@ -32,6 +33,10 @@ public final class ResultCharts {
 
   /** Reads {@code dir} as its format's reader does, throwing for bad input. */
   private static void check(Path dir) {
+    if (SweepChart.isSweepFolder(dir)) {
+      SweepTable.read(dir);
+      return;
+    }
     switch (ResultsReader.formatOf(dir)) {
       case ResultsReader.RUN_FORMAT -> {
         ResultsReader.read(dir);
@@ -47,6 +52,9 @@ public final class ResultCharts {
 
   /** Draws the charts of one folder again; returns how many files were written (a seed sweep has none). */
   private static int redraw(Path dir) throws IOException {
+    if (SweepChart.isSweepFolder(dir)) {
+      return SweepChart.write(dir, SweepTable.read(dir));
+    }
     switch (ResultsReader.formatOf(dir)) {
       case ResultsReader.RUN_FORMAT -> {
         FragmentationChart.redraw(dir);

@@ -62,22 +62,37 @@ public final class ServingChart {
   public static JFreeChart build(List<String> columns, Map<String, List<double[]>> series, Map<String, double[]> windows) {
     ServingCharts.Categories categories = ServingCharts.categoriesOf(columns);
     int time = columns.indexOf("t_ns");
-    NumberAxis seconds = new NumberAxis("simulated time (s)");
+    double[] ends = new double[series.size()];
+    int n = 0;
+    for (List<double[]> rows : series.values()) {
+      ends[n++] = rows.isEmpty() ? Double.NaN : rows.get(rows.size() - 1)[time] / 1e9;
+    }
+    // Note [Log when one series dwarfs the others] on ChartAxes: one run hours long beside others of seconds.
+    boolean log = ChartAxes.wantsLog(ends);
+    double floor = Double.POSITIVE_INFINITY;
+    for (List<double[]> rows : series.values()) {
+      for (double[] row : rows) {
+        if (row[time] > 0) {
+          floor = Math.min(floor, row[time] / 1e9);
+        }
+      }
+    }
+    org.jfree.chart.axis.ValueAxis seconds = log ? ChartAxes.log("simulated time (s)" + ChartAxes.LOG_NOTE) : ChartAxes.toData("simulated time (s)");
     CombinedDomainXYPlot plot = new CombinedDomainXYPlot(seconds);
     plot.setGap(10);
     for (Map.Entry<String, List<double[]>> e : series.entrySet()) {
       DefaultTableXYDataset data = new DefaultTableXYDataset();
       List<double[]> rows = e.getValue();
       int step = Math.max(1, (rows.size() + MAX_POINTS - 1) / MAX_POINTS);
-      for (String category : categories.names()) {
-        int col = columns.indexOf(category);
-        XYSeries s = new XYSeries(category.replace('_', ' '), false, false);
+      for (int c = 0; c < categories.size(); c++) {
+        int col = columns.indexOf(categories.names().get(c));
+        XYSeries s = new XYSeries(categories.labels().get(c), false, false);
         double lastX = Double.NaN;
         for (int k = 0; k < rows.size(); k++) {
           if (k % step != 0 && k != rows.size() - 1) {
             continue;
           }
-          double x = rows.get(k)[time] / 1e9;
+          double x = log ? Math.max(floor, rows.get(k)[time] / 1e9) : rows.get(k)[time] / 1e9;
           if (x == lastX) {
             continue; // one point per instant: a table dataset needs distinct x values
           }

@@ -51,12 +51,12 @@ public final class ServingCharts {
 
   static final Categories CURRENT = new Categories(
       List.of("token_states", "reserved_future", "internal_fragmentation", "external_fragmentation", "idle"),
-      List.of("token states", "reserved (future tokens)", "internal fragmentation", "external fragmentation (and others)", "idle (free, nothing waits for it)"),
-      new Color[] {new Color(0x2ca02c), new Color(0x1f77b4), new Color(0xff7f0e), new Color(0xd62728), new Color(0xdddddd)});
+      List.of("token states", "reserved (future tokens)", "internal fragmentation", "external fragmentation", "idle (free, nothing waits for it)"),
+      new Color[] {Palette.TOKEN_STATES, Palette.RESERVED_FUTURE, Palette.INTERNAL_FRAGMENTATION, Palette.EXTERNAL_FRAGMENTATION, Palette.IDLE});
   static final Categories LEGACY = new Categories(
       List.of("token_states", "reserved_future", "internal_waste", "external_waste"),
-      List.of("token states", "reserved (future tokens)", "internal fragmentation", "external fragmentation"),
-      new Color[] {new Color(0x2ca02c), new Color(0x1f77b4), new Color(0xff7f0e), new Color(0xc7c7c7)});
+      List.of("token states", "reserved (future tokens)", "internal fragmentation", "external fragmentation (idle included)"),
+      new Color[] {Palette.TOKEN_STATES, Palette.RESERVED_FUTURE, Palette.INTERNAL_FRAGMENTATION, new Color(0xc7c7c7)});
 
   /** Returns the categories of a folder's time series columns: {@link #LEGACY} where they have {@code external_waste}. */
   static Categories categoriesOf(List<String> seriesColumns) {
@@ -156,49 +156,120 @@ public final class ServingCharts {
 
   /** The latency CDFs: one panel per latency, one line per system. */
   public static JFreeChart latencyCdf(ServingResults r) {
+    return latencyCdf(r, null);
+  }
+
+  /**
+   * The latency CDFs: one panel per latency, one line per system, each system in its colour
+   * ({@link Palette}); a panel's latency axis is logarithmic where one system's largest latency
+   * exceeds another's more than 20 times (Note [Log when one series dwarfs the others] on {@link
+   * ChartAxes}); {@code subject} (or null) completes the title.
+   */
+  public static JFreeChart latencyCdf(ServingResults r, String subject) {
     NumberAxis fraction = new NumberAxis("fraction of finished requests");
     fraction.setRange(0, 1);
     CombinedRangeXYPlot plot = new CombinedRangeXYPlot(fraction);
     plot.setGap(14);
+    List<Palette.Style> styles = Palette.styles(List.copyOf(r.quantiles().keySet()));
     for (int c = 0; c < CDF_COLUMNS.size(); c++) {
       int col = r.quantileColumn(CDF_COLUMNS.get(c));
       int q = r.quantileColumn("quantile");
       XYSeriesCollection data = new XYSeriesCollection();
       XYLineAndShapeRenderer renderer = ChartFiles.lines();
       int i = 0;
+      double[] maxima = new double[r.quantiles().size()];
       for (Map.Entry<String, List<double[]>> e : r.quantiles().entrySet()) {
         XYSeries s = new XYSeries(e.getKey(), false, true);
+        maxima[i] = Double.NaN;
         for (double[] row : e.getValue()) {
           if (!Double.isNaN(row[col])) {
             s.add(row[col], row[q]);
+            maxima[i] = Double.isNaN(maxima[i]) ? row[col] : Math.max(maxima[i], row[col]);
           }
         }
         data.addSeries(s);
-        renderer.setSeriesPaint(i, FragmentationChart.colour(i));
-        renderer.setSeriesStroke(i, new BasicStroke(1.6f));
+        renderer.setSeriesPaint(i, styles.get(i).colour());
+        renderer.setSeriesStroke(i, styles.get(i).stroke(1.6f));
         renderer.setSeriesVisibleInLegend(i, c == 0);
         i++;
       }
-      NumberAxis x = new NumberAxis(CDF_LABELS.get(c));
+      boolean log = ChartAxes.wantsLog(maxima);
+      org.jfree.chart.axis.ValueAxis x = log ? ChartAxes.log(CDF_LABELS.get(c).replace(")", ", log scale)")) : new NumberAxis(CDF_LABELS.get(c));
+      if (log) {
+        // A log axis cannot show 0: the quantiles at 0 are drawn at the axis' smallest value instead of not at all.
+        clampBelow(data, smallestPositive(data));
+      }
       XYPlot p = new XYPlot(data, x, null, renderer);
       style(p);
       plot.add(p, 1);
     }
-    JFreeChart chart = new JFreeChart("Latency CDFs of finished requests", new Font("SansSerif", Font.BOLD, 16), plot, true);
+    String title = "Latency CDFs of finished requests" + (subject == null ? "" : ": " + subject);
+    JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
+    if (hasLog(plot)) {
+      chart.addSubtitle(new org.jfree.chart.title.TextTitle(
+          "A latency axis is logarithmic where one system's largest latency is over 20 times another's.", new Font("SansSerif", Font.PLAIN, 12)));
+    }
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
   }
 
+  private static boolean hasLog(CombinedRangeXYPlot plot) {
+    for (Object o : plot.getSubplots()) {
+      if (((XYPlot) o).getDomainAxis() instanceof org.jfree.chart.axis.LogAxis) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static double smallestPositive(XYSeriesCollection data) {
+    double min = Double.POSITIVE_INFINITY;
+    for (int s = 0; s < data.getSeriesCount(); s++) {
+      for (int k = 0; k < data.getItemCount(s); k++) {
+        double x = data.getXValue(s, k);
+        if (x > 0) {
+          min = Math.min(min, x);
+        }
+      }
+    }
+    return Double.isInfinite(min) ? 1e-6 : min;
+  }
+
+  /** Replaces x values below {@code floor} (zeros) by {@code floor}, so that a log axis draws them. */
+  private static void clampBelow(XYSeriesCollection data, double floor) {
+    for (int s = 0; s < data.getSeriesCount(); s++) {
+      XYSeries series = data.getSeries(s);
+      List<double[]> pts = new java.util.ArrayList<>();
+      for (int k = 0; k < series.getItemCount(); k++) {
+        pts.add(new double[] {Math.max(floor, series.getX(k).doubleValue()), series.getY(k).doubleValue()});
+      }
+      series.clear();
+      pts.forEach(p -> series.add(p[0], p[1]));
+    }
+  }
+
   /** The batch size (sequences scheduled per iteration) over simulated time, one line per system. */
   public static JFreeChart batchSize(ServingResults r) {
+    return batchSize(r, null);
+  }
+
+  /**
+   * The batch size over simulated time, one line per system in its colour; the time axis is
+   * logarithmic where one system's run lasts over 20 times another's (hf-naive's hours beside
+   * seconds), and {@code subject} (or null) completes the title.
+   */
+  public static JFreeChart batchSize(ServingResults r, String subject) {
     int time = r.seriesColumns().indexOf("t_ns");
     int batch = r.seriesColumns().indexOf("batch_size");
     XYSeriesCollection data = new XYSeriesCollection();
     XYLineAndShapeRenderer renderer = ChartFiles.lines();
+    List<Palette.Style> styles = Palette.styles(List.copyOf(r.series().keySet()));
+    double[] ends = new double[r.series().size()];
     int i = 0;
     for (Map.Entry<String, List<double[]>> e : r.series().entrySet()) {
       XYSeries s = new XYSeries(e.getKey(), false, true);
       List<double[]> rows = e.getValue();
+      ends[i] = rows.isEmpty() ? Double.NaN : rows.get(rows.size() - 1)[time] / 1e9;
       int step = Math.max(1, (rows.size() + MAX_POINTS - 1) / MAX_POINTS);
       for (int k = 0; k < rows.size(); k++) {
         if (k % step == 0 || k == rows.size() - 1) {
@@ -206,13 +277,19 @@ public final class ServingCharts {
         }
       }
       data.addSeries(s);
-      renderer.setSeriesPaint(i, FragmentationChart.colour(i));
-      renderer.setSeriesStroke(i, new BasicStroke(1.2f));
+      renderer.setSeriesPaint(i, styles.get(i).colour());
+      renderer.setSeriesStroke(i, styles.get(i).stroke(1.2f));
       i++;
     }
-    XYPlot plot = new XYPlot(data, new NumberAxis("simulated time (s)"), new NumberAxis("batch size (sequences per iteration)"), renderer);
+    org.jfree.chart.axis.ValueAxis time2 = ChartAxes.wantsLog(ends) ? ChartAxes.log("simulated time (s)" + ChartAxes.LOG_NOTE)
+        : ChartAxes.toData("simulated time (s)");
+    if (time2 instanceof org.jfree.chart.axis.LogAxis) {
+      clampBelow(data, smallestPositive(data));
+    }
+    XYPlot plot = new XYPlot(data, time2, new NumberAxis("batch size (sequences per iteration)"), renderer);
     style(plot);
-    JFreeChart chart = new JFreeChart("Batch size over time (sampled iterations)", new Font("SansSerif", Font.BOLD, 16), plot, true);
+    String title = "Batch size over time (sampled iterations)" + (subject == null ? "" : ": " + subject);
+    JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
   }

@@ -1,6 +1,7 @@
 package kvsim.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -20,8 +21,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Opens the reports of a churn run, a serving run and a comparison in headless Chromium: no console
- * message, every chart an SVG with shapes and a title, every table with rows, and a screenshot under
+ * Opens the reports of a churn run, serving runs (one with hf-naive), a capacity search, a sweep
+ * folder and a comparison (with and without {@code --label}) in headless Chromium: no console
+ * message, every chart an SVG with shapes, a title and its series' colours, no two series of a
+ * chart alike, every table with rows, and a screenshot under
  * {@code target/browser/} to look at. Skipped with a message where {@code /usr/bin/chromium} is
  * absent ({@code .ci/run} installs it). Run alone with {@code mvn test -Dgroups=browser}.
  */
@@ -29,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ReportBrowserTest {
   private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
   private static final Pattern SVG = Pattern.compile("<svg\\b[^>]*>(.*?)</svg>", Pattern.DOTALL);
+  private static final Pattern SERIES = Pattern.compile("<svg\\b[^>]*\\bdata-series=\"([^\"]*)\"");
   private static final Pattern TABLE = Pattern.compile("<table\\b[^>]*>(.*?)</table>", Pattern.DOTALL);
 
   @TempDir static Path tmp;
@@ -64,6 +68,34 @@ class ReportBrowserTest {
     CliRun.of("report", a.toString(), b.toString(), "-o", html.toString()).ok();
     // The comparison's chart, then each run's fragmentation chart and memory map.
     check(html, "comparison", 5);
+    Path labelled = tmp.resolve("cmp-labelled.html");
+    CliRun.of("report", a.toString(), b.toString(), "--label", "base,new", "-o", labelled.toString()).ok();
+    String text = Files.readString(labelled);
+    assertTrue(text.contains("base: first-fit") && text.contains("new: slab"), "series named by --label");
+    check(labelled, "comparison-labelled", 5);
+  }
+
+  @Test
+  void servingWithHfNaiveAndCapacityReportsRender() throws Exception {
+    Path dir = tmp.resolve("serving-hf");
+    CliRun.of("serving", "requests:preset=sharegpt,rate=2,count=60", "--system", "vllm,orca-max,hf-naive", "--model", "opt-13b",
+        "--device", "a100-40", "--kv-memory", "12GiB", "-o", dir.toString()).ok();
+    check(dir.resolve("report.html"), "serving-hf-naive", 4);
+    Path cap = tmp.resolve("capacity");
+    CliRun.of("capacity", "requests:preset=sharegpt,count=60", "--system", "vllm,orca-max", "--model", "opt-13b", "--device", "a100-40",
+        "--kv-memory", "12GiB", "--slo", "normalized_latency.mean<=0.5s", "--slo", "rejected.fraction<=0.5", "--max-rate", "4", "--steps", "3",
+        "-o", cap.toString()).ok();
+    check(cap.resolve("report.html"), "capacity", 1);
+  }
+
+  @Test
+  void sweepFolderReportRenders() throws Exception {
+    Path grid = tmp.resolve("grid.yaml");
+    Files.writeString(grid, "workloads: [\"churn:ops=500\"]\nallocators: [first-fit, best-fit, buddy, slab]\nseeds: 1..2\n");
+    Path dir = tmp.resolve("sweep");
+    CliRun.of("sweep", grid.toString(), "-q", "-o", dir.toString()).ok();
+    // A chart per headline metric: peak and mean external fragmentation, refusals, peak reserved.
+    check(dir.resolve("report.html"), "sweep", 4);
   }
 
   /** Opens {@code html}, checks the DOM and the console, and saves a screenshot as {@code name.png}. */
@@ -88,6 +120,25 @@ class ReportBrowserTest {
       assertTrue(body.contains("<path") || body.contains("<rect") || body.contains("<line"), "an empty SVG in " + html);
     }
     assertEquals(charts, svgs, "charts rendered in " + html);
+    // Note [One colour per name] on Palette: no two series of one chart share a colour (nor, past the palette, a colour and dash).
+    int styled = 0;
+    Matcher series = SERIES.matcher(dom.stdout);
+    while (series.find()) {
+      styled++;
+      List<String> colours = new ArrayList<>();
+      List<String> looks = new ArrayList<>();
+      for (String entry : series.group(1).replace("&amp;", "&").split("; ")) {
+        String look = entry.substring(entry.lastIndexOf('=') + 1);
+        assertTrue(look.startsWith("#"), "a series without a colour in " + html + ": " + entry);
+        assertFalse(looks.contains(look), "two series drawn alike (" + look + ") in a chart of " + html + ": " + series.group(1));
+        looks.add(look);
+        colours.add(look.substring(0, 7));
+      }
+      if (colours.size() <= Palette.COLOURS.size()) {
+        assertEquals(colours.size(), new java.util.HashSet<>(colours).size(), "two series share a colour in a chart of " + html + ": " + series.group(1));
+      }
+    }
+    assertEquals(charts, styled, "every chart lists its series' colours (data-series) in " + html);
     int tables = 0;
     Matcher t = TABLE.matcher(dom.stdout);
     while (t.find()) {

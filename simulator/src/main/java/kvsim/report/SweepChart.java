@@ -1,0 +1,241 @@
+package kvsim.report;
+
+import java.awt.Color;
+import java.awt.Font;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.CategoryAxis;
+import org.jfree.chart.plot.CategoryPlot;
+import org.jfree.chart.renderer.category.BarRenderer;
+import org.jfree.chart.renderer.category.StandardBarPainter;
+import org.jfree.data.category.DefaultCategoryDataset;
+
+/**
+ * The charts and report section of a sweep's folder ({@code kvsim sweep}: {@code sweep.json}): per
+ * headline metric, one bar per group of cells — the cells alike but for their seed — at the
+ * group's median over its seeds (the value itself where the grid has no seeds), each group's
+ * allocator or system in its colour ({@link Palette}); its data table gives the median, p10, p90,
+ * minimum and maximum over the seeds, bytes humanised. Drawn from {@code sweep.json} alone, so
+ * {@code kvsim sweep} and {@code kvsim report SWEEP_DIR} draw the same files.
+ *
+ * <p>Note [A sweep's parameters]: a row's parameters are its columns whose values are strings in
+ * every row (workload, device, model, each set option, allocator or system, seed: results/SCHEMA.md,
+ * "A sweep's folder"); its metrics are the numeric ones. The headline metrics drawn are those of
+ * {@link #PREFERRED} the table has, else its first metrics whose better direction is known
+ * ({@link Headline#lowerIsBetter}).
+ */
+public final class SweepChart {
+  static final int WIDTH = 1000;
+  static final int HEIGHT = 460;
+  /** Metrics drawn when the table has them, in this order: L1 cells' and serving cells' headline metrics. */
+  static final List<String> PREFERRED = List.of("external_fragmentation.peak", "external_fragmentation.mean", "oom_count", "reserved_bytes.peak",
+      "throughput_tokens_per_second", "ttft_seconds.p50", "normalized_latency_seconds_per_token.mean", "requests_rejected");
+  /** Most metrics drawn. */
+  static final int MAX_METRICS = 4;
+
+  private SweepChart() {}
+
+  /** Returns whether {@code dir} is a sweep's folder: it holds {@code sweep.json} and no {@code summary.json}. */
+  static boolean isSweepFolder(Path dir) {
+    return Files.isRegularFile(dir.resolve(SweepTable.JSON_FILE)) && !Files.exists(dir.resolve(ResultsReader.SUMMARY_FILE));
+  }
+
+  /** Returns the file name (without extension) of a metric's chart: {@code sweep-external_fragmentation.peak}. */
+  static String fileOf(String metric) {
+    return "sweep-" + metric.replaceAll("[^A-Za-z0-9._-]", "_");
+  }
+
+  /** Returns the table's parameter columns (Note [A sweep's parameters]). */
+  static List<String> parameters(SweepTableResults t) {
+    List<String> out = new ArrayList<>();
+    for (String c : t.columns()) {
+      boolean text = true;
+      for (SweepTableResults.Row r : t.rows()) {
+        Object v = r.values().get(c);
+        if (v != null && !(v instanceof String)) {
+          text = false;
+          break;
+        }
+      }
+      if (text) {
+        out.add(c);
+      }
+    }
+    return out;
+  }
+
+  /** Returns the metrics drawn (Note [A sweep's parameters]). */
+  static List<String> metrics(SweepTableResults t) {
+    List<String> params = parameters(t);
+    List<String> out = new ArrayList<>();
+    for (String m : PREFERRED) {
+      if (t.columns().contains(m) && !params.contains(m) && out.size() < MAX_METRICS) {
+        out.add(m);
+      }
+    }
+    if (out.isEmpty()) {
+      for (String c : t.columns()) {
+        if (!params.contains(c) && Headline.lowerIsBetter(c) != null && out.size() < MAX_METRICS) {
+          out.add(c);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Returns a cell's name: its parameters' values (the workload, allocator or system, ...), joined. */
+  static String cellName(SweepTableResults t, SweepTableResults.Row r, boolean withSeed) {
+    List<String> parts = new ArrayList<>();
+    List<String> params = parameters(t);
+    for (String p : params) {
+      if (!withSeed && p.equals("seed")) {
+        continue;
+      }
+      // A parameter with one value across the table names no cell apart: left out.
+      if (t.rows().stream().map(x -> x.text(p)).distinct().count() > 1 || params.size() <= 2) {
+        parts.add(p.equals("seed") ? "seed " + r.text(p) : r.text(p));
+      }
+    }
+    // The allocator or system last, so that its name ends the label (Palette reads "…: name").
+    for (String key : List.of("allocator", "system")) {
+      if (params.contains(key)) {
+        parts.remove(r.text(key));
+        String rest = String.join(" · ", parts);
+        return rest.isEmpty() ? r.text(key) : rest + ": " + r.text(key);
+      }
+    }
+    return String.join(" · ", parts);
+  }
+
+  /** Returns the headline of a sweep's table ({@link Headline#sweepTable}). */
+  static String headline(SweepTableResults t) {
+    return Headline.sweepTable(t, metrics(t), r -> cellName(t, r, true), MAX_METRICS);
+  }
+
+  /** One group of cells (alike but for the seed): its name and its values of one metric. */
+  record Group(String name, double[] values) {
+    double quantile(double q) {
+      double[] v = Arrays.stream(values).filter(x -> !Double.isNaN(x)).sorted().toArray();
+      if (v.length == 0) {
+        return Double.NaN;
+      }
+      double pos = q * (v.length - 1);
+      int lo = (int) Math.floor(pos);
+      int hi = (int) Math.ceil(pos);
+      return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+    }
+  }
+
+  /** Returns the groups of the table for {@code metric}, in the order of their first cell. */
+  static List<Group> groups(SweepTableResults t, String metric) {
+    Map<String, List<Double>> by = new LinkedHashMap<>();
+    for (SweepTableResults.Row r : t.rows()) {
+      Double v = r.number(metric);
+      by.computeIfAbsent(cellName(t, r, false), k -> new ArrayList<>()).add(v == null ? Double.NaN : v);
+    }
+    List<Group> out = new ArrayList<>();
+    by.forEach((k, v) -> out.add(new Group(k, v.stream().mapToDouble(Double::doubleValue).toArray())));
+    return out;
+  }
+
+  /** Builds the chart of {@code metric}: one bar per group at its median, bytes in GiB. */
+  static JFreeChart build(SweepTableResults t, String metric) {
+    List<Group> groups = groups(t, metric);
+    boolean bytes = metric.contains("_bytes");
+    DefaultCategoryDataset data = new DefaultCategoryDataset();
+    boolean allZero = true;
+    for (Group g : groups) {
+      double m = g.quantile(0.5);
+      allZero &= Double.isNaN(m) || m == 0;
+      // A bar of 0 has no height: the legend says so.
+      data.addValue(Double.isNaN(m) ? null : bytes ? m / kvsim.core.Bytes.GiB : m, m == 0 ? g.name() + " (0)" : g.name(), Headline.metricName(metric));
+    }
+    BarRenderer renderer = new BarRenderer();
+    renderer.setBarPainter(new StandardBarPainter());
+    renderer.setShadowVisible(false);
+    renderer.setItemMargin(0.05);
+    @SuppressWarnings("unchecked")
+    List<Palette.Style> styles = Palette.styles((List<String>) (List<?>) data.getRowKeys());
+    for (int i = 0; i < styles.size(); i++) {
+      renderer.setSeriesPaint(i, styles.get(i).colour());
+    }
+    boolean seeds = t.columns().contains("seed");
+    String unit = bytes ? " (GiB)" : metric.contains("seconds") ? " (s)" : "";
+    org.jfree.chart.axis.NumberAxis value = new org.jfree.chart.axis.NumberAxis((seeds ? "median over seeds: " : "") + Headline.metricName(metric) + unit);
+    if (allZero) {
+      value.setRange(0, 1);
+    }
+    CategoryPlot plot = new CategoryPlot(data, new CategoryAxis(null), value, renderer);
+    plot.setBackgroundPaint(Color.WHITE);
+    plot.setRangeGridlinePaint(new Color(0xdddddd));
+    String grid = t.config().get("grid") == null ? "" : ": " + t.config().get("grid");
+    JFreeChart chart = new JFreeChart(capitalised(Headline.metricName(metric)) + " by cell" + grid, new Font("SansSerif", Font.BOLD, 15), plot, true);
+    chart.setBackgroundPaint(Color.WHITE);
+    return chart;
+  }
+
+  private static String capitalised(String s) {
+    return s.isEmpty() ? s : Character.toUpperCase(s.charAt(0)) + s.substring(1);
+  }
+
+  /** Writes each drawn metric's chart into the sweep folder {@code dir} as PNG and SVG; returns how many files. */
+  public static int write(Path dir, SweepTableResults t) throws IOException {
+    int files = 0;
+    for (String m : metrics(t)) {
+      ChartFiles.write(dir, build(t, m), fileOf(m) + ".png", fileOf(m) + ".svg", WIDTH, HEIGHT);
+      files += 2;
+    }
+    return files;
+  }
+
+  /** Writes the report of the sweep folder {@code dir} into it as {@code report.html}, then its charts; returns the chart files written. */
+  public static int writeReport(Path dir) throws IOException {
+    SweepTableResults t = SweepTable.read(dir);
+    HtmlReport.write(dir.resolve(HtmlReport.FILE), List.of(dir), null, false);
+    int files = write(dir, t);
+    ResultFolder.seal(dir); // the folder's marker lists them, so that a later run resumes it
+    return files;
+  }
+
+  /** Appends the section of a sweep's table to a report. */
+  static void section(HtmlReport report, SweepTableResults t) {
+    boolean seeds = t.columns().contains("seed");
+    List<String> metrics = metrics(t);
+    if (!metrics.isEmpty()) {
+      List<String> header = new ArrayList<>(List.of(seeds ? "cells (all seeds)" : "cell"));
+      metrics.forEach(m -> header.add(Headline.metricName(m) + (seeds ? " (median)" : "")));
+      List<List<String>> rows = new ArrayList<>();
+      List<List<Group>> byMetric = metrics.stream().map(m -> groups(t, m)).toList();
+      for (int g = 0; g < byMetric.get(0).size(); g++) {
+        List<String> row = new ArrayList<>(List.of(byMetric.get(0).get(g).name()));
+        for (int k = 0; k < metrics.size(); k++) {
+          row.add(Headline.humanise(metrics.get(k), byMetric.get(k).get(g).quantile(0.5)));
+        }
+        rows.add(row);
+      }
+      report.table("Headline metrics per group of cells" + (seeds ? ", median over seeds" : ""), header, rows);
+    }
+    for (String m : metrics) {
+      List<Group> groups = groups(t, m);
+      List<List<String>> rows = new ArrayList<>();
+      StringBuilder alt = new StringBuilder("Bar chart of " + Headline.metricName(m) + ", one bar per " + (seeds ? "group of cells over seeds, at its median: " : "cell: "));
+      for (Group g : groups) {
+        rows.add(List.of(g.name(), Headline.humanise(m, g.quantile(0.5)), Headline.humanise(m, g.quantile(0.1)), Headline.humanise(m, g.quantile(0.9)),
+            Headline.humanise(m, g.quantile(0)), Headline.humanise(m, g.quantile(1)), Integer.toString(g.values().length)));
+        alt.append(g.name()).append(' ').append(Headline.humanise(m, g.quantile(0.5))).append("; ");
+      }
+      report.figure(build(t, m), WIDTH, HEIGHT, capitalised(Headline.metricName(m)) + (seeds ? " by cell, median over seeds" : " by cell"),
+          alt.toString(), "Per group of cells: median, p10, p90, minimum and maximum" + (seeds ? " over seeds" : ""),
+          List.of(seeds ? "cells (all seeds)" : "cell", "median", "p10", "p90", "min", "max", "cells"), rows);
+    }
+    report.note("Every cell's row is in " + SweepTable.CSV_FILE + " and " + SweepTable.JSON_FILE + " (" + t.rows().size() + " cells, "
+        + t.columns().size() + " columns).");
+  }
+}
