@@ -76,6 +76,8 @@ final class ServingCommand implements Callable<Integer> {
         : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.SERVING)).reading(inputs).check();
     Progress lines = Progress.of(quiet.quiet, err, "serving", "requests");
     ServingRunner.Progress progress = ServingProgress.of(lines, cells);
+    // Per-request targets are checked as each request finishes (Note [Per-request targets] in ServingMetrics).
+    ServingRunner runner = sloTargets == null ? new ServingRunner() : new ServingRunner().countingTargets(sloTargets.perRequest());
     long[] seeds = options.seeds(workload);
     if (seeds != null) {
       if (emitTrace != null) {
@@ -83,7 +85,7 @@ final class ServingCommand implements Callable<Integer> {
       }
       // Every seed runs every cell: the progress total counts them all.
       List<ServingGrid.Cell> runs = java.util.Collections.nCopies(seeds.length, cells).stream().flatMap(List::stream).toList();
-      kvsim.run.SeedRuns.Serving run = kvsim.run.SeedRuns.serving(seed -> options.request(workload, seed), workload, axes, seeds, new ServingRunner(),
+      kvsim.run.SeedRuns.Serving run = kvsim.run.SeedRuns.serving(seed -> options.request(workload, seed), workload, axes, seeds, runner,
           ServingProgress.of(lines, runs), sloTargets);
       ServingProgress.finish(lines, runs);
       Path dir = ResultsWriter.writeServing(target, run.results(), run.timings(),
@@ -111,8 +113,8 @@ final class ServingCommand implements Callable<Integer> {
     }
     // With --emit-trace (no grid), one run per system writes its trace; otherwise one per cell.
     List<ServingRunner.SystemResult> results = emitTrace != null
-        ? new ServingRunner().run(whole, progress, traces)
-        : new ServingRunner().runCells(cells, progress);
+        ? runner.run(whole, progress, traces)
+        : runner.runCells(cells, progress);
     ServingProgress.finish(lines, cells);
     ServingResults folder = ServingRunner.results(cells, axes, results);
     if (sloTargets != null) {

@@ -61,13 +61,17 @@ public final class SeedStats {
    */
   public static Map<String, Object> merge(List<Map<String, Object>> perSeed, Set<String> skip) {
     Map<String, Object> merged = deepCopy(perSeed.get(0));
+    Map<String, Interval> found = intervals(perSeed, skip);
+    List<Map<String, Number>> leaves = perSeed.stream().map(m -> leaves(m, skip)).toList();
+    Map<String, Object> medians = new LinkedHashMap<>();
     Map<String, Object> intervals = new LinkedHashMap<>();
-    for (Map.Entry<String, Interval> e : intervals(perSeed, skip).entrySet()) {
+    for (Map.Entry<String, Interval> e : found.entrySet()) {
       Interval in = e.getValue();
-      boolean integral = perSeed.stream().map(m -> leaves(m, skip).get(e.getKey())).allMatch(v -> v == null || v instanceof Integer || v instanceof Long);
-      put(merged, e.getKey(), integral ? (Object) Math.round(in.median()) : (Object) in.median());
+      boolean integral = leaves.stream().map(l -> l.get(e.getKey())).allMatch(v -> v == null || v instanceof Integer || v instanceof Long);
+      medians.put(e.getKey(), integral ? (Object) Math.round(in.median()) : (Object) in.median());
       intervals.put(e.getKey(), in.toMap());
     }
+    putAll("", merged, skip, medians);
     merged.put("intervals", intervals);
     return merged;
   }
@@ -93,18 +97,24 @@ public final class SeedStats {
     return out;
   }
 
+  /**
+   * Puts each median in place: walks {@code m} as {@link #flatten} does, so that a field is found by
+   * the same path even where a key holds a dot (an SLO target such as {@code ttft.p90<=2s}).
+   * (A field the first seed left null gets the median of the seeds that defined it.)
+   */
   @SuppressWarnings("unchecked")
-  private static void put(Map<String, Object> m, String path, Object value) {
-    int dot = path.indexOf('.');
-    if (dot < 0) {
-      m.put(path, value);
-      return;
+  private static void putAll(String prefix, Map<String, Object> m, Set<String> skip, Map<String, Object> medians) {
+    for (Map.Entry<String, Object> e : m.entrySet()) {
+      if (prefix.isEmpty() && skip.contains(e.getKey())) {
+        continue;
+      }
+      String path = prefix + e.getKey();
+      if (e.getValue() instanceof Map<?, ?> sub) {
+        putAll(path + ".", (Map<String, Object>) sub, skip, medians);
+      } else if (medians.containsKey(path)) {
+        e.setValue(medians.get(path));
+      }
     }
-    String head = path.substring(0, dot);
-    if (!(m.get(head) instanceof Map<?, ?>)) {
-      m.put(head, new LinkedHashMap<String, Object>());
-    }
-    put((Map<String, Object>) m.get(head), path.substring(dot + 1), value);
   }
 
   @SuppressWarnings("unchecked")

@@ -26,22 +26,31 @@ public final class SeedTable {
       new Column("norm. lat", "normalized_latency_seconds_per_token.mean", SeedTable::seconds),
       new Column("preempt", "preemptions", v -> String.format(Locale.ROOT, "%.0f", v)),
       new Column("idle", "kv_breakdown.idle.mean", v -> String.format(Locale.ROOT, "%.3f", v)));
+  /** The SLO columns of a run with {@code --slo} (README, "SLO attainment and goodput"). */
+  private static final List<Column> SLO = List.of(
+      new Column("SLO attain.", "slo.attainment", v -> String.format(Locale.ROOT, "%.1f %%", 100 * v)),
+      new Column("goodput req/s", "slo.goodput_rps", v -> String.format(Locale.ROOT, "%.3g", v)),
+      new Column("goodput tok/s", "slo.goodput_tokens_per_second", v -> String.format(Locale.ROOT, "%.0f", v)));
 
   /**
    * Prints the serving table of a run over seeds: the grid's keys, the system, then each headline
    * metric as median [low, high], and a line saying what the brackets are.
    */
   public static void serving(PrintWriter out, List<String> keys, ServingResults folder) {
+    List<Column> columns = new ArrayList<>(SERVING);
+    if (!folder.entries().isEmpty() && folder.entries().get(0).slo() != null) {
+      columns.addAll(SLO);
+    }
     List<String> header = new ArrayList<>(keys);
     header.add("system");
-    SERVING.forEach(c -> header.add(c.header()));
+    columns.forEach(c -> header.add(c.header()));
     List<String[]> table = new ArrayList<>();
     table.add(header.toArray(String[]::new));
     for (ServingResults.Entry e : folder.entries()) {
       List<String> row = new ArrayList<>(e.cell().values());
       row.add(e.system());
       Map<String, Map<String, Object>> intervals = intervals(e.optional().get("intervals"));
-      for (Column c : SERVING) {
+      for (Column c : columns) {
         row.add(cell(intervals.get(c.path()), c.format()));
       }
       table.add(row.toArray(String[]::new));

@@ -338,7 +338,7 @@ public final class CapacitySearch {
   }
 
   private static Probe probe(ServingSpec spec, Targets targets, double rate) throws IOException {
-    ServingRunner.SystemResult r = new ServingRunner(1).run(spec.withRate(rate), null).get(0);
+    ServingRunner.SystemResult r = new ServingRunner(1).countingTargets(targets.perRequest()).run(spec.withRate(rate), null).get(0);
     Map<String, Object> summary = r.metrics().toMap();
     Map<String, Double> values = new LinkedHashMap<>();
     boolean met = true;

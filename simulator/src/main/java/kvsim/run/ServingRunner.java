@@ -108,6 +108,7 @@ public final class ServingRunner {
   }
 
   private final int threads;
+  private final List<ServingMetrics.RequestTarget> requestTargets;
 
   /** A runner on all cores. */
   public ServingRunner() {
@@ -116,7 +117,21 @@ public final class ServingRunner {
 
   /** A runner on at most {@code threads} threads. */
   public ServingRunner(int threads) {
+    this(threads, List.of());
+  }
+
+  private ServingRunner(int threads, List<ServingMetrics.RequestTarget> requestTargets) {
     this.threads = Math.max(1, threads);
+    this.requestTargets = List.copyOf(requestTargets);
+  }
+
+  /**
+   * Returns this runner with each run's requests checked against these per-request targets as they
+   * finish ({@code --slo}; {@link ServingMetrics#countTargets}), so that {@link
+   * ServingMetrics#attainment} answers for them after the run.
+   */
+  public ServingRunner countingTargets(List<ServingMetrics.RequestTarget> targets) {
+    return new ServingRunner(threads, targets);
   }
 
   /**
@@ -138,7 +153,7 @@ public final class ServingRunner {
   public List<SystemResult> run(ServingSpec spec, Progress progress, List<OutputFile> traces) throws IOException {
     List<String> systems = spec.systems();
     List<SystemResult> results = Parallel.map(systems.size(), threads,
-        i -> runOne(spec, systems.get(i), progress, traces == null ? null : traces.get(i)));
+        i -> runOne(spec, systems.get(i), progress, traces == null ? null : traces.get(i), requestTargets));
     if (!results.isEmpty() && results.get(0).metrics().arrived() == 0) {
       throw new InputException(spec.workload().spec() + ": no requests (the workload is empty; nothing to simulate)");
     }
@@ -152,7 +167,7 @@ public final class ServingRunner {
    * @throws InputException when the workload has no requests
    */
   public List<SystemResult> runCells(List<ServingGrid.Cell> cells, Progress progress) throws IOException {
-    List<SystemResult> results = Parallel.map(cells.size(), threads, i -> runOne(cells.get(i).spec(), cells.get(i).system(), progress, (OutputFile) null));
+    List<SystemResult> results = Parallel.map(cells.size(), threads, i -> runOne(cells.get(i).spec(), cells.get(i).system(), progress, (OutputFile) null, requestTargets));
     if (!results.isEmpty() && results.get(0).metrics().arrived() == 0) {
       throw new InputException(cells.get(0).spec().workload().spec() + ": no requests (the workload is empty; nothing to simulate)");
     }
@@ -190,9 +205,10 @@ public final class ServingRunner {
     return file.resolveSibling(withSystem);
   }
 
-  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, OutputFile trace) throws IOException {
+  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, OutputFile trace, List<ServingMetrics.RequestTarget> targets)
+      throws IOException {
     if (trace == null) {
-      return runOne(spec, system, progress, (L1TraceWriter) null);
+      return runOne(spec, system, progress, (L1TraceWriter) null, targets);
     }
     Map<String, Object> header = new LinkedHashMap<>();
     header.put("source", "kvsim serving");
@@ -204,13 +220,14 @@ public final class ServingRunner {
     SystemResult[] result = new SystemResult[1];
     trace.write(out -> {
       try (L1TraceWriter w = new L1TraceWriter(out, header)) {
-        result[0] = runOne(spec, system, progress, w);
+        result[0] = runOne(spec, system, progress, w, targets);
       }
     });
     return result[0];
   }
 
-  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, L1TraceWriter trace) throws IOException {
+  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, L1TraceWriter trace, List<ServingMetrics.RequestTarget> targets)
+      throws IOException {
     long start = System.nanoTime();
     try (RequestSource source = spec.workload().open()) {
       ServingSystems.Built built = ServingSystems.build(system, spec.build(source.hashBlockTokens()));
@@ -220,6 +237,9 @@ public final class ServingRunner {
           spec.model().kvBytesPerToken(), spec.check(), p, spec.seed());
       if (trace != null) {
         engine.emitTo(trace);
+      }
+      if (!targets.isEmpty()) {
+        engine.countTargets(targets);
       }
       if (built.activationBytesPerToken() > 0) {
         engine.placeActivationsWithKv(built.activationBytesPerToken());

@@ -189,6 +189,14 @@ public final class ServingEngine {
     metrics.naivePlan = true;
   }
 
+  /**
+   * Checks each request against these per-request targets as it finishes ({@link
+   * ServingMetrics#countTargets}); call before {@link #run}.
+   */
+  public void countTargets(java.util.List<ServingMetrics.RequestTarget> targets) {
+    metrics.countTargets(targets);
+  }
+
   /** Runs every request of {@code requests} to its end and returns the metrics. */
   public ServingMetrics run(RequestSource requests) throws IOException {
     this.source = requests;

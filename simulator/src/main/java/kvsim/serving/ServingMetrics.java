@@ -37,9 +37,10 @@ import kvsim.metrics.Samples;
  *       has any.
  *   <li>Under the naive plan only: {@code activation_oom_count} (iterations whose activations the
  *       allocator refused) and {@code requests_aborted} (requests of those batches, never finished).
- *   <li>Per-request targets ({@link #attainment}): every finished request's own latencies are kept,
- *       so that the share of requests meeting every target (SLO attainment) and the goodput can be
- *       computed for targets given after the run (Note [Per-request targets]).
+ *   <li>Per-request targets ({@link #attainment}), given before the run ({@link #countTargets}):
+ *       each finished request is checked against them as it finishes, and the requests meeting
+ *       each and all of them are counted, so that the share of requests meeting every target (SLO
+ *       attainment) and the goodput need no per-request memory (Note [Per-request targets]).
  *   <li>{@code sequence_groups}, only in runs with requests of {@code n} &gt; 1 or a beam width:
  *       see {@link #groupsMap}. Latencies are then per request (group): first token of any of its
  *       sequences, finish of the last; output tokens count every sequence's tokens.
@@ -121,8 +122,15 @@ public final class ServingMetrics {
   Map<String, Long> kvCounters = Map.of();
   /** The KV manager's group counters at the end of the run ({@link KvManager.GroupCounting#groupCounters}). */
   Map<String, Long> groupCounters = Map.of();
-  /** Every finished request's latencies and output tokens, for per-request targets (Note [Per-request targets]). */
-  private final FinishedRequests requests = new FinishedRequests();
+  /** The per-request targets each finished request is checked against ({@link #countTargets}); empty: none. */
+  private List<RequestTarget> targets = List.of();
+  /** Per target of {@link #targets}, the finished requests that met it. */
+  private long[] metPerTarget = new long[0];
+  /** Finished requests that met every target of {@link #targets}, and their output tokens (every sequence's). */
+  private long metAll;
+  private long metAllOutputTokens;
+  /** Output tokens of every finished request (every sequence's): the goodput when no per-request target is given. */
+  private long finishedOutputTokens;
 
   void recordFinish(SequenceGroup g) {
     int groupOutputs = 0;
@@ -145,7 +153,22 @@ public final class ServingMetrics {
     if (outputs > 1) {
       tpot.add((finishNanos - firstTokenNanos) / 1e9 / (outputs - 1));
     }
-    requests.add(firstTokenNanos - arrivalNanos, finishNanos - arrivalNanos, outputs, groupOutputs);
+    finishedOutputTokens += groupOutputs;
+    if (!targets.isEmpty()) {
+      boolean all = true;
+      for (int t = 0; t < targets.size(); t++) {
+        RequestTarget target = targets.get(t);
+        if (requestValue(target.metric(), firstTokenNanos - arrivalNanos, finishNanos - arrivalNanos, outputs) <= target.limitSeconds()) {
+          metPerTarget[t]++;
+        } else {
+          all = false;
+        }
+      }
+      if (all) {
+        metAll++;
+        metAllOutputTokens += groupOutputs;
+      }
+    }
     finished++;
     lastFinishNanos = Math.max(lastFinishNanos, finishNanos);
   }
@@ -425,8 +448,8 @@ public final class ServingMetrics {
   //   - goodput is also given in output tokens/s (the met requests' output tokens, every sequence of
   //     a group), and its span is the run's (first arrival to last finish, span_seconds), where vLLM
   //     divides by the benchmark's wall duration.
-  // The finished requests' values are kept (24 bytes each) so that targets can be checked after the
-  // run, whatever targets are asked.
+  // The targets are given before the run (countTargets) and each request is checked as it finishes:
+  // a run keeps counters, not the requests, so its memory stays flat however long the trace.
 
   /**
    * One per-request target: {@code metric} one of {@link #REQUEST_METRICS}, met by a request whose
@@ -473,34 +496,39 @@ public final class ServingMetrics {
   }
 
   /**
-   * Checks every finished request against {@code targets}: a request meets the SLO when it finished
-   * and meets every target (with none, every finished request meets it); requests that did not
-   * finish miss it (Note [Per-request targets]).
+   * Checks each request against {@code targets} as it finishes from now on: call before the run
+   * (Note [Per-request targets]); {@link #attainment} then answers for these targets.
+   *
+   * @throws IllegalStateException when a request has finished already
+   */
+  public void countTargets(List<RequestTarget> targets) {
+    if (finished > 0) {
+      throw new IllegalStateException("per-request targets are counted from the run's start; " + finished + " requests finished already");
+    }
+    this.targets = List.copyOf(targets);
+    this.metPerTarget = new long[targets.size()];
+  }
+
+  /**
+   * Returns how the requests fared against {@code targets}, the targets given to {@link
+   * #countTargets} before the run: a request meets the SLO when it finished and met every target
+   * (with none, every finished request meets it); requests that did not finish miss it (Note
+   * [Per-request targets]).
+   *
+   * @throws IllegalStateException when {@code targets} are not those counted
    */
   public Attainment attainment(List<RequestTarget> targets) {
-    long met = 0;
-    long tokens = 0;
-    long[] perTarget = new long[targets.size()];
-    for (int r = 0; r < requests.size; r++) {
-      boolean all = true;
-      for (int t = 0; t < targets.size(); t++) {
-        RequestTarget target = targets.get(t);
-        if (requests.value(r, target.metric()) <= target.limitSeconds()) {
-          perTarget[t]++;
-        } else {
-          all = false;
-        }
-      }
-      if (all) {
-        met++;
-        tokens += requests.tokens[2 * r + 1];
-      }
+    if (targets.isEmpty()) {
+      return new Attainment(arrived, finished, finishedOutputTokens, List.of());
+    }
+    if (!targets.equals(this.targets)) {
+      throw new IllegalStateException("per-request targets " + targets + " were not counted in this run (counted: " + this.targets + ")");
     }
     List<Long> counts = new java.util.ArrayList<>();
-    for (long c : perTarget) {
+    for (long c : metPerTarget) {
       counts.add(c);
     }
-    return new Attainment(arrived, met, tokens, counts);
+    return new Attainment(arrived, metAll, metAllOutputTokens, counts);
   }
 
   /** Returns the run's span in seconds: first arrival to last finish (0 before any arrival), as {@code span_seconds}. */
@@ -508,39 +536,18 @@ public final class ServingMetrics {
     return firstArrivalNanos < 0 ? 0 : (lastFinishNanos - firstArrivalNanos) / 1e9;
   }
 
-  /** The finished requests' first-token and finish times after arrival, and their output tokens, in growing arrays. */
-  private static final class FinishedRequests {
-    /** Per request: ttft, then e2e, in nanoseconds. */
-    long[] nanos = new long[512];
-    /** Per request: the lead sequence's output tokens, then every sequence's. */
-    int[] tokens = new int[512];
-    int size;
-
-    void add(long ttftNanos, long e2eNanos, int leadOutputs, int allOutputs) {
-      if (2 * size == nanos.length) {
-        nanos = java.util.Arrays.copyOf(nanos, 2 * nanos.length);
-        tokens = java.util.Arrays.copyOf(tokens, 2 * tokens.length);
-      }
-      nanos[2 * size] = ttftNanos;
-      nanos[2 * size + 1] = e2eNanos;
-      tokens[2 * size] = leadOutputs;
-      tokens[2 * size + 1] = allOutputs;
-      size++;
-    }
-
-    /** Returns request {@code r}'s value of a per-request metric in seconds, computed as {@link #recordFinish} computes the aggregates'. */
-    double value(int r, String metric) {
-      double ttft = nanos[2 * r] / 1e9;
-      double e2e = nanos[2 * r + 1] / 1e9;
-      int outputs = tokens[2 * r];
-      return switch (metric) {
-        case "ttft" -> ttft;
-        case "e2e" -> e2e;
-        case "normalized_latency" -> e2e / outputs;
-        // One output token: no TPOT; vLLM regards it as 0 for goodput (Note [Per-request targets]).
-        case "tpot" -> outputs > 1 ? (nanos[2 * r + 1] - nanos[2 * r]) / 1e9 / (outputs - 1) : 0;
-        default -> throw new IllegalArgumentException(metric);
-      };
-    }
+  /**
+   * Returns a finished request's value of a per-request metric in seconds, computed as {@link
+   * #recordFinish} computes the aggregates' ({@code outputs}: the lead sequence's output tokens).
+   */
+  static double requestValue(String metric, long ttftNanos, long e2eNanos, int outputs) {
+    return switch (metric) {
+      case "ttft" -> ttftNanos / 1e9;
+      case "e2e" -> e2eNanos / 1e9;
+      case "normalized_latency" -> e2eNanos / 1e9 / outputs;
+      // One output token: no TPOT; vLLM regards it as 0 for goodput (Note [Per-request targets]).
+      case "tpot" -> outputs > 1 ? (e2eNanos - ttftNanos) / 1e9 / (outputs - 1) : 0;
+      default -> throw new IllegalArgumentException(metric);
+    };
   }
 }
