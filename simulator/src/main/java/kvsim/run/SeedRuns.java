@@ -69,6 +69,15 @@ public final class SeedRuns {
   /** One row of {@code per_seed.csv}. */
   public record Row(String label, long seed, List<Number> values) {}
 
+  /** Returns each seed's cells, in the seeds' order: the grid of {@code request(seed)}. */
+  private static List<List<ServingGrid.Cell>> cellsPerSeed(LongFunction<kvsim.run.ServingSpec.Request> request, List<ServingGrid.Axis> axes, long[] seeds) {
+    List<List<ServingGrid.Cell>> out = new ArrayList<>();
+    for (long seed : seeds) {
+      out.add(ServingGrid.cells(request.apply(seed), axes));
+    }
+    return out;
+  }
+
   /**
    * Runs the cells of {@code request(seed)} for every seed and merges them per cell.
    *
@@ -82,13 +91,8 @@ public final class SeedRuns {
   public static Serving serving(
       LongFunction<kvsim.run.ServingSpec.Request> request, String workload, List<ServingGrid.Axis> axes, long[] seeds, ServingRunner runner,
       ServingRunner.Progress progress, SloTargets slo) throws IOException {
-    List<List<ServingGrid.Cell>> cellsPerSeed = new ArrayList<>();
-    List<ServingGrid.Cell> all = new ArrayList<>();
-    for (long seed : seeds) {
-      List<ServingGrid.Cell> cells = ServingGrid.cells(request.apply(seed), axes);
-      cellsPerSeed.add(cells);
-      all.addAll(cells);
-    }
+    List<List<ServingGrid.Cell>> cellsPerSeed = cellsPerSeed(request, axes, seeds);
+    List<ServingGrid.Cell> all = cellsPerSeed.stream().flatMap(List::stream).toList();
     List<ServingRunner.SystemResult> results = runner.runCells(all, progress);
     int perSeed = cellsPerSeed.get(0).size();
     List<ServingResults> folders = new ArrayList<>();
@@ -167,13 +171,8 @@ public final class SeedRuns {
   public static Capacity capacity(
       LongFunction<kvsim.run.ServingSpec.Request> request, String workload, List<ServingGrid.Axis> axes, long[] seeds, CapacitySearch.Targets targets,
       List<String> targetTexts, double lowRate, double highRate, int steps, CapacitySearch.Progress progress) throws IOException {
-    List<List<ServingGrid.Cell>> cellsPerSeed = new ArrayList<>();
-    List<ServingGrid.Cell> all = new ArrayList<>();
-    for (long seed : seeds) {
-      List<ServingGrid.Cell> cells = ServingGrid.cells(request.apply(seed), axes);
-      cellsPerSeed.add(cells);
-      all.addAll(cells);
-    }
+    List<List<ServingGrid.Cell>> cellsPerSeed = cellsPerSeed(request, axes, seeds);
+    List<ServingGrid.Cell> all = cellsPerSeed.stream().flatMap(List::stream).toList();
     List<CapacitySearch.Capacity> found = CapacitySearch.searchCells(all, targets, lowRate, highRate, steps, progress);
     int perSeed = cellsPerSeed.get(0).size();
     List<kvsim.report.CapacityResults> folders = new ArrayList<>();
