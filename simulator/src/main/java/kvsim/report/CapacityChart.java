@@ -180,7 +180,7 @@ public final class CapacityChart {
     plot.addRangeMarker(limit);
     found.forEach(plot::addDomainMarker);
     String title = (attainment ? "SLO attainment" : "Latency") + " against load, each system's highest rate within the targets marked"
-        + (subject == null ? "" : ": " + subject);
+        + ChartFiles.subjectLine(subject);
     JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 15), plot, true);
     if (bands > 0) {
       chart.addSubtitle(new org.jfree.chart.title.TextTitle(IntervalMarks.caption("Shaded bands", seeds)

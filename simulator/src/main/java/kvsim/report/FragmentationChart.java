@@ -125,7 +125,7 @@ public final class FragmentationChart {
     plot.setGap(12);
     plot.add(top, 1);
     plot.add(bottom, 1);
-    String title = "External fragmentation and memory over the run" + (subject == null ? "" : ": " + subject);
+    String title = "External fragmentation and memory over the run" + ChartFiles.subjectLine(subject);
     JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     return chart;

@@ -58,7 +58,7 @@ public final class ServingChart {
       }
     }
     JFreeChart chart = build(r.seriesColumns(), r.series(), windows);
-    chart.setTitle(chart.getTitle().getText() + ServingCharts.seedOfRun(r.config()) + (subject == null ? "" : ": " + subject));
+    chart.setTitle(chart.getTitle().getText() + ServingCharts.seedOfRun(r.config()) + ChartFiles.subjectLine(subject));
     return chart;
   }
 

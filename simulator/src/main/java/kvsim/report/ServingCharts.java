@@ -195,7 +195,7 @@ public final class ServingCharts {
       }
     }
     String title = (steady ? "KV memory by use (vLLM paper, Fig. 2): whole run and steady state" : "KV memory by use (vLLM paper, Fig. 2)")
-        + (subject == null ? "" : ": " + subject);
+        + ChartFiles.subjectLine(subject);
     JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
     if (drawn > 0) {
       chart.addSubtitle(new org.jfree.chart.title.TextTitle(IntervalMarks.caption("Bars at the medians; error bars", seedCount(r.config()))
@@ -254,7 +254,7 @@ public final class ServingCharts {
       style(p);
       plot.add(p, 1);
     }
-    String title = "Latency CDFs of finished requests" + seedOfRun(r.config()) + (subject == null ? "" : ": " + subject);
+    String title = "Latency CDFs of finished requests" + seedOfRun(r.config()) + ChartFiles.subjectLine(subject);
     JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
     if (hasLog(plot)) {
       chart.addSubtitle(new org.jfree.chart.title.TextTitle(
@@ -339,7 +339,7 @@ public final class ServingCharts {
     }
     XYPlot plot = new XYPlot(data, time2, new NumberAxis("batch size (sequences per iteration)"), renderer);
     style(plot);
-    String title = "Batch size over time (sampled iterations)" + seedOfRun(r.config()) + (subject == null ? "" : ": " + subject);
+    String title = "Batch size over time (sampled iterations)" + seedOfRun(r.config()) + ChartFiles.subjectLine(subject);
     JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
