@@ -178,8 +178,11 @@ final class IntervalMarks {
     @Override
     public void draw(Graphics2D g, XYPlot plot, Rectangle2D dataArea, ValueAxis domainAxis, ValueAxis rangeAxis, int rendererIndex,
         PlotRenderingInfo info) {
-      double x0 = domainAxis.valueToJava2D(low, dataArea, plot.getDomainAxisEdge());
-      double x1 = domainAxis.valueToJava2D(high, dataArea, plot.getDomainAxisEdge());
+      double x0 = low <= 0 && domainAxis instanceof org.jfree.chart.axis.LogAxis ? Double.NaN : domainAxis.valueToJava2D(low, dataArea, plot.getDomainAxisEdge());
+      double x1 = high <= 0 && domainAxis instanceof org.jfree.chart.axis.LogAxis ? Double.NaN : domainAxis.valueToJava2D(high, dataArea, plot.getDomainAxisEdge());
+      // A low end of 0 (a seed where no rate met the targets) has no place on a log axis: the band runs from the axis' edge.
+      x0 = Double.isFinite(x0) ? x0 : dataArea.getMinX();
+      x1 = Double.isFinite(x1) ? x1 : dataArea.getMinX();
       double left = Math.max(dataArea.getMinX(), Math.min(x0, x1));
       double right = Math.min(dataArea.getMaxX(), Math.max(x0, x1));
       if (right < left) {
