@@ -80,7 +80,7 @@ public final class CapacityResultsReader {
       }
       systems.add(entry);
       String where = at;
-      Map<String, kvsim.metrics.Interval> in = IntervalMarks.read(s.plain(list.get(i).get("intervals")), (field, problem) -> s.error(where + "." + field, problem));
+      Map<String, kvsim.metrics.Interval> in = IntervalMarks.read(list.get(i).get("intervals") == null ? null : s.plain(list.get(i).get("intervals")), (field, problem) -> s.error(where + "." + field, problem));
       if (in != null) {
         intervals.put(entry.label(), in);
       }
