@@ -75,7 +75,7 @@ public final class CapacityChart {
    *
    * <p>A search over seeds shades each system's interval of its highest rate ({@code intervals}'
    * {@code max_rate_rps}) as a band of its colour behind the lines ({@link IntervalMarks.DomainBand});
-   * the marker stays at the median seed's answer.
+   * the marker stays at the median seed's answer, and the rate axis is widened to hold the band.
    */
   public static JFreeChart build(CapacityResults r, String subject) {
     boolean attainment = r.latencyTargets().isEmpty();
@@ -151,6 +151,16 @@ public final class CapacityChart {
     }
     double lo = Double.isInfinite(lowFound) ? lowProbe : lowFound * 0.8;
     double hi = highFound > 0 ? Math.max(above, highFound * 1.25) * 1.05 : highProbe * 1.05;
+    // A search over seeds: the knee widened to hold each system's interval of its highest rate (its band).
+    for (java.util.Map<String, kvsim.metrics.Interval> in : r.intervals().values()) {
+      kvsim.metrics.Interval rateInterval = in.get("max_rate_rps");
+      if (rateInterval != null && rateInterval.n() > 1 && rateInterval.high() > 0) {
+        hi = Math.max(hi, rateInterval.high() * 1.05);
+        if (rateInterval.low() > 0) {
+          lo = Math.min(lo, rateInterval.low() * 0.95);
+        }
+      }
+    }
     if (!(hi > lo)) {
       hi = lo * 2;
     }
