@@ -482,7 +482,7 @@ public final class HtmlReport {
             Long.toString(r.startEvent()), r.endEvent() > m.events() ? "live at the end" : Long.toString(r.endEvent())));
       }
     }
-    figure(MemoryMapChart.build(maps), MemoryMapChart.WIDTH, MemoryMapChart.height(maps), "Memory map (address over events, as PyTorch's memory_viz)",
+    figure(MemoryMapChart.build(maps, subject), MemoryMapChart.WIDTH, MemoryMapChart.height(maps), "Memory map (address over events, as PyTorch's memory_viz)",
         alt.toString(), "The largest rectangles (bytes × events) of each allocator",
         List.of("allocator", "tag", "address (GiB)", "size", "allocated at event", "freed at event"), rows);
     List<List<String>> totals = new ArrayList<>();

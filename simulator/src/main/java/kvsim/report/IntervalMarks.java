@@ -64,7 +64,7 @@ final class IntervalMarks {
       return null;
     }
     if (!(raw instanceof Map<?, ?> m)) {
-      throw error.apply("intervals", "expected an object, found " + raw);
+      throw error.apply("intervals", "expected an object, found " + shown(raw));
     }
     Map<String, Interval> out = new LinkedHashMap<>();
     for (Map.Entry<?, ?> e : m.entrySet()) {
@@ -76,12 +76,12 @@ final class IntervalMarks {
       List<String> names = List.of("median", "low", "high", "coverage");
       for (int k = 0; k < names.size(); k++) {
         if (!(i.get(names.get(k)) instanceof Number x) || !Double.isFinite(x.doubleValue())) {
-          throw error.apply(at + "." + names.get(k), i.containsKey(names.get(k)) ? "expected a number, found " + i.get(names.get(k)) : "missing");
+          throw error.apply(at + "." + names.get(k), i.containsKey(names.get(k)) ? "expected a number, found " + shown(i.get(names.get(k))) : "missing");
         }
         v[k] = ((Number) i.get(names.get(k))).doubleValue();
       }
       if (!(i.get("n") instanceof Integer || i.get("n") instanceof Long) || ((Number) i.get("n")).longValue() < 1) {
-        throw error.apply(at + ".n", i.containsKey("n") ? "expected a positive integer, found " + i.get("n") : "missing");
+        throw error.apply(at + ".n", i.containsKey("n") ? "expected a positive integer, found " + shown(i.get("n")) : "missing");
       }
       if (!(v[1] <= v[0] && v[0] <= v[2])) {
         throw error.apply(at, "expected low <= median <= high, found " + v[1] + ", " + v[0] + ", " + v[2]);
@@ -89,6 +89,11 @@ final class IntervalMarks {
       out.put(String.valueOf(e.getKey()), new Interval(v[0], v[1], v[2], ((Number) i.get("n")).intValue(), v[3]));
     }
     return java.util.Collections.unmodifiableMap(out);
+  }
+
+  /** Returns a JSON value as a message shows it: strings quoted. */
+  private static String shown(Object v) {
+    return v instanceof String t ? "\"" + t + "\"" : String.valueOf(v);
   }
 
   /** Runs {@code draw} on {@code g}, inside an SVG group with {@code data-interval} where {@code g} writes SVG. */

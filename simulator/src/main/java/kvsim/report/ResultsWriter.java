@@ -109,7 +109,7 @@ public final class ResultsWriter {
       FragmentationChart.write(tmp, read.results(), Headline.subject(read.config()));
       if (memoryMaps != null) {
         MemoryMapFile.write(tmp, memoryMaps);
-        MemoryMapChart.write(tmp, readBack(() -> MemoryMapFile.read(tmp)));
+        MemoryMapChart.write(tmp, readBack(() -> MemoryMapFile.read(tmp)), Headline.subject(read.config()));
       }
       if (extra != null) {
         extra.write(tmp);
