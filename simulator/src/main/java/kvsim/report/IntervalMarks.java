@@ -46,9 +46,13 @@ final class IntervalMarks {
     return kind + ": 95 % interval of the median over " + seeds + " seeds";
   }
 
-  /** Returns the value of an interval's {@code data-interval} attribute: {@code NAME median=M low=L high=H n=N}, as drawn (chart units). */
+  /**
+   * Returns the value of an interval's {@code data-interval} attribute: {@code NAME median=M low=L
+   * high=H n=N}, as drawn (chart units); quotes and markup characters of the name become {@code _},
+   * since the SVG writer puts the value between single quotes.
+   */
   static String attribute(String name, double median, double low, double high, int n) {
-    return String.format(Locale.ROOT, "%s median=%s low=%s high=%s n=%d", name.replace('"', '\''), plain(median), plain(low), plain(high), n);
+    return String.format(Locale.ROOT, "%s median=%s low=%s high=%s n=%d", name.replaceAll("['\"&<>]", "_"), plain(median), plain(low), plain(high), n);
   }
 
   private static String plain(double v) {
