@@ -43,7 +43,7 @@ public final class CapacityChart {
    * probes where that target's value is defined.
    */
   public static void write(Path dir, CapacityResults r) throws IOException {
-    ChartFiles.write(dir, build(r), PNG_FILE, SVG_FILE, WIDTH, HEIGHT);
+    ChartFiles.write(dir, build(r, Headline.subject(r.config())), PNG_FILE, SVG_FILE, WIDTH, HEIGHT);
   }
 
   /** Draws the chart again from the capacity folder {@code dir}'s {@code summary.json} alone. */
@@ -72,6 +72,10 @@ public final class CapacityChart {
    * <p>A search on per-request targets alone has no latency to draw: each probe's SLO attainment
    * (the share of requests that finished and met every per-request target) is drawn instead, on a
    * linear 0–1 axis, the attainment required dashed.
+   *
+   * <p>A search over seeds shades each system's interval of its highest rate ({@code intervals}'
+   * {@code max_rate_rps}) as a band of its colour behind the lines ({@link IntervalMarks.DomainBand});
+   * the marker stays at the median seed's answer, and the rate axis is widened to hold the band.
    */
   public static JFreeChart build(CapacityResults r, String subject) {
     boolean attainment = r.latencyTargets().isEmpty();
@@ -111,6 +115,8 @@ public final class CapacityChart {
       }
     }
     List<ValueMarker> found = new ArrayList<>();
+    int bands = 0;
+    int seeds = ServingCharts.seedCount(r.config());
     for (int i = 0; i < r.systems().size(); i++) {
       CapacityResults.SystemEntry e = r.systems().get(i);
       XYSeries s = new XYSeries(e.legend(), true, false);
@@ -135,9 +141,26 @@ public final class CapacityChart {
         m.setLabelBackgroundColor(new Color(255, 255, 255, 220));
         found.add(m);
       }
+      kvsim.metrics.Interval in = r.intervals().getOrDefault(e.label(), java.util.Map.of()).get("max_rate_rps");
+      if (in != null && in.n() > 1) {
+        renderer.addAnnotation(new IntervalMarks.DomainBand(in.low(), in.high(), styles.get(i).colour(),
+            IntervalMarks.attribute(e.label() + ": max rate (req/s)", in.median(), in.low(), in.high(), in.n())), org.jfree.chart.ui.Layer.BACKGROUND);
+        bands++;
+        seeds = Math.max(seeds, in.n());
+      }
     }
     double lo = Double.isInfinite(lowFound) ? lowProbe : lowFound * 0.8;
     double hi = highFound > 0 ? Math.max(above, highFound * 1.25) * 1.05 : highProbe * 1.05;
+    // A search over seeds: the knee widened to hold each system's interval of its highest rate (its band).
+    for (java.util.Map<String, kvsim.metrics.Interval> in : r.intervals().values()) {
+      kvsim.metrics.Interval rateInterval = in.get("max_rate_rps");
+      if (rateInterval != null && rateInterval.n() > 1 && rateInterval.high() > 0) {
+        hi = Math.max(hi, rateInterval.high() * 1.05);
+        if (rateInterval.low() > 0) {
+          lo = Math.min(lo, rateInterval.low() * 0.95);
+        }
+      }
+    }
     if (!(hi > lo)) {
       hi = lo * 2;
     }
@@ -167,8 +190,12 @@ public final class CapacityChart {
     plot.addRangeMarker(limit);
     found.forEach(plot::addDomainMarker);
     String title = (attainment ? "SLO attainment" : "Latency") + " against load, each system's highest rate within the targets marked"
-        + (subject == null ? "" : ": " + subject);
+        + ChartFiles.subjectLine(subject);
     JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 15), plot, true);
+    if (bands > 0) {
+      chart.addSubtitle(new org.jfree.chart.title.TextTitle(IntervalMarks.caption("Shaded bands", seeds)
+          + " of each system's highest rate, in its colour; lines, probes and markers: the median seed's search", new Font("SansSerif", Font.PLAIN, 12)));
+    }
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
   }

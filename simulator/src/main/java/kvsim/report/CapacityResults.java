@@ -19,8 +19,11 @@ import java.util.regex.Pattern;
  *     new key needs no new reader)
  * @param targets the targets as written ({@code --slo}, stripped), in the order given
  * @param systems one entry per system (per cell with a grid), in the order searched
+ * @param intervals per entry's {@link SystemEntry#label}, its intervals over seeds per answer
+ *     field ({@code max_rate_rps}, {@code goodput_rps}); empty for a search of one seed
  */
-public record CapacityResults(Map<String, Object> config, List<String> targets, List<SystemEntry> systems) {
+public record CapacityResults(Map<String, Object> config, List<String> targets, List<SystemEntry> systems,
+    Map<String, Map<String, kvsim.metrics.Interval>> intervals) {
   private static final Pattern LATENCY_TARGET =
       Pattern.compile("\\s*([a-z0-9_]+)\\.(mean|p50|p90|p99)\\s*<=\\s*([0-9]*\\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\\s*(s|ms)\\s*");
 
@@ -28,6 +31,12 @@ public record CapacityResults(Map<String, Object> config, List<String> targets, 
     config = Collections.unmodifiableMap(new LinkedHashMap<>(config));
     targets = List.copyOf(targets);
     systems = List.copyOf(systems);
+    intervals = Collections.unmodifiableMap(new LinkedHashMap<>(intervals));
+  }
+
+  /** The results of a search of one seed: no intervals. */
+  public CapacityResults(Map<String, Object> config, List<String> targets, List<SystemEntry> systems) {
+    this(config, targets, systems, Map.of());
   }
 
   /**

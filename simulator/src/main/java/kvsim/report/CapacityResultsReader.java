@@ -13,8 +13,8 @@ import java.util.Set;
  * Reads a capacity search's {@code summary.json} (format {@code kvsim-capacity}) back into the
  * {@link CapacityResults} that {@link ResultsWriter#writeCapacity} wrote: every field of
  * {@code results/SCHEMA.md} ("capacity") checked with its type, strictly (Note [Strict reading] on
- * {@link ResultsReader}). Written again, what this returns gives the same bytes, except a search
- * over seeds' {@code intervals}, which only {@code kvsim diff} reads ({@link Diff}).
+ * {@link ResultsReader}). Written again, what this returns gives the same bytes, a search over
+ * seeds' {@code intervals} included (each checked: median, low, high, n, coverage).
  */
 public final class CapacityResultsReader {
   private static final Set<String> SYSTEM_FIELDS = Set.of("system", "cell", "kv_memory_bytes", "max_rate_rps", "at_upper_bound", "goodput_rps",
@@ -63,6 +63,7 @@ public final class CapacityResultsReader {
       throw s.error("targets", "no latency target (METRIC.STAT<=VALUE(s|ms)) and no attainment_required");
     }
     List<CapacityResults.SystemEntry> systems = new ArrayList<>();
+    Map<String, Map<String, kvsim.metrics.Interval>> intervals = new LinkedHashMap<>();
     Set<String> seen = new HashSet<>();
     Set<String> cellKeys = null;
     List<JsonNode> list = s.array(systemsNode, "systems");
@@ -78,8 +79,13 @@ public final class CapacityResultsReader {
         throw s.error(at, "'" + entry.label() + "' appears twice");
       }
       systems.add(entry);
+      String where = at;
+      Map<String, kvsim.metrics.Interval> in = IntervalMarks.read(list.get(i).get("intervals") == null ? null : s.plain(list.get(i).get("intervals")), (field, problem) -> s.error(where + "." + field, problem));
+      if (in != null) {
+        intervals.put(entry.label(), in);
+      }
     }
-    return new CapacityResults(config, targets, systems);
+    return new CapacityResults(config, targets, systems, intervals);
   }
 
   private static CapacityResults.SystemEntry system(JsonFile s, JsonNode n, String at, List<String> latency, boolean attainment) {

@@ -15,6 +15,15 @@ import org.jfree.svg.ViewBox;
 final class ChartFiles {
   private ChartFiles() {}
 
+  /**
+   * Returns the end of a chart's title that names its subject (the workload, model and device,
+   * {@link Headline#subject}): a second line of the title, so that a long workload breaks between
+   * the title and it rather than inside a name; "" where {@code subject} is null.
+   */
+  static String subjectLine(String subject) {
+    return subject == null ? "" : "\n" + subject;
+  }
+
   /** Writes {@code chart} as {@code dir/png} and {@code dir/svg}, {@code width} × {@code height} pixels. */
   static void write(Path dir, JFreeChart chart, String png, String svg, int width, int height) throws IOException {
     AtomicFiles.write(dir.resolve(png), out -> ChartUtils.writeChartAsPNG(out, chart, width, height));

@@ -38,7 +38,12 @@ public final class FragmentationChart {
 
   /** Writes {@code fragmentation.png} and {@code fragmentation.svg} into {@code dir}. */
   public static void write(Path dir, List<AllocatorResult> results) throws IOException {
-    ChartFiles.write(dir, build(results), PNG_FILE, SVG_FILE, WIDTH, HEIGHT);
+    write(dir, results, null);
+  }
+
+  /** Writes the chart files into {@code dir}, {@code subject} (the workload, model and device, or null) completing the title. */
+  public static void write(Path dir, List<AllocatorResult> results, String subject) throws IOException {
+    ChartFiles.write(dir, build(results, subject), PNG_FILE, SVG_FILE, WIDTH, HEIGHT);
   }
 
   /**
@@ -46,7 +51,8 @@ public final class FragmentationChart {
    * its files ({@link ResultsReader#read}), replacing those two files only.
    */
   public static void redraw(Path resultFolder) throws IOException {
-    write(resultFolder, ResultsReader.read(resultFolder).results());
+    RunResults r = ResultsReader.read(resultFolder);
+    write(resultFolder, r.results(), Headline.subject(r.config()));
   }
 
   /** Builds the chart, titled by what the run replayed. */
@@ -119,7 +125,7 @@ public final class FragmentationChart {
     plot.setGap(12);
     plot.add(top, 1);
     plot.add(bottom, 1);
-    String title = "External fragmentation and memory over the run" + (subject == null ? "" : ": " + subject);
+    String title = "External fragmentation and memory over the run" + ChartFiles.subjectLine(subject);
     JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     return chart;

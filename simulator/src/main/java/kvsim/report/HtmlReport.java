@@ -482,7 +482,7 @@ public final class HtmlReport {
             Long.toString(r.startEvent()), r.endEvent() > m.events() ? "live at the end" : Long.toString(r.endEvent())));
       }
     }
-    figure(MemoryMapChart.build(maps), MemoryMapChart.WIDTH, MemoryMapChart.height(maps), "Memory map (address over events, as PyTorch's memory_viz)",
+    figure(MemoryMapChart.build(maps, subject), MemoryMapChart.WIDTH, MemoryMapChart.height(maps), "Memory map (address over events, as PyTorch's memory_viz)",
         alt.toString(), "The largest rectangles (bytes × events) of each allocator",
         List.of("allocator", "tag", "address (GiB)", "size", "allocated at event", "freed at event"), rows);
     List<List<String>> totals = new ArrayList<>();
@@ -577,7 +577,7 @@ public final class HtmlReport {
       }
       List<String> header = new ArrayList<>(List.of("system"));
       header.addAll(categories.labels());
-      figure(ServingCharts.breakdownBars(r), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT, "KV memory by use (the vLLM paper's Fig. 2)",
+      figure(ServingCharts.breakdownBars(r, subject), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT, "KV memory by use (the vLLM paper's Fig. 2)",
           alt.toString(), "Time-weighted mean share of the KV memory (%)", header, rows);
       return;
     }
@@ -607,7 +607,7 @@ public final class HtmlReport {
     for (String label : categories.labels().subList(0, 4)) {
       header.add("in use: " + label);
     }
-    figure(ServingCharts.breakdownBars(r), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT,
+    figure(ServingCharts.breakdownBars(r, subject), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT,
         "KV memory by use (the vLLM paper's Fig. 2), over the whole run (first arrival to last finish) and the steady state (from the arrival of the "
             + "first tenth of the requests to the last arrival)",
         alt.toString(), "Time-weighted mean share of the KV memory (%), and of the memory in use (idle excluded: the shares to compare with the paper's bars)",
@@ -638,7 +638,7 @@ public final class HtmlReport {
             + "fragmentation) over simulated seconds."
         : "Stacked areas, one panel per system, of the KV memory's share by use (token states, reserved for future tokens, internal and external "
             + "fragmentation, idle) over simulated seconds; dashed lines mark the steady window.";
-    figure(ServingChart.build(r), 1200, 120 + 220 * Math.max(1, r.series().size()), "KV memory by use over time", alt,
+    figure(ServingChart.build(r, subject), 1200, 120 + 220 * Math.max(1, r.series().size()), "KV memory by use over time", alt,
         "Sampled iterations of timeseries.csv", header, rows);
   }
 

@@ -61,7 +61,12 @@ public final class MemoryMapChart {
 
   /** Writes {@code memory-map.png} and {@code memory-map.svg} into {@code dir}. */
   public static void write(Path dir, List<MemoryMap> maps) throws IOException {
-    ChartFiles.write(dir, build(maps), PNG_FILE, SVG_FILE, WIDTH, height(maps));
+    write(dir, maps, null);
+  }
+
+  /** Writes the chart files into {@code dir}, {@code subject} (the workload, model and device, or null) completing the title. */
+  public static void write(Path dir, List<MemoryMap> maps, String subject) throws IOException {
+    ChartFiles.write(dir, build(maps, subject), PNG_FILE, SVG_FILE, WIDTH, height(maps));
   }
 
   /** Returns the tags of all maps, in order of first appearance. */
@@ -79,6 +84,11 @@ public final class MemoryMapChart {
 
   /** Builds the chart. */
   public static JFreeChart build(List<MemoryMap> maps) {
+    return build(maps, null);
+  }
+
+  /** Builds the chart, {@code subject} (the workload, model and device, or null) completing the title. */
+  public static JFreeChart build(List<MemoryMap> maps, String subject) {
     List<String> tags = tags(maps);
     NumberAxis events = ChartAxes.toData("event");
     CombinedDomainXYPlot plot = new CombinedDomainXYPlot(events);
@@ -157,7 +167,7 @@ public final class MemoryMapChart {
     style(band);
     plot.add(band, 1);
     JFreeChart chart = new JFreeChart(
-        "Memory map: allocations by address over events (refusals ▼)", new Font("SansSerif", Font.BOLD, 16), plot, true);
+        "Memory map: allocations by address over events (refusals ▼)" + ChartFiles.subjectLine(subject), new Font("SansSerif", Font.BOLD, 16), plot, true);
     if (anyVirtual) {
       chart.addSubtitle(new org.jfree.chart.title.TextTitle(VIRTUAL_NOTE, new Font("SansSerif", Font.PLAIN, 12)));
     }

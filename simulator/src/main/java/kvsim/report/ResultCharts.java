@@ -59,7 +59,7 @@ public final class ResultCharts {
       case ResultsReader.RUN_FORMAT -> {
         FragmentationChart.redraw(dir);
         if (MemoryMapFile.exists(dir)) {
-          MemoryMapChart.write(dir, MemoryMapFile.read(dir));
+          MemoryMapChart.write(dir, MemoryMapFile.read(dir), Headline.subject(ResultsReader.read(dir).config()));
           return 4;
         }
         return 2;

@@ -106,10 +106,10 @@ public final class ResultsWriter {
       } catch (InputException e) {
         throw new IllegalStateException("the result files just written do not read back: " + e.getMessage(), e);
       }
-      FragmentationChart.write(tmp, read.results());
+      FragmentationChart.write(tmp, read.results(), Headline.subject(read.config()));
       if (memoryMaps != null) {
         MemoryMapFile.write(tmp, memoryMaps);
-        MemoryMapChart.write(tmp, readBack(() -> MemoryMapFile.read(tmp)));
+        MemoryMapChart.write(tmp, readBack(() -> MemoryMapFile.read(tmp)), Headline.subject(read.config()));
       }
       if (extra != null) {
         extra.write(tmp);
@@ -222,7 +222,13 @@ public final class ResultsWriter {
 
   /** Returns a capacity search's {@code summary.json} tree. */
   public static Map<String, Object> capacitySummary(CapacityResults r) {
-    return capacitySummary(r, Map.of());
+    Map<String, Map<String, Object>> intervals = new LinkedHashMap<>();
+    r.intervals().forEach((label, in) -> {
+      Map<String, Object> m = new LinkedHashMap<>();
+      in.forEach((field, i) -> m.put(field, i.toMap()));
+      intervals.put(label, m);
+    });
+    return capacitySummary(r, intervals);
   }
 
   /** Returns a capacity search's {@code summary.json} tree, with each system's {@code intervals} where {@code intervals} has its label. */

@@ -37,11 +37,19 @@ public final class ServingChart {
 
   /** Writes the chart of the serving folder read back as {@code r} into {@code dir}. */
   public static void write(Path dir, ServingResults r) throws IOException {
-    ChartFiles.write(dir, build(r), PNG_FILE, SVG_FILE, WIDTH, 120 + ROW_HEIGHT * Math.max(1, r.series().size()));
+    ChartFiles.write(dir, build(r, Headline.subject(r.config())), PNG_FILE, SVG_FILE, WIDTH, 120 + ROW_HEIGHT * Math.max(1, r.series().size()));
   }
 
   /** Builds the chart of {@code r}: its time series, each system's steady window marked where the summary has one. */
   public static JFreeChart build(ServingResults r) {
+    return build(r, null);
+  }
+
+  /**
+   * Builds the chart of {@code r} as {@link #build(ServingResults)} does, {@code subject} (or null)
+   * completing the title; a folder run over seeds draws its first seed's run and says so.
+   */
+  public static JFreeChart build(ServingResults r, String subject) {
     Map<String, double[]> windows = new java.util.LinkedHashMap<>();
     for (ServingResults.Entry e : r.entries()) {
       ServingResults.Breakdown steady = e.kvBreakdownSteady();
@@ -49,7 +57,9 @@ public final class ServingChart {
         windows.put(e.label(), new double[] {steady.window().fromSeconds(), steady.window().toSeconds()});
       }
     }
-    return build(r.seriesColumns(), r.series(), windows);
+    JFreeChart chart = build(r.seriesColumns(), r.series(), windows);
+    chart.setTitle(chart.getTitle().getText() + ServingCharts.seedOfRun(r.config()) + ChartFiles.subjectLine(subject));
+    return chart;
   }
 
   /**

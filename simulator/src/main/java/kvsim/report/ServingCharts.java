@@ -92,11 +92,26 @@ public final class ServingCharts {
 
   /** Writes the three charts of a serving folder, read back from its files, into {@code dir}. */
   public static void write(Path dir, ServingResults r) throws IOException {
-    ChartFiles.write(dir, breakdownBars(r), BARS_FILE + ".png", BARS_FILE + ".svg", WIDTH, BARS_HEIGHT);
+    String subject = Headline.subject(r.config());
+    ChartFiles.write(dir, breakdownBars(r, subject), BARS_FILE + ".png", BARS_FILE + ".svg", WIDTH, BARS_HEIGHT);
     if (!r.quantiles().isEmpty()) {
-      ChartFiles.write(dir, latencyCdf(r), CDF_FILE + ".png", CDF_FILE + ".svg", WIDTH, CDF_HEIGHT);
+      ChartFiles.write(dir, latencyCdf(r, subject), CDF_FILE + ".png", CDF_FILE + ".svg", WIDTH, CDF_HEIGHT);
     }
-    ChartFiles.write(dir, batchSize(r), BATCH_FILE + ".png", BATCH_FILE + ".svg", WIDTH, BATCH_HEIGHT);
+    ChartFiles.write(dir, batchSize(r, subject), BATCH_FILE + ".png", BATCH_FILE + ".svg", WIDTH, BATCH_HEIGHT);
+  }
+
+  /**
+   * Returns the title's ending of a chart drawn from one seed's run ({@code ": seed 3"}) where the
+   * folder is a run over seeds (its configuration echo has {@code seeds}: the time series and the
+   * latency quantiles are the first seed's run), else "".
+   */
+  static String seedOfRun(Map<String, Object> config) {
+    return config.get("seeds") instanceof List<?> seeds && !seeds.isEmpty() ? " (seed " + seeds.get(0) + ")" : "";
+  }
+
+  /** Returns the number of seeds of a folder run over seeds (its configuration echo's {@code seeds}), 0 for one run. */
+  static int seedCount(Map<String, Object> config) {
+    return config.get("seeds") instanceof List<?> seeds ? seeds.size() : 0;
   }
 
   /** Returns a system's time-weighted mean share of {@code category} over the whole run, NaN where absent. */
@@ -120,6 +135,17 @@ public final class ServingCharts {
    * its own categories ({@link #categoriesOf(ServingResults)}).
    */
   public static JFreeChart breakdownBars(ServingResults r) {
+    return breakdownBars(r, null);
+  }
+
+  /**
+   * The KV breakdown as {@link #breakdownBars(ServingResults)} draws it, {@code subject} (or null)
+   * completing the title. In a folder run over seeds each segment carries its share's interval
+   * ({@code intervals}' {@code kv_breakdown.CATEGORY.mean}) as an error bar at the segment's top —
+   * the bar below it stacked at the medians, the interval added to that base — in the category's
+   * colour, the segments' bars side by side ({@link IntervalMarks}).
+   */
+  public static JFreeChart breakdownBars(ServingResults r, String subject) {
     Categories categories = categoriesOf(r);
     boolean steady = categories == CURRENT && r.entries().stream().allMatch(e -> e.kvBreakdownSteady() != null);
     DefaultCategoryDataset data = new DefaultCategoryDataset();
@@ -148,8 +174,33 @@ public final class ServingCharts {
     CategoryPlot plot = new CategoryPlot(data, systems, share, renderer);
     plot.setBackgroundPaint(Color.WHITE);
     plot.setRangeGridlinePaint(new Color(0xdddddd));
-    String title = steady ? "KV memory by use (vLLM paper, Fig. 2): whole run and steady state" : "KV memory by use (vLLM paper, Fig. 2)";
+    int drawn = 0;
+    for (ServingResults.Entry e : r.entries()) {
+      for (String field : steady ? List.of("kv_breakdown", "kv_breakdown_steady") : List.of("kv_breakdown")) {
+        String bar = !steady ? e.label() : e.label() + (field.equals("kv_breakdown") ? " (whole run)" : " (steady)");
+        double base = 0;
+        for (int i = 0; i < categories.size(); i++) {
+          Number median = data.getValue(categories.labels().get(i), bar);
+          kvsim.metrics.Interval in = e.intervals().get(field + "." + categories.names().get(i) + ".mean");
+          if (median != null && in != null && in.n() > 1) {
+            double offset = (i - (categories.size() - 1) / 2.0) * 6;
+            String attribute = IntervalMarks.attribute(bar + ": " + categories.labels().get(i) + " (%)", in.median() * 100, in.low() * 100,
+                in.high() * 100, in.n());
+            plot.addAnnotation(new IntervalMarks.AtCategory(bar, base + in.low() * 100, base + in.high() * 100, offset, categories.colours()[i],
+                attribute), false);
+            drawn++;
+          }
+          base += median == null ? 0 : median.doubleValue();
+        }
+      }
+    }
+    String title = (steady ? "KV memory by use (vLLM paper, Fig. 2): whole run and steady state" : "KV memory by use (vLLM paper, Fig. 2)")
+        + ChartFiles.subjectLine(subject);
     JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
+    if (drawn > 0) {
+      chart.addSubtitle(new org.jfree.chart.title.TextTitle(IntervalMarks.caption("Bars at the medians; error bars", seedCount(r.config()))
+          + ", each at its segment's top, in the segment's colour", new Font("SansSerif", Font.PLAIN, 12)));
+    }
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
   }
@@ -203,7 +254,7 @@ public final class ServingCharts {
       style(p);
       plot.add(p, 1);
     }
-    String title = "Latency CDFs of finished requests" + (subject == null ? "" : ": " + subject);
+    String title = "Latency CDFs of finished requests" + seedOfRun(r.config()) + ChartFiles.subjectLine(subject);
     JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
     if (hasLog(plot)) {
       chart.addSubtitle(new org.jfree.chart.title.TextTitle(
@@ -288,7 +339,7 @@ public final class ServingCharts {
     }
     XYPlot plot = new XYPlot(data, time2, new NumberAxis("batch size (sequences per iteration)"), renderer);
     style(plot);
-    String title = "Batch size over time (sampled iterations)" + (subject == null ? "" : ": " + subject);
+    String title = "Batch size over time (sampled iterations)" + seedOfRun(r.config()) + ChartFiles.subjectLine(subject);
     JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     return chart;

@@ -278,6 +278,7 @@ public record ServingResults(
       if (m.containsKey("slo")) {
         Slo.of(m.get("slo"), error);
       }
+      IntervalMarks.read(m.get("intervals"), error);
       Map<String, Object> optional = new LinkedHashMap<>();
       m.forEach((k, v) -> {
         if (!FIXED.contains(k)) {
@@ -286,6 +287,15 @@ public record ServingResults(
       });
       return new Entry(system, java.util.Collections.unmodifiableMap(cell), kvMemoryBytes, (Map<String, Object>) parts, counts, rates,
           java.util.Collections.unmodifiableMap(latencies), breakdown, steady, java.util.Collections.unmodifiableMap(optional));
+    }
+
+    /**
+     * Returns the entry's intervals over seeds per metric path ({@code kv_breakdown.idle.mean}), as
+     * {@code summary.json}'s {@code intervals} holds them (checked by {@link #of}); empty for one run.
+     */
+    public Map<String, kvsim.metrics.Interval> intervals() {
+      Map<String, kvsim.metrics.Interval> in = IntervalMarks.read(optional.get("intervals"), (f, p) -> new IllegalStateException(f + ": " + p));
+      return in == null ? Map.of() : in;
     }
 
     /** Reads the breakdown object {@code field} of an entry: its window, categories and {@code used_memory}. */

@@ -121,6 +121,12 @@ public final class SweepChart {
 
   /** One group of cells (alike but for the seed): its name and its values of one metric. */
   record Group(String name, double[] values) {
+    /** Returns the interval of the median of the defined values (Note [The seed interval] on {@code metrics.Interval}), null with fewer than two. */
+    kvsim.metrics.Interval interval() {
+      double[] v = Arrays.stream(values).filter(Double::isFinite).toArray();
+      return v.length < 2 ? null : kvsim.metrics.Interval.of(v);
+    }
+
     double quantile(double q) {
       double[] v = Arrays.stream(values).filter(x -> !Double.isNaN(x)).sorted().toArray();
       if (v.length == 0) {
@@ -145,7 +151,12 @@ public final class SweepChart {
     return out;
   }
 
-  /** Builds the chart of {@code metric}: one bar per group at its median, bytes in GiB. */
+  /**
+   * Builds the chart of {@code metric}: one bar per group at its median, bytes in GiB; where a
+   * group has two or more seeds, an error bar of its interval of the median ({@link Group#interval},
+   * the {@code .low} and {@code .high} of {@code sweep-seeds.csv}) in the bar's colour ({@link
+   * IntervalMarks}).
+   */
   static JFreeChart build(SweepTableResults t, String metric) {
     List<Group> groups = groups(t, metric);
     boolean bytes = metric.contains("_bytes");
@@ -157,7 +168,22 @@ public final class SweepChart {
       // A bar of 0 has no height: the legend says so.
       data.addValue(Double.isNaN(m) ? null : bytes ? m / kvsim.core.Bytes.GiB : m, m == 0 ? g.name() + " (0)" : g.name(), Headline.metricName(metric));
     }
-    BarRenderer renderer = new BarRenderer();
+    double scale = bytes ? kvsim.core.Bytes.GiB : 1;
+    Map<Integer, kvsim.metrics.Interval> intervals = new LinkedHashMap<>();
+    Map<Integer, String> attributes = new LinkedHashMap<>();
+    double top = 0;
+    int seedCount = 0;
+    for (int k = 0; k < groups.size(); k++) {
+      kvsim.metrics.Interval in = groups.get(k).interval();
+      if (in != null && Double.isFinite(groups.get(k).quantile(0.5))) {
+        in = new kvsim.metrics.Interval(in.median() / scale, in.low() / scale, in.high() / scale, in.n(), in.coverage());
+        intervals.put(k, in);
+        attributes.put(k, IntervalMarks.attribute(groups.get(k).name() + ": " + Headline.metricName(metric), in.median(), in.low(), in.high(), in.n()));
+        top = Math.max(top, in.high());
+        seedCount = Math.max(seedCount, in.n());
+      }
+    }
+    BarRenderer renderer = intervals.isEmpty() ? new BarRenderer() : new IntervalBarRenderer(intervals, attributes);
     renderer.setBarPainter(new StandardBarPainter());
     renderer.setShadowVisible(false);
     renderer.setItemMargin(0.05);
@@ -169,16 +195,58 @@ public final class SweepChart {
     boolean seeds = t.columns().contains("seed");
     String unit = bytes ? " (GiB)" : metric.contains("seconds") ? " (s)" : "";
     org.jfree.chart.axis.NumberAxis value = new org.jfree.chart.axis.NumberAxis((seeds ? "median over seeds: " : "") + Headline.metricName(metric) + unit);
-    if (allZero) {
+    if (allZero && top == 0) {
       value.setRange(0, 1);
+    } else if (top > 0) {
+      double highest = 0;
+      for (int k = 0; k < data.getRowCount(); k++) {
+        Number v = data.getValue(k, 0);
+        highest = Math.max(highest, v == null ? 0 : v.doubleValue());
+      }
+      if (top > highest) {
+        value.setUpperBound(top * 1.05); // the error bars' tops inside the plot
+      }
     }
     CategoryPlot plot = new CategoryPlot(data, new CategoryAxis(null), value, renderer);
     plot.setBackgroundPaint(Color.WHITE);
     plot.setRangeGridlinePaint(new Color(0xdddddd));
     String grid = t.config().get("grid") == null ? "" : ": " + t.config().get("grid");
     JFreeChart chart = new JFreeChart(capitalised(Headline.metricName(metric)) + " by cell" + grid, new Font("SansSerif", Font.BOLD, 15), plot, true);
+    if (!intervals.isEmpty()) {
+      chart.addSubtitle(new org.jfree.chart.title.TextTitle(IntervalMarks.caption("Bars at the medians; error bars", seedCount) + ", in each bar's colour",
+          new Font("SansSerif", Font.PLAIN, 12)));
+    }
     chart.setBackgroundPaint(Color.WHITE);
     return chart;
+  }
+
+  /** A bar renderer that draws, over each bar with an interval, its error bar (Note [Error bars in their series' colour] on {@link IntervalMarks}). */
+  private static final class IntervalBarRenderer extends BarRenderer {
+    private static final long serialVersionUID = 1L;
+    private final transient Map<Integer, kvsim.metrics.Interval> intervals;
+    private final Map<Integer, String> attributes;
+
+    IntervalBarRenderer(Map<Integer, kvsim.metrics.Interval> intervals, Map<Integer, String> attributes) {
+      this.intervals = Map.copyOf(intervals);
+      this.attributes = Map.copyOf(attributes);
+    }
+
+    @Override
+    public void drawItem(java.awt.Graphics2D g, org.jfree.chart.renderer.category.CategoryItemRendererState state, java.awt.geom.Rectangle2D dataArea,
+        CategoryPlot plot, CategoryAxis domainAxis, org.jfree.chart.axis.ValueAxis rangeAxis, org.jfree.data.category.CategoryDataset dataset,
+        int row, int column, int pass) {
+      super.drawItem(g, state, dataArea, plot, domainAxis, rangeAxis, dataset, row, column, pass);
+      kvsim.metrics.Interval in = intervals.get(row);
+      int visible = state.getVisibleSeriesIndex(row);
+      if (in == null || visible < 0 || pass != getPassCount() - 1) {
+        return;
+      }
+      double x = calculateBarW0(plot, plot.getOrientation(), dataArea, domainAxis, state, visible, column) + state.getBarWidth() / 2;
+      double yLow = rangeAxis.valueToJava2D(in.low(), dataArea, plot.getRangeAxisEdge());
+      double yHigh = rangeAxis.valueToJava2D(in.high(), dataArea, plot.getRangeAxisEdge());
+      Color colour = (Color) lookupSeriesPaint(row);
+      IntervalMarks.grouped(g, attributes.get(row), () -> IntervalMarks.verticalBar(g, x, yLow, yHigh, colour));
+    }
   }
 
   private static String capitalised(String s) {
