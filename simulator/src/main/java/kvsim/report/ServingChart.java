@@ -77,9 +77,10 @@ public final class ServingChart {
     for (List<double[]> rows : series.values()) {
       ends[n++] = rows.isEmpty() ? Double.NaN : rows.get(rows.size() - 1)[time] / 1e9;
     }
-    // Note [Log when one series dwarfs the others] on ChartAxes: one run hours long beside others of seconds.
-    boolean log = ChartAxes.wantsLog(ends);
+    // Note [Runs on one time axis] on ChartAxes: one run many times longer than another.
+    boolean log = ChartAxes.wantsLog(ends, ChartAxes.PANEL_LOG_RATIO);
     double floor = Double.POSITIVE_INFINITY;
+    double shortest = Double.POSITIVE_INFINITY;
     for (List<double[]> rows : series.values()) {
       for (double[] row : rows) {
         if (row[time] > 0) {
@@ -87,7 +88,17 @@ public final class ServingChart {
         }
       }
     }
-    org.jfree.chart.axis.ValueAxis seconds = log ? ChartAxes.log("simulated time (s)" + ChartAxes.LOG_NOTE) : ChartAxes.toData("simulated time (s)");
+    for (double end : ends) {
+      if (end > 0) {
+        shortest = Math.min(shortest, end);
+      }
+    }
+    // On a log axis the first instants would take as much width as whole minutes: the axis starts at a
+    // hundredth of the shortest run, earlier samples drawn there, so that each run spans at least two decades.
+    if (log && shortest < Double.POSITIVE_INFINITY) {
+      floor = Math.max(floor, shortest / 100);
+    }
+    org.jfree.chart.axis.ValueAxis seconds = log ? ChartAxes.log("simulated time (s)" + ChartAxes.PANEL_LOG_NOTE) : ChartAxes.toData("simulated time (s)");
     CombinedDomainXYPlot plot = new CombinedDomainXYPlot(seconds);
     plot.setGap(10);
     for (Map.Entry<String, List<double[]>> e : series.entrySet()) {

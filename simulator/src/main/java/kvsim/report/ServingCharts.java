@@ -332,7 +332,8 @@ public final class ServingCharts {
       renderer.setSeriesStroke(i, styles.get(i).stroke(1.2f));
       i++;
     }
-    org.jfree.chart.axis.ValueAxis time2 = ChartAxes.wantsLog(ends) ? ChartAxes.log("simulated time (s)" + ChartAxes.LOG_NOTE)
+    // Note [Runs on one time axis] on ChartAxes.
+    org.jfree.chart.axis.ValueAxis time2 = ChartAxes.wantsLog(ends, ChartAxes.PANEL_LOG_RATIO) ? ChartAxes.log("simulated time (s)" + ChartAxes.PANEL_LOG_NOTE)
         : ChartAxes.toData("simulated time (s)");
     if (time2 instanceof org.jfree.chart.axis.LogAxis) {
       clampBelow(data, smallestPositive(data));

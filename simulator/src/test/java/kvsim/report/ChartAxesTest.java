@@ -17,6 +17,9 @@ class ChartAxesTest {
     assertFalse(ChartAxes.wantsLog(new double[] {0.8, 1.2, 15}), "under 20 times: linear");
     assertFalse(ChartAxes.wantsLog(new double[] {0, 0, 5}), "zeros are not a series maximum to divide by");
     assertFalse(ChartAxes.wantsLog(new double[] {Double.NaN, 3}));
+    // Runs on one time axis (Note [Runs on one time axis]): vllm's 60 s beside hf-naive's 960 s.
+    assertTrue(ChartAxes.wantsLog(new double[] {60, 410, 960}, ChartAxes.PANEL_LOG_RATIO), "16 times: log for runs over time");
+    assertFalse(ChartAxes.wantsLog(new double[] {60, 250}, ChartAxes.PANEL_LOG_RATIO), "under 5 times: linear");
     assertTrue(ChartAxes.valueAxis("TTFT (s)", new double[] {1, 100}) instanceof LogAxis);
     assertTrue(ChartAxes.valueAxis("TTFT (s)", new double[] {1, 100}).getLabel().endsWith(ChartAxes.LOG_NOTE), "the label says so");
     assertTrue(ChartAxes.valueAxis("TTFT (s)", new double[] {1, 10}) instanceof NumberAxis);
