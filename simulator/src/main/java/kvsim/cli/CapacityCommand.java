@@ -71,6 +71,8 @@ final class CapacityCommand implements Callable<Integer> {
 
   @CommandLine.Mixin QuietOption quiet;
 
+  @CommandLine.Mixin NoReportOption report;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -84,12 +86,15 @@ final class CapacityCommand implements Callable<Integer> {
     ServingOptions.warnAboutCalibration(s, spec.commandLine().getErr());
     String name = "capacity-" + workload.replaceAll(".*/", "").replaceAll("[:,=]", "-").replaceAll("[^A-Za-z0-9._-]", "");
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.CAPACITY, force)
-        : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.CAPACITY)).reading(Inputs.of(workload, s.workload().file())).check();
+        : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.CAPACITY)).reading(Inputs.of(workload, s.workload().file())).withReport(report.report()).check();
+    if (target.report()) {
+      kvsim.report.ChartWarmUp.start(); // Note [Charts off the critical path] on report.ChartJobs
+    }
     Progress lines = Progress.of(quiet.quiet, spec.commandLine().getErr(), "capacity", "probes");
     long[] seeds = options.seeds(workload);
     List<CapacitySearch.Capacity> result;
     CapacityResults results;
-    Path dir;
+    java.util.concurrent.Callable<Path> writer; // the files after the table (Note [Charts off the critical path] on report.ChartJobs)
     Map<String, Map<String, Object>> intervals = Map.of();
     if (seeds != null) {
       kvsim.run.SeedRuns.Capacity run = kvsim.run.SeedRuns.capacity(seed -> options.request(workload, seed), workload, axes, seeds, targets, slos,
@@ -97,12 +102,15 @@ final class CapacityCommand implements Callable<Integer> {
       result = run.found();
       results = run.results();
       intervals = run.intervals();
-      dir = ResultsWriter.writeCapacity(target, results, intervals, tmp -> kvsim.core.AtomicFiles.write(tmp.resolve(kvsim.run.SeedRuns.PerSeed.FILE),
+      Map<String, Map<String, Object>> found = intervals;
+      CapacityResults all = results;
+      writer = () -> ResultsWriter.writeCapacity(target, all, found, tmp -> kvsim.core.AtomicFiles.write(tmp.resolve(kvsim.run.SeedRuns.PerSeed.FILE),
           o -> o.write(run.perSeed().csv().getBytes(java.nio.charset.StandardCharsets.UTF_8))));
     } else {
       result = CapacitySearch.searchCells(cells, targets, minRate, maxRate, steps, lines == null ? null : lines::update);
       results = CapacitySearch.results(cells, axes, targets, slos, minRate, maxRate, steps, result);
-      dir = ResultsWriter.writeCapacity(target, results);
+      CapacityResults all = results;
+      writer = () -> ResultsWriter.writeCapacity(target, all);
     }
     List<String> targetTexts = results.targets();
     if (json) {
@@ -176,6 +184,8 @@ final class CapacityCommand implements Callable<Integer> {
     }
     // With --json, stdout holds the JSON alone; where the files went goes to stderr.
     PrintWriter where = json ? spec.commandLine().getErr() : out;
+    out.flush();
+    Path dir = writer.call();
     where.println("results: " + dir);
     where.flush();
     out.flush();

@@ -67,6 +67,8 @@ final class RunOptions {
 
   @Mixin QuietOption quiet;
 
+  @Mixin NoReportOption report;
+
   /** Returns the run request these options and the workload argument make. */
   RunRequest request(String workload, WorkloadSpec spec, Path specDir) {
     return RunRequest.of(workload).withSpec(spec, specDir).withAllocators(allocators).withDevice(device).withModel(model).withPlan(weights, activations)

@@ -65,26 +65,32 @@ final class Runs {
       Map<String, ? extends AllocatorListener> listeners)
       throws IOException {
     RunSpec spec = RunSpec.resolve(o.request(label, yaml, yamlDir), err);
-    ResultFolder.Target target = outputTarget(o, spec.workload()).reading(Inputs.of(label, spec.workload().file())).check();
+    ResultFolder.Target target = outputTarget(o, spec.workload()).reading(Inputs.of(label, spec.workload().file())).withReport(o.report.report()).check();
+    if (target.report()) {
+      kvsim.report.ChartWarmUp.start(); // Note [Charts off the critical path] on report.ChartJobs
+    }
     Runner runner = new Runner(KvSim.Version.version());
     if (o.seeds != null) {
       long[] seeds = parseSeeds(o.seeds);
       Runner.Progress progress = runnerProgress(Progress.of(o.quiet.quiet, err, command, "runs of the sweep"), seeds.length * spec.allocators().size());
       SweepResult sweep = runner.sweep(spec, seeds, progress);
-      Path dir = ResultsWriter.writeSweep(target, SweepResults.of(sweep.config(), sweep.seeds(), sweep.sweeps()));
+      // The table first, then the files (Note [Charts off the critical path] on report.ChartJobs).
       out.println("workload: " + spec.workload().spec() + ", seeds " + o.seeds.trim() + " (" + seeds.length + " runs per allocator)");
       TextTable.sweep(out, sweep.sweeps());
       out.println();
+      out.flush();
+      Path dir = ResultsWriter.writeSweep(target, SweepResults.of(sweep.config(), sweep.seeds(), sweep.sweeps()));
       out.println("results: " + dir);
       out.flush();
       return KvSim.EXIT_OK;
     }
     Runner.Progress progress = runnerProgress(Progress.of(o.quiet.quiet, err, command, "runs"), spec.allocators().size());
     RunResult result = runner.run(spec, listeners::get, progress);
-    Path dir = ResultsWriter.write(target, result.config(), result.results(), result.timings(), result.memoryMaps());
     out.println("workload: " + spec.workload().spec() + " on " + spec.device().name() + " (" + Bytes.format(spec.plan().testedRegion().sizeBytes()) + " under test)");
     TextTable.comparison(out, result.results());
     out.println();
+    out.flush();
+    Path dir = ResultsWriter.write(target, result.config(), result.results(), result.timings(), result.memoryMaps());
     out.println("results: " + dir);
     out.flush();
     return KvSim.EXIT_OK;

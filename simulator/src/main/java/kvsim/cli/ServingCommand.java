@@ -54,6 +54,8 @@ final class ServingCommand implements Callable<Integer> {
 
   @CommandLine.Mixin QuietOption quiet;
 
+  @CommandLine.Mixin NoReportOption report;
+
   @Option(names = "--slo", paramLabel = "TARGET",
       description = "A service-level target, repeatable; each system's SLO attainment and goodput are reported (table and summary.json's slo)."
           + " Per request METRIC<=VALUE(s|ms) (METRIC ttft, tpot, e2e or normalized_latency, e.g. ttft<=1s): a request meets the SLO when it"
@@ -73,7 +75,10 @@ final class ServingCommand implements Callable<Integer> {
     String name = "serving-" + workload.replaceAll(".*/", "").replaceAll("[:,=]", "-").replaceAll("\\.jsonl$", "").replaceAll("[^A-Za-z0-9._-]", "");
     List<Path> inputs = Inputs.of(workload, s.workload().file());
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.SERVING, force)
-        : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.SERVING)).reading(inputs).check();
+        : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.SERVING)).reading(inputs).withReport(report.report()).check();
+    if (target.report()) {
+      kvsim.report.ChartWarmUp.start(); // Note [Charts off the critical path] on report.ChartJobs
+    }
     Progress lines = Progress.of(quiet.quiet, err, "serving", "requests");
     // Per-request targets are checked as each request finishes (Note [Per-request targets] in ServingMetrics).
     ServingRunner runner = sloTargets == null ? new ServingRunner() : new ServingRunner().countingTargets(sloTargets.perRequest());
@@ -87,13 +92,14 @@ final class ServingCommand implements Callable<Integer> {
       kvsim.run.SeedRuns.Serving run = kvsim.run.SeedRuns.serving(seed -> options.request(workload, seed), workload, axes, seeds, runner,
           ServingProgress.of(lines, runs), sloTargets);
       ServingProgress.finish(lines, runs);
-      Path dir = ResultsWriter.writeServing(target, run.results(), run.timings(),
-          tmp -> kvsim.core.AtomicFiles.write(tmp.resolve(kvsim.run.SeedRuns.PerSeed.FILE), o -> o.write(run.perSeed().csv().getBytes(java.nio.charset.StandardCharsets.UTF_8))));
       out.printf(Locale.ROOT, "workload: %s, seeds %s (%d runs per system); %s on %s, KV memory %s%n", workload, options.seeds.trim(), seeds.length,
           s.model().name(), s.deviceText(), ServingGrid.sameKvMemory(cells) ? Bytes.format(s.kvMemoryBytes()) + (s.tensorParallel() > 1 ? " per GPU" : "")
               : "per cell (summary.json)");
       kvsim.report.SeedTable.serving(out, ServingGrid.keys(axes), run.results());
       out.println();
+      out.flush(); // the table first, then the files (Note [Charts off the critical path] on report.ChartJobs)
+      Path dir = ResultsWriter.writeServing(target, run.results(), run.timings(),
+          tmp -> kvsim.core.AtomicFiles.write(tmp.resolve(kvsim.run.SeedRuns.PerSeed.FILE), o -> o.write(run.perSeed().csv().getBytes(java.nio.charset.StandardCharsets.UTF_8))));
       out.println("results: " + dir);
       out.flush();
       return KvSim.EXIT_OK;
@@ -120,11 +126,12 @@ final class ServingCommand implements Callable<Integer> {
     if (sloTargets != null) {
       folder = sloTargets.withSlo(folder, results);
     }
-    Path dir = ResultsWriter.writeServing(target, folder, ServingRunner.timings(cells, axes, results));
     out.printf(Locale.ROOT, "workload: %s; %s on %s, KV memory %s%n", s.workload().spec(), s.model().name(), s.deviceText(),
         ServingGrid.sameKvMemory(cells) ? Bytes.format(s.kvMemoryBytes()) + (s.tensorParallel() > 1 ? " per GPU" : "") : "per cell (summary.json)");
     table(out, axes, folder);
     out.println();
+    out.flush(); // the table first, then the files (Note [Charts off the critical path] on report.ChartJobs)
+    Path dir = ResultsWriter.writeServing(target, folder, ServingRunner.timings(cells, axes, results));
     out.println("results: " + dir);
     if (emitTrace != null) {
       for (ServingRunner.SystemResult r : results) {

@@ -64,6 +64,8 @@ final class SweepCommand implements Callable<Integer> {
 
   @CommandLine.Mixin QuietOption quiet;
 
+  @CommandLine.Mixin NoReportOption report;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -133,9 +135,14 @@ final class SweepCommand implements Callable<Integer> {
       bySeed.write(dir);
       bySeed.print(out);
     }
-    SweepChart.writeReport(dir); // report.html and a chart per headline metric, from sweep.json alone
-    out.printf("sweep: %,d cells in %.2f s (%,d run now)%nresults: %s (%s, %s, %s)%n",
-        table.rows().size(), (System.nanoTime() - start) / 1e9, todo.size(), dir, SweepTable.CSV_FILE, SweepTable.JSON_FILE, HtmlReport.FILE);
+    if (report.report()) {
+      SweepChart.writeReport(dir); // report.html and a chart per headline metric, from sweep.json alone
+    } else {
+      kvsim.report.ResultFolder.seal(dir); // --no-report: the data files only (Note [Data files only] on report.ResultFolder)
+    }
+    out.printf("sweep: %,d cells in %.2f s (%,d run now)%nresults: %s (%s, %s%s)%n",
+        table.rows().size(), (System.nanoTime() - start) / 1e9, todo.size(), dir, SweepTable.CSV_FILE, SweepTable.JSON_FILE,
+        report.report() ? ", " + HtmlReport.FILE : "");
     out.flush();
     return KvSim.EXIT_OK;
   }

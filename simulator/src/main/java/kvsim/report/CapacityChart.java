@@ -43,8 +43,19 @@ public final class CapacityChart {
    * probes where that target's value is defined.
    */
   public static void write(Path dir, CapacityResults r) throws IOException {
-    ChartFiles.write(dir, build(r, Headline.subject(r.config())), PNG_FILE, SVG_FILE, WIDTH, HEIGHT);
+    ChartJobs jobs = new ChartJobs(dir);
+    add(jobs, r);
+    jobs.await();
   }
+
+  /** Starts drawing the chart files among {@code jobs} (Note [Charts off the critical path] on {@link ChartJobs}). */
+  static void add(ChartJobs jobs, CapacityResults r) {
+    String subject = Headline.subject(r.config());
+    jobs.add(NAME, () -> build(r, subject), WIDTH, HEIGHT);
+  }
+
+  /** The chart files' name without extension. */
+  static final String NAME = "capacity";
 
   /** Draws the chart again from the capacity folder {@code dir}'s {@code summary.json} alone. */
   public static void redraw(Path dir) throws IOException {

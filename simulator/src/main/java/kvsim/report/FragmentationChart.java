@@ -43,8 +43,18 @@ public final class FragmentationChart {
 
   /** Writes the chart files into {@code dir}, {@code subject} (the workload, model and device, or null) completing the title. */
   public static void write(Path dir, List<AllocatorResult> results, String subject) throws IOException {
-    ChartFiles.write(dir, build(results, subject), PNG_FILE, SVG_FILE, WIDTH, HEIGHT);
+    ChartJobs jobs = new ChartJobs(dir);
+    add(jobs, results, subject);
+    jobs.await();
   }
+
+  /** Starts drawing the chart files among {@code jobs} (Note [Charts off the critical path] on {@link ChartJobs}). */
+  static void add(ChartJobs jobs, List<AllocatorResult> results, String subject) {
+    jobs.add(NAME, () -> build(results, subject), WIDTH, HEIGHT);
+  }
+
+  /** The chart files' name without extension. */
+  static final String NAME = "fragmentation";
 
   /**
    * Draws {@code fragmentation.png} and {@code .svg} of an existing run's result folder again from

@@ -20,6 +20,7 @@ import kvsim.core.OutputFile;
 import kvsim.metrics.AllocatorResult;
 import kvsim.metrics.MemoryMap;
 import kvsim.metrics.RunMetrics;
+import java.util.function.Supplier;
 import org.jfree.chart.JFreeChart;
 
 /**
@@ -51,6 +52,12 @@ public final class HtmlReport {
   private String subject;
   /** A section placed before the folders' sections: a heading, paragraphs and a table; or null. */
   private Intro intro;
+  /**
+   * The charts of the one folder reported, being drawn for its files; or null, and then every chart
+   * is drawn here. Only a report of one folder without an intro has them, so a comparison of
+   * several folders (which draws charts of its own over all of them) never takes one.
+   */
+  private ChartJobs drawn;
 
   /** The opening section of a reproduction's report. */
   record Intro(String heading, List<String> paragraphs, List<String> header, List<List<String>> rows) {}
@@ -62,7 +69,16 @@ public final class HtmlReport {
    * (the result folder writers call this on their temporary folder, after every other file).
    */
   static void writeInto(Path dir, String title) throws IOException {
-    byte[] html = build(List.of(new Source(dir, title))).getBytes(StandardCharsets.UTF_8);
+    writeInto(dir, title, null);
+  }
+
+  /**
+   * Writes the report of the folder {@code dir} as {@link #writeInto(Path, String)} does, taking the
+   * SVG of each of the folder's charts that {@code drawn} (or null) is drawing, instead of drawing it
+   * again (Note [Charts off the critical path] on {@link ChartJobs}): the same bytes, sooner.
+   */
+  static void writeInto(Path dir, String title, ChartJobs drawn) throws IOException {
+    byte[] html = build(List.of(new Source(dir, title)), null, drawn).getBytes(StandardCharsets.UTF_8);
     AtomicFiles.write(dir.resolve(FILE), o -> o.write(html));
   }
 
@@ -222,12 +238,18 @@ public final class HtmlReport {
 
   /** Builds the report of {@code sources}, in order, after {@code intro} (or none). */
   private static String build(List<Source> sources, Intro intro) throws IOException {
+    return build(sources, intro, null);
+  }
+
+  /** Builds the report of {@code sources} after {@code intro}, a single folder's charts taken from {@code drawn} where not null. */
+  private static String build(List<Source> sources, Intro intro, ChartJobs drawn) throws IOException {
     List<Loaded> loaded = new ArrayList<>();
     for (Source s : sources) {
       loaded.add(load(s));
     }
     HtmlReport r = new HtmlReport();
     r.intro = intro;
+    r.drawn = sources.size() == 1 && intro == null ? drawn : null;
     r.page(loaded);
     return r.out.toString();
   }
@@ -456,7 +478,7 @@ public final class HtmlReport {
             gib(row[allocCol]), gib(row[resCol])));
       }
     }
-    figure(FragmentationChart.build(results, subject), 1200, 800, caption, alt.toString(), "Sampled rows (a few per allocator) of timeseries.csv",
+    figure(FragmentationChart.SVG_FILE, () -> FragmentationChart.build(results, subject), 1200, 800, caption, alt.toString(), "Sampled rows (a few per allocator) of timeseries.csv",
         List.of("allocator", "event", "external fragmentation", "allocated (GiB)", "reserved (GiB)"), rows);
   }
 
@@ -482,7 +504,7 @@ public final class HtmlReport {
             Long.toString(r.startEvent()), r.endEvent() > m.events() ? "live at the end" : Long.toString(r.endEvent())));
       }
     }
-    figure(MemoryMapChart.build(maps, subject), MemoryMapChart.WIDTH, MemoryMapChart.height(maps), "Memory map (address over events, as PyTorch's memory_viz)",
+    figure(MemoryMapChart.SVG_FILE, () -> MemoryMapChart.build(maps, subject), MemoryMapChart.WIDTH, MemoryMapChart.height(maps), "Memory map (address over events, as PyTorch's memory_viz)",
         alt.toString(), "The largest rectangles (bytes × events) of each allocator",
         List.of("allocator", "tag", "address (GiB)", "size", "allocated at event", "freed at event"), rows);
     List<List<String>> totals = new ArrayList<>();
@@ -577,7 +599,7 @@ public final class HtmlReport {
       }
       List<String> header = new ArrayList<>(List.of("system"));
       header.addAll(categories.labels());
-      figure(ServingCharts.breakdownBars(r, subject), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT, "KV memory by use (the vLLM paper's Fig. 2)",
+      figure(ServingCharts.BARS_FILE + ".svg", () -> ServingCharts.breakdownBars(r, subject), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT, "KV memory by use (the vLLM paper's Fig. 2)",
           alt.toString(), "Time-weighted mean share of the KV memory (%)", header, rows);
       return;
     }
@@ -607,7 +629,7 @@ public final class HtmlReport {
     for (String label : categories.labels().subList(0, 4)) {
       header.add("in use: " + label);
     }
-    figure(ServingCharts.breakdownBars(r, subject), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT,
+    figure(ServingCharts.BARS_FILE + ".svg", () -> ServingCharts.breakdownBars(r, subject), ServingCharts.WIDTH, ServingCharts.BARS_HEIGHT,
         "KV memory by use (the vLLM paper's Fig. 2), over the whole run (first arrival to last finish) and the steady state (from the arrival of the "
             + "first tenth of the requests to the last arrival)",
         alt.toString(), "Time-weighted mean share of the KV memory (%), and of the memory in use (idle excluded: the shares to compare with the paper's bars)",
@@ -638,7 +660,7 @@ public final class HtmlReport {
             + "fragmentation) over simulated seconds."
         : "Stacked areas, one panel per system, of the KV memory's share by use (token states, reserved for future tokens, internal and external "
             + "fragmentation, idle) over simulated seconds; dashed lines mark the steady window.";
-    figure(ServingChart.build(r, subject), 1200, 120 + 220 * Math.max(1, r.series().size()), "KV memory by use over time", alt,
+    figure(ServingChart.SVG_FILE, () -> ServingChart.build(r, subject), 1200, 120 + 220 * Math.max(1, r.series().size()), "KV memory by use over time", alt,
         "Sampled iterations of timeseries.csv", header, rows);
   }
 
@@ -659,7 +681,7 @@ public final class HtmlReport {
         rows.add(List.of(e.getKey(), String.format(Locale.ROOT, "%.2f", p), num(row[ttft]), num(row[tpot]), num(row[norm])));
       }
     }
-    figure(ServingCharts.latencyCdf(r, subject), ServingCharts.WIDTH, ServingCharts.CDF_HEIGHT, "Latency CDFs", alt.toString(),
+    figure(ServingCharts.CDF_FILE + ".svg", () -> ServingCharts.latencyCdf(r, subject), ServingCharts.WIDTH, ServingCharts.CDF_HEIGHT, "Latency CDFs", alt.toString(),
         "Quantiles of latency-quantiles.csv (seconds)", List.of("system", "quantile", "TTFT (s)", "TPOT (s)", "normalized latency (s/token)"), rows);
   }
 
@@ -676,7 +698,7 @@ public final class HtmlReport {
         rows.add(List.of(e.getKey(), String.format(Locale.ROOT, "%.3f", row[time] / 1e9), Long.toString((long) row[batch])));
       }
     }
-    figure(ServingCharts.batchSize(r, subject), ServingCharts.WIDTH, ServingCharts.BATCH_HEIGHT, "Batch size over time", alt.toString(),
+    figure(ServingCharts.BATCH_FILE + ".svg", () -> ServingCharts.batchSize(r, subject), ServingCharts.WIDTH, ServingCharts.BATCH_HEIGHT, "Batch size over time", alt.toString(),
         "Sampled iterations of timeseries.csv", List.of("system", "time (s)", "batch size"), rows);
   }
 
@@ -719,7 +741,7 @@ public final class HtmlReport {
         + " against the request rate (zoomed to the rates found), one line per system through its "
         + "probes, the target dashed, each system's highest rate within the targets a vertical line labelled with it; the legend gives each system's "
         + "highest rate, its goodput and the share of requests not finished there.";
-    out.append(ChartFiles.inlineSvg(CapacityChart.build(c, subject), CapacityChart.WIDTH, CapacityChart.HEIGHT, id, alt)).append('\n')
+    out.append(inlineSvg(CapacityChart.SVG_FILE, () -> CapacityChart.build(c, subject), CapacityChart.WIDTH, CapacityChart.HEIGHT, id, alt)).append('\n')
         .append("<p class=\"alt\">").append(Html.escape(alt)).append("</p>\n");
     out.append("<details><summary>Data: every probe</summary>\n");
     Html.table(out, "Probes", List.of("system", "rate (req/s)", "met", "goodput (req/s)", "not finished", "values (s)"), probes);
@@ -750,13 +772,29 @@ public final class HtmlReport {
 
   void figure(JFreeChart chart, int width, int height, String caption, String alt, String tableCaption, List<String> header,
       List<List<String>> rows) {
+    figure(null, () -> chart, width, height, caption, alt, tableCaption, header, rows);
+  }
+
+  /**
+   * Appends a figure: the chart {@code chart} builds, inline, under {@code caption}, then {@code
+   * alt} and the data table; where {@code svgFile} is not null and the folder's own charts are being
+   * drawn ({@link #drawn}), the SVG drawn for that file instead of drawing the chart again.
+   */
+  private void figure(String svgFile, Supplier<JFreeChart> chart, int width, int height, String caption, String alt, String tableCaption,
+      List<String> header, List<List<String>> rows) {
     String id = "c" + (++charts);
     out.append("<figure>\n<figcaption>").append(Html.escape(caption)).append("</figcaption>\n")
-        .append(ChartFiles.inlineSvg(chart, width, height, id, alt)).append('\n')
+        .append(inlineSvg(svgFile, chart, width, height, id, alt)).append('\n')
         .append("<p class=\"alt\">").append(Html.escape(alt)).append("</p>\n<details><summary>Data: ").append(Html.escape(tableCaption))
         .append("</summary>\n");
     Html.table(out, tableCaption, header, rows);
     out.append("</details>\n</figure>\n");
+  }
+
+  /** Returns a chart as an inline {@code <svg>} ({@link ChartFiles#inlineSvg}): drawn for {@code svgFile} where {@link #drawn} has it, else drawn here. */
+  private String inlineSvg(String svgFile, Supplier<JFreeChart> chart, int width, int height, String id, String alt) {
+    ChartFiles.Svg svg = drawn != null && svgFile != null ? drawn.svg(svgFile, width, height) : null;
+    return svg != null ? svg.inline(id, alt) : ChartFiles.inlineSvg(chart.get(), width, height, id, alt);
   }
 
   /** At most {@link #TABLE_ROWS} evenly spaced rows, the last included. */

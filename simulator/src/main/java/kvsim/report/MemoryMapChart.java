@@ -66,8 +66,18 @@ public final class MemoryMapChart {
 
   /** Writes the chart files into {@code dir}, {@code subject} (the workload, model and device, or null) completing the title. */
   public static void write(Path dir, List<MemoryMap> maps, String subject) throws IOException {
-    ChartFiles.write(dir, build(maps, subject), PNG_FILE, SVG_FILE, WIDTH, height(maps));
+    ChartJobs jobs = new ChartJobs(dir);
+    add(jobs, maps, subject);
+    jobs.await();
   }
+
+  /** Starts drawing the chart files among {@code jobs} (Note [Charts off the critical path] on {@link ChartJobs}). */
+  static void add(ChartJobs jobs, List<MemoryMap> maps, String subject) {
+    jobs.add(NAME, () -> build(maps, subject), WIDTH, height(maps));
+  }
+
+  /** The chart files' name without extension. */
+  static final String NAME = "memory-map";
 
   /** Returns the tags of all maps, in order of first appearance. */
   static List<String> tags(List<MemoryMap> maps) {

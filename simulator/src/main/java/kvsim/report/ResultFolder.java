@@ -128,32 +128,41 @@ public final class ResultFolder {
    * @param force whether a result folder of the same kind holding other files may be replaced
    * @param committed whether to write as into a committed folder even where no marker says so
    * @param inputs the command's input files, which the folder may not hold
+   * @param report whether the folder gets its charts and {@code report.html} (false: {@code --no-report}, data files only)
    */
-  public record Target(Path dir, Path runsBase, String runName, Kind kind, boolean force, boolean committed, List<Path> inputs) {
+  public record Target(Path dir, Path runsBase, String runName, Kind kind, boolean force, boolean committed, List<Path> inputs, boolean report) {
     public Target {
       inputs = List.copyOf(inputs);
     }
 
     /** The folder {@code dir}, given by the user. */
     public static Target at(Path dir, Kind kind, boolean force) {
-      return new Target(dir, null, null, kind, force, false, List.of());
+      return new Target(dir, null, null, kind, force, false, List.of(), true);
     }
 
     /** A fresh run id {@code <time>-<runName>[-N]} under {@code runsBase}. */
     public static Target fresh(Path runsBase, String runName, Kind kind) {
-      return new Target(null, runsBase, runName, kind, false, false, List.of());
+      return new Target(null, runsBase, runName, kind, false, false, List.of(), true);
     }
 
     /** This target, for a command that reads {@code files}: a folder that holds one is refused. */
     public Target reading(List<Path> files) {
       List<Path> all = new ArrayList<>(inputs);
       all.addAll(files);
-      return new Target(dir, runsBase, runName, kind, force, committed, all);
+      return new Target(dir, runsBase, runName, kind, force, committed, all, report);
     }
 
     /** This target, written as a committed folder (Note [Committed folders]) wherever it is. */
     public Target asCommitted() {
-      return new Target(dir, runsBase, runName, kind, force, true, inputs);
+      return new Target(dir, runsBase, runName, kind, force, true, inputs, report);
+    }
+
+    /**
+     * This target, with its charts and {@code report.html} ({@code report} true, the default) or
+     * with its data files only ({@code --no-report}: Note [Data files only]).
+     */
+    public Target withReport(boolean report) {
+      return new Target(dir, runsBase, runName, kind, force, committed, inputs, report);
     }
 
     /**
@@ -175,6 +184,22 @@ public final class ResultFolder {
    * fills a temporary folder; nothing is moved or replaced unless it succeeded.
    */
   public static Path write(Target target, AtomicFiles.FolderWriter writer) throws IOException {
+    return write(target, writer, List.of());
+  }
+
+  /**
+   * Writes a result folder as {@link #write(Target, AtomicFiles.FolderWriter)} does, its marker
+   * also listing {@code later}: the files a folder written without its report may get later
+   * (Note [Data files only]).
+   *
+   * <p>Note [Data files only]: with {@code --no-report} a run command writes its folder's data files
+   * (summary.json, the CSVs, timing.json), byte for byte as without it, and no chart file and no
+   * {@code report.html}. {@code kvsim report DIR} draws the report from those files later ({@code
+   * --redraw-charts} the chart files too), the same bytes as the run would have written; the marker
+   * lists those files beforehand, so that the folder with them added is still a result folder of
+   * kvsim's own files, which a later run replaces without {@code --force}.
+   */
+  public static Path write(Target target, AtomicFiles.FolderWriter writer, List<String> later) throws IOException {
     Path parent = target.dir() != null ? parentOf(target.dir()) : target.runsBase().toAbsolutePath().normalize();
     target.check();
     Files.createDirectories(parent);
@@ -186,7 +211,7 @@ public final class ResultFolder {
       if (committed) {
         dropRunDependent(tmp);
       }
-      writeMarker(tmp, target.kind(), committed);
+      writeMarker(tmp, target.kind(), committed, later);
       if (target.dir() == null) {
         Path dir = claimFresh(target.runsBase(), target.runName());
         moveInto(tmp, dir, target);
@@ -411,6 +436,11 @@ public final class ResultFolder {
   }
 
   private static void writeMarker(Path dir, Kind kind, boolean committed) throws IOException {
+    writeMarker(dir, kind, committed, List.of());
+  }
+
+  /** Writes the marker, listing the files in {@code dir} and the names in {@code later}, sorted, each once. */
+  private static void writeMarker(Path dir, Kind kind, boolean committed, List<String> later) throws IOException {
     List<String> lines = new ArrayList<>();
     lines.add(MARKER_FIRST_LINE);
     lines.add("kind: " + kind.label());
@@ -419,7 +449,7 @@ public final class ResultFolder {
     }
     lines.add(FILES_LINE);
     try (Stream<Path> list = Files.list(dir)) {
-      list.map(p -> p.getFileName().toString()).filter(n -> !n.equals(MARKER)).sorted().forEach(lines::add);
+      Stream.concat(list.map(p -> p.getFileName().toString()), later.stream()).filter(n -> !n.equals(MARKER)).distinct().sorted().forEach(lines::add);
     }
     AtomicFiles.write(dir.resolve(MARKER), out -> out.write((String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8)));
   }

@@ -93,12 +93,23 @@ public final class ResultsWriter {
       throws IOException {
     Map<String, Object> summary = summary(config, results);
     Map<String, Object> timing = timing(timings);
+    List<String> later = target.report() ? List.of()
+        : reportFiles(memoryMaps != null ? List.of(FragmentationChart.NAME, MemoryMapChart.NAME) : List.of(FragmentationChart.NAME));
     return ResultFolder.write(target, tmp -> {
       writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
       if (!timings.isEmpty()) { // a folder read back from a committed folder has none (Note [Committed folders])
         writeJson(tmp.resolve(ResultsReader.TIMING_FILE), timing);
       }
       writeTimeseries(tmp.resolve(ResultsReader.TIMESERIES_FILE), results);
+      if (!target.report()) { // Note [Data files only] on ResultFolder
+        if (memoryMaps != null) {
+          MemoryMapFile.write(tmp, memoryMaps);
+        }
+        if (extra != null) {
+          extra.write(tmp);
+        }
+        return;
+      }
       // Note [Charts from files]
       RunResults read;
       try {
@@ -106,16 +117,31 @@ public final class ResultsWriter {
       } catch (InputException e) {
         throw new IllegalStateException("the result files just written do not read back: " + e.getMessage(), e);
       }
-      FragmentationChart.write(tmp, read.results(), Headline.subject(read.config()));
-      if (memoryMaps != null) {
-        MemoryMapFile.write(tmp, memoryMaps);
-        MemoryMapChart.write(tmp, readBack(() -> MemoryMapFile.read(tmp)), Headline.subject(read.config()));
-      }
-      if (extra != null) {
-        extra.write(tmp);
-      }
-      HtmlReport.writeInto(tmp, HtmlReport.titleOf(config));
-    });
+      // Note [Charts off the critical path] on ChartJobs: the charts are drawn while the rest is written.
+      ChartJobs charts = new ChartJobs(tmp);
+      FragmentationChart.add(charts, read.results(), Headline.subject(read.config()));
+      charts.finishWith(d -> {
+        if (memoryMaps != null) {
+          MemoryMapFile.write(d, memoryMaps);
+          MemoryMapChart.add(charts, readBack(() -> MemoryMapFile.read(d)), Headline.subject(read.config()));
+        }
+        if (extra != null) {
+          extra.write(d);
+        }
+        HtmlReport.writeInto(d, HtmlReport.titleOf(config), charts);
+      });
+    }, later);
+  }
+
+  /** Returns the files a folder written without its report would have had: each chart's PNG and SVG, and {@code report.html}. */
+  private static List<String> reportFiles(List<String> charts) {
+    List<String> files = new ArrayList<>();
+    for (String c : charts) {
+      files.add(c + ".png");
+      files.add(c + ".svg");
+    }
+    files.add(HtmlReport.FILE);
+    return files;
   }
 
   /** Reads a file just written; a failure is a bug of the writer, not bad input. */
@@ -149,6 +175,11 @@ public final class ResultsWriter {
     Map<String, Object> summary = servingSummary(results);
     Map<String, Object> timing = header(ResultsReader.TIMING_FORMAT, Map.of(), "runs");
     timing.put("runs", timings.stream().map(ServingResults.Timing::toMap).toList());
+    List<String> later = new ArrayList<>();
+    if (!target.report()) {
+      later.addAll(ServingCharts.files(results));
+      later.add(HtmlReport.FILE);
+    }
     return ResultFolder.write(target, tmp -> {
       writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
       writeJson(tmp.resolve(ResultsReader.TIMING_FILE), timing);
@@ -160,11 +191,15 @@ public final class ResultsWriter {
       if (extra != null) {
         extra.write(tmp);
       }
+      if (!target.report()) { // Note [Data files only] on ResultFolder
+        return;
+      }
       ServingResults read = readBack(() -> ServingResultsReader.read(tmp));
-      ServingChart.write(tmp, read);
-      ServingCharts.write(tmp, read);
-      HtmlReport.writeInto(tmp, HtmlReport.titleOf(results.config()));
-    });
+      // Note [Charts off the critical path] on ChartJobs
+      ChartJobs charts = new ChartJobs(tmp);
+      ServingCharts.addAll(charts, read);
+      charts.finishWith(d -> HtmlReport.writeInto(d, HtmlReport.titleOf(results.config()), charts));
+    }, later);
   }
 
   /** Returns a serving run's {@code summary.json} tree: the markers, the configuration echo, then {@code systems}. */
@@ -212,9 +247,13 @@ public final class ResultsWriter {
         extra.write(tmp);
       }
       AtomicFiles.write(tmp.resolve(CAPACITY_PROBES_FILE), out -> out.write(capacityProbes(results).getBytes(StandardCharsets.UTF_8)));
-      CapacityChart.write(tmp, readBack(() -> CapacityResultsReader.read(tmp)));
-      HtmlReport.writeInto(tmp, HtmlReport.titleOf(results.config()));
-    });
+      if (!target.report()) { // Note [Data files only] on ResultFolder
+        return;
+      }
+      ChartJobs charts = new ChartJobs(tmp); // Note [Charts off the critical path] on ChartJobs
+      CapacityChart.add(charts, readBack(() -> CapacityResultsReader.read(tmp)));
+      charts.finishWith(d -> HtmlReport.writeInto(d, HtmlReport.titleOf(results.config()), charts));
+    }, target.report() ? List.of() : reportFiles(List.of(CapacityChart.NAME)));
   }
 
   /** The name of a capacity search's file of probes. */
@@ -370,8 +409,10 @@ public final class ResultsWriter {
     Map<String, Object> summary = sweepSummary(sweep);
     return ResultFolder.write(target, tmp -> {
       writeJson(tmp.resolve(ResultsReader.SUMMARY_FILE), summary);
-      HtmlReport.writeInto(tmp, HtmlReport.titleOf(sweep.config()));
-    });
+      if (target.report()) { // Note [Data files only] on ResultFolder
+        HtmlReport.writeInto(tmp, HtmlReport.titleOf(sweep.config()));
+      }
+    }, target.report() ? List.of() : List.of(HtmlReport.FILE));
   }
 
   /** Builds the summary tree: format marker, config, then one entry per allocator. */

@@ -37,8 +37,19 @@ public final class ServingChart {
 
   /** Writes the chart of the serving folder read back as {@code r} into {@code dir}. */
   public static void write(Path dir, ServingResults r) throws IOException {
-    ChartFiles.write(dir, build(r, Headline.subject(r.config())), PNG_FILE, SVG_FILE, WIDTH, 120 + ROW_HEIGHT * Math.max(1, r.series().size()));
+    ChartJobs jobs = new ChartJobs(dir);
+    add(jobs, r);
+    jobs.await();
   }
+
+  /** Starts drawing the chart files among {@code jobs} (Note [Charts off the critical path] on {@link ChartJobs}). */
+  static void add(ChartJobs jobs, ServingResults r) {
+    String subject = Headline.subject(r.config());
+    jobs.add(NAME, () -> build(r, subject), WIDTH, 120 + ROW_HEIGHT * Math.max(1, r.series().size()));
+  }
+
+  /** The chart files' name without extension. */
+  static final String NAME = "kv-breakdown";
 
   /** Builds the chart of {@code r}: its time series, each system's steady window marked where the summary has one. */
   public static JFreeChart build(ServingResults r) {

@@ -86,18 +86,42 @@ public final class ServingCharts {
    */
   public static void redraw(Path dir) throws IOException {
     ServingResults r = ServingResultsReader.read(dir);
-    ServingChart.write(dir, r);
-    write(dir, r);
+    ChartJobs jobs = new ChartJobs(dir);
+    addAll(jobs, r);
+    jobs.await();
   }
 
   /** Writes the three charts of a serving folder, read back from its files, into {@code dir}. */
   public static void write(Path dir, ServingResults r) throws IOException {
+    ChartJobs jobs = new ChartJobs(dir);
+    add(jobs, r);
+    jobs.await();
+  }
+
+  /** Starts drawing every chart of a serving folder among {@code jobs}: {@link ServingChart}'s, then the three of {@link #write}. */
+  static void addAll(ChartJobs jobs, ServingResults r) {
+    ServingChart.add(jobs, r);
+    add(jobs, r);
+  }
+
+  /** Starts drawing the three charts of {@link #write} among {@code jobs} (Note [Charts off the critical path] on {@link ChartJobs}). */
+  static void add(ChartJobs jobs, ServingResults r) {
     String subject = Headline.subject(r.config());
-    ChartFiles.write(dir, breakdownBars(r, subject), BARS_FILE + ".png", BARS_FILE + ".svg", WIDTH, BARS_HEIGHT);
+    jobs.add(BARS_FILE, () -> breakdownBars(r, subject), WIDTH, BARS_HEIGHT);
     if (!r.quantiles().isEmpty()) {
-      ChartFiles.write(dir, latencyCdf(r, subject), CDF_FILE + ".png", CDF_FILE + ".svg", WIDTH, CDF_HEIGHT);
+      jobs.add(CDF_FILE, () -> latencyCdf(r, subject), WIDTH, CDF_HEIGHT);
     }
-    ChartFiles.write(dir, batchSize(r, subject), BATCH_FILE + ".png", BATCH_FILE + ".svg", WIDTH, BATCH_HEIGHT);
+    jobs.add(BATCH_FILE, () -> batchSize(r, subject), WIDTH, BATCH_HEIGHT);
+  }
+
+  /** Returns the chart files of a serving folder of {@code r}'s shape, PNG and SVG, as {@link #addAll} writes them. */
+  static java.util.List<String> files(ServingResults r) {
+    java.util.List<String> names = new java.util.ArrayList<>();
+    for (String n : r.quantiles().isEmpty() ? List.of(ServingChart.NAME, BARS_FILE, BATCH_FILE) : List.of(ServingChart.NAME, BARS_FILE, CDF_FILE, BATCH_FILE)) {
+      names.add(n + ".png");
+      names.add(n + ".svg");
+    }
+    return names;
   }
 
   /**

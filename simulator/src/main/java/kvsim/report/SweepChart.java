@@ -255,19 +255,28 @@ public final class SweepChart {
 
   /** Writes each drawn metric's chart into the sweep folder {@code dir} as PNG and SVG; returns how many files. */
   public static int write(Path dir, SweepTableResults t) throws IOException {
+    ChartJobs jobs = new ChartJobs(dir);
+    int files = add(jobs, t);
+    jobs.await();
+    return files;
+  }
+
+  /** Starts drawing each drawn metric's chart among {@code jobs} (Note [Charts off the critical path] on {@link ChartJobs}); returns how many files. */
+  private static int add(ChartJobs jobs, SweepTableResults t) {
     int files = 0;
     for (String m : metrics(t)) {
-      ChartFiles.write(dir, build(t, m), fileOf(m) + ".png", fileOf(m) + ".svg", WIDTH, HEIGHT);
+      jobs.add(fileOf(m), () -> build(t, m), WIDTH, HEIGHT);
       files += 2;
     }
     return files;
   }
 
-  /** Writes the report of the sweep folder {@code dir} into it as {@code report.html}, then its charts; returns the chart files written. */
+  /** Writes the report of the sweep folder {@code dir} into it as {@code report.html}, and its charts meanwhile; returns the chart files written. */
   public static int writeReport(Path dir) throws IOException {
     SweepTableResults t = SweepTable.read(dir);
-    HtmlReport.write(dir.resolve(HtmlReport.FILE), List.of(dir), null, false);
-    int files = write(dir, t);
+    ChartJobs jobs = new ChartJobs(dir);
+    int files = add(jobs, t);
+    jobs.finishWith(d -> HtmlReport.write(d.resolve(HtmlReport.FILE), List.of(d), null, false));
     ResultFolder.seal(dir); // the folder's marker lists them, so that a later run resumes it
     return files;
   }
