@@ -138,7 +138,8 @@ final class SweepCommand implements Callable<Integer> {
     if (report.report()) {
       SweepChart.writeReport(dir); // report.html and a chart per headline metric, from sweep.json alone
     } else {
-      kvsim.report.ResultFolder.seal(dir); // --no-report: the data files only (Note [Data files only] on report.ResultFolder)
+      // --no-report: the data files only, the marker listing what `kvsim report` may add (Note [Data files only] on report.ResultFolder)
+      kvsim.report.ResultFolder.seal(dir, SweepChart.reportFiles(SweepTable.read(dir)));
     }
     out.printf("sweep: %,d cells in %.2f s (%,d run now)%nresults: %s (%s, %s%s)%n",
         table.rows().size(), (System.nanoTime() - start) / 1e9, todo.size(), dir, SweepTable.CSV_FILE, SweepTable.JSON_FILE,

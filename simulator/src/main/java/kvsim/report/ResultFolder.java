@@ -268,8 +268,13 @@ public final class ResultFolder {
 
   /** Rewrites the marker of a folder from {@link #openResumable} to list every file it now holds. */
   public static void seal(Path dir) throws IOException {
+    seal(dir, List.of());
+  }
+
+  /** Seals a folder as {@link #seal(Path)} does, its marker also listing {@code later} (Note [Data files only]). */
+  public static void seal(Path dir, List<String> later) throws IOException {
     Marker m = Marker.read(dir);
-    writeMarker(dir, m.kind(), m.committed());
+    writeMarker(dir, m.kind(), m.committed(), later);
   }
 
   /** Returns whether {@code dir} is a folder kvsim wrote a result into (it holds the marker). */

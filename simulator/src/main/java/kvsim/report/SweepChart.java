@@ -271,6 +271,17 @@ public final class SweepChart {
     return files;
   }
 
+  /** Returns the files {@link #writeReport} writes into a sweep folder of table {@code t}: each chart's PNG and SVG, and {@code report.html}. */
+  public static List<String> reportFiles(SweepTableResults t) {
+    List<String> files = new ArrayList<>();
+    for (String m : metrics(t)) {
+      files.add(fileOf(m) + ".png");
+      files.add(fileOf(m) + ".svg");
+    }
+    files.add(HtmlReport.FILE);
+    return files;
+  }
+
   /** Writes the report of the sweep folder {@code dir} into it as {@code report.html}, and its charts meanwhile; returns the chart files written. */
   public static int writeReport(Path dir) throws IOException {
     SweepTableResults t = SweepTable.read(dir);

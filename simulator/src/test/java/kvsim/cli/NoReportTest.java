@@ -92,6 +92,22 @@ class NoReportTest {
   }
 
   @Test
+  void aSweepWritesItsTablesAndNoChartOrReportAndResumesAfterAReportWasAdded() throws IOException {
+    Path g = tmp.resolve("grid.yaml");
+    Files.writeString(g, "workloads: [\"churn:ops=300\"]\nallocators: [first-fit, best-fit]\nseeds: 1..2\n");
+    Path full = tmp.resolve("full");
+    Path data = tmp.resolve("data");
+    CliRun withReport = CliRun.of("sweep", g.toString(), "-o", full.toString(), "-q").ok();
+    CliRun without = CliRun.of("sweep", g.toString(), "-o", data.toString(), "-q", "--no-report").ok();
+    assertTrue(withReport.out().contains(", report.html)") && !without.out().contains("report.html"), without.out());
+    assertDataOnly(full, data, List.of("sweep.csv", "sweep.json"));
+    CliRun.of("report", data.toString(), "--redraw-charts").ok();
+    assertEquals(chartFiles(full), chartFiles(data));
+    CliRun again = CliRun.of("sweep", g.toString(), "-o", data.toString(), "--no-report").ok(); // resumed, no --force
+    assertTrue(again.err().contains("4 already done, 0 to run"), again.err());
+  }
+
+  @Test
   void everyCommandWritingAResultFolderTakesTheSameOption() {
     CommandLine root = KvSim.newCommandLine();
     String description = null;
