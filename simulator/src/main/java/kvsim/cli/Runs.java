@@ -66,7 +66,7 @@ final class Runs {
       throws IOException {
     RunSpec spec = RunSpec.resolve(o.request(label, yaml, yamlDir), err);
     ResultFolder.Target target = outputTarget(o, spec.workload()).reading(Inputs.of(label, spec.workload().file())).withReport(o.report.report()).check();
-    if (target.report()) {
+    if (target.report() && o.seeds == null) { // a seed sweep's folder has no chart: nothing to warm up
       kvsim.report.ChartWarmUp.start(); // Note [Charts off the critical path] on report.ChartJobs
     }
     Runner runner = new Runner(KvSim.Version.version());
