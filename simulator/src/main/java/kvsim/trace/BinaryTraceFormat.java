@@ -58,6 +58,8 @@ public final class BinaryTraceFormat {
   public enum Kind {
     L1_BINARY,
     REQUESTS_BINARY,
+    /** Starts with {@code KVSIM-} but neither magic: damaged, or of a kind this kvsim does not know. */
+    UNKNOWN_BINARY,
     OTHER
   }
 
@@ -74,7 +76,7 @@ public final class BinaryTraceFormat {
       if (Arrays.equals(head, REQUEST_MAGIC)) {
         return Kind.REQUESTS_BINARY;
       }
-      return Kind.OTHER;
+      return new String(head, StandardCharsets.US_ASCII).startsWith("KVSIM-") ? Kind.UNKNOWN_BINARY : Kind.OTHER;
     } catch (IOException e) {
       return Kind.OTHER;
     }
@@ -102,6 +104,11 @@ public final class BinaryTraceFormat {
     if (hasExtension(file, L1_EXTENSION)) {
       throw new InputException(file + ": " + L1_EXTENSION + " names a binary L1 trace; name a request trace " + REQUEST_EXTENSION + " (binary) or .jsonl");
     }
+  }
+
+  /** The one-line refusal of a file of {@link Kind#UNKNOWN_BINARY}. */
+  static InputException unknownBinary(Path file) {
+    return new InputException(file + ": not a binary trace kvsim knows (it starts with \"KVSIM-\" but neither \"KVSIM-L1\" nor \"KVSIM-RQ\")");
   }
 
   static boolean hasExtension(Path file, String ext) {

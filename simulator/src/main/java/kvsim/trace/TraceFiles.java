@@ -18,6 +18,7 @@ public final class TraceFiles {
     return switch (BinaryTraceFormat.sniff(file)) {
       case L1_BINARY -> L1BinaryReader.open(file);
       case REQUESTS_BINARY -> throw new InputException(file + ": is a binary request trace (kvsim-requests), not an L1 trace; serving and capacity run it");
+      case UNKNOWN_BINARY -> throw BinaryTraceFormat.unknownBinary(file);
       case OTHER -> L1TraceReader.open(file);
     };
   }
@@ -39,6 +40,8 @@ public final class TraceFiles {
         return L1Format.NAME;
       case REQUESTS_BINARY:
         return RequestFormat.NAME;
+      case UNKNOWN_BINARY:
+        throw BinaryTraceFormat.unknownBinary(file);
       default:
         break;
     }
@@ -80,6 +83,7 @@ public final class TraceFiles {
     return switch (BinaryTraceFormat.sniff(file)) {
       case REQUESTS_BINARY -> RequestBinaryReader.open(file);
       case L1_BINARY -> throw new InputException(file + ": is a binary L1 trace (kvsim-l1), not a request trace; replay and compare run it");
+      case UNKNOWN_BINARY -> throw BinaryTraceFormat.unknownBinary(file);
       case OTHER -> RequestTraceReader.open(file);
     };
   }

@@ -83,6 +83,18 @@ class BinaryTraceReaderTest {
   }
 
   @Test
+  void aFileOfAnUnknownBinaryKindIsRefusedByTheSniffer() throws IOException {
+    byte[] b = l1(EVENTS, 2);
+    b[6] = 'X';
+    Path f = dir.resolve("x.kvt");
+    Files.write(f, b);
+    String expected = f + ": not a binary trace kvsim knows (it starts with \"KVSIM-\" but neither \"KVSIM-L1\" nor \"KVSIM-RQ\")";
+    assertEquals(expected, assertThrows(InputException.class, () -> TraceFiles.openL1(f)).getMessage());
+    assertEquals(expected, assertThrows(InputException.class, () -> TraceFiles.openRequests(f)).getMessage());
+    assertEquals(expected, assertThrows(InputException.class, () -> TraceFiles.formatOf(f)).getMessage());
+  }
+
+  @Test
   void anotherLayoutVersionIsRefused() throws IOException {
     byte[] b = l1(EVENTS, 2);
     BinaryBlocks.putInt(b, 8, 2);
