@@ -11,6 +11,7 @@ import kvsim.core.ModelPreset;
 import kvsim.core.OutputFile;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.registry.WorkloadRegistry;
+import kvsim.trace.BinaryTraceFormat;
 import kvsim.trace.EventSource;
 import kvsim.trace.L1TraceWriter;
 import kvsim.trace.TraceEvent;
@@ -29,7 +30,7 @@ import picocli.CommandLine.Option;
 @Command(
     name = "generate",
     mixinStandardHelpOptions = true,
-    description = {"Write a synthetic workload: allocator events as an L1 trace (churn, kv; every allocation is taken as served, open loop), or LLM requests as a request trace (requests). Both are JSONL."},
+    description = {"Write a synthetic workload: allocator events as an L1 trace (churn, kv; every allocation is taken as served, open loop), or LLM requests as a request trace (requests). Both are JSONL, or binary for an output named .kvt (L1) or .kvr (requests)."},
     subcommands = {GenerateCommand.Churn.class, GenerateCommand.Kv.class, GenerateCommand.Requests.class})
 final class GenerateCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -41,7 +42,7 @@ final class GenerateCommand implements Runnable {
 
   /** Options every generator takes. */
   static final class Common {
-    @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "Trace file to write (.jsonl).")
+    @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "Trace file to write: JSONL, or binary when FILE ends in .kvt (L1 trace) or .kvr (request trace).")
     Path output;
 
     @Option(names = "--seed", paramLabel = "N", defaultValue = "" + ChurnGenerator.DEFAULT_SEED, description = "Random seed (default: ${DEFAULT-VALUE}).")
@@ -60,17 +61,18 @@ final class GenerateCommand implements Runnable {
       throws IOException {
     params.put("seed", Long.toString(common.seed));
     WorkloadRegistry.Workload w = WorkloadRegistry.resolve(generator, params);
+    BinaryTraceFormat.checkL1Output(common.output);
     OutputFile file = common.output(L1TraceWriter.OUTPUT_KIND);
     long[] count = new long[1];
     try (EventSource source = w.open(model, device)) {
       Map<String, Object> header = new LinkedHashMap<>(source.describe());
       file.write(out -> {
-        L1TraceWriter writer = new L1TraceWriter(out, header);
+        L1TraceWriter writer = L1TraceWriter.forFile(common.output, out, header);
         TraceEvent e;
         while ((e = source.next()) != null) {
           writer.write(e);
         }
-        writer.flush();
+        writer.finish();
         count[0] = writer.eventsWritten();
       });
     }
@@ -200,10 +202,14 @@ final class GenerateCommand implements Runnable {
         throw new InputException("--n and --beam: an Azure CSV has no column for them; use --format kvsim");
       }
       RequestWriter.Factory writer = switch (format) {
-        case "kvsim" -> (out, source) -> new RequestTraceWriter(out, source.describe(), source.hashBlockTokens());
+        case "kvsim" -> (out, source) -> RequestTraceWriter.forFile(common.output, out, source.describe(), source.hashBlockTokens());
         case "azure-csv" -> (out, source) -> new AzureCsvWriter(out, AzureCsvWriter.DEFAULT_START);
         default -> throw new InputException("--format: expected kvsim or azure-csv, got '" + format + "'");
       };
+      BinaryTraceFormat.checkRequestOutput(common.output);
+      if (format.equals("azure-csv") && BinaryTraceFormat.writesRequestsBinary(common.output)) {
+        throw new InputException(common.output + ": .kvr names a binary request trace, and --format azure-csv writes a CSV; use --format kvsim or another name");
+      }
       OutputFile file = common.output(format.equals("kvsim") ? RequestTraceWriter.OUTPUT_KIND : AzureCsvWriter.OUTPUT_KIND);
       long written = ImportCommand.writeRequests(WorkloadRegistry.resolveRequests("requests", p), file, writer, source -> {});
       spec.commandLine().getOut().println("wrote " + written + " requests to " + common.output);

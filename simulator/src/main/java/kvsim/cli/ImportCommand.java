@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
 import kvsim.core.OutputFile;
+import kvsim.trace.BinaryTraceFormat;
 import kvsim.trace.L1TraceWriter;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.torch.SnapshotImporter;
@@ -56,7 +57,7 @@ final class ImportCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "FILE", description = "A _dump_snapshot pickle with allocation history.")
     Path file;
 
-    @Option(names = {"-o", "--output"}, required = true, paramLabel = "TRACE", description = "The L1 trace to write (JSONL).")
+    @Option(names = {"-o", "--output"}, required = true, paramLabel = "TRACE", description = "The L1 trace to write: JSONL, or binary when TRACE ends in .kvt.")
     Path output;
 
     @Option(names = "--device", paramLabel = "N", description = "CUDA device to import (default: the only device with history).")
@@ -67,11 +68,12 @@ final class ImportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+      BinaryTraceFormat.checkL1Output(output);
       OutputFile target = OutputFile.of(output, L1TraceWriter.OUTPUT_KIND, force, List.of(file)).check();
       TorchSnapshot snapshot = SnapshotReader.read(file);
       int d = SnapshotImporter.chooseDevice(snapshot, device);
       SnapshotImporter.Summary[] summary = new SnapshotImporter.Summary[1];
-      target.write(out -> summary[0] = SnapshotImporter.write(snapshot, d, out));
+      target.write(out -> summary[0] = SnapshotImporter.write(snapshot, d, out, BinaryTraceFormat.writesL1Binary(output)));
       PrintWriter w = spec.commandLine().getOut();
       SnapshotImporter.Summary s = summary[0];
       w.printf("wrote %s: device %d, %d allocations live at the start, %d allocations, %d frees, %d segment/oom annotations%n",
@@ -83,7 +85,7 @@ final class ImportCommand implements Callable<Integer> {
 
   /** Options every request-log importer takes. */
   static final class RequestImportOptions {
-    @Option(names = {"-o", "--output"}, required = true, paramLabel = "TRACE", description = "The request trace to write (JSONL).")
+    @Option(names = {"-o", "--output"}, required = true, paramLabel = "TRACE", description = "The request trace to write: JSONL, or binary when TRACE ends in .kvr.")
     Path output;
 
     @Option(names = "--from", paramLabel = "S", description = "Keep requests from this second of the trace's own time (default: 0); times start at it.")
@@ -125,6 +127,7 @@ final class ImportCommand implements Callable<Integer> {
   static int writeRequests(CommandLine.Model.CommandSpec spec, String format, Path file, Map<String, String> params, RequestImportOptions options)
       throws IOException {
     Path output = options.output;
+    BinaryTraceFormat.checkRequestOutput(output);
     OutputFile target = OutputFile.of(output, RequestTraceWriter.OUTPUT_KIND, options.force, List.of(file)).check();
     long[] rows = new long[2];
     long written = writeRequestTrace(WorkloadRegistry.resolveImport(format, file, params), target, source -> {

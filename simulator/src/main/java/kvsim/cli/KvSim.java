@@ -37,6 +37,7 @@ import picocli.CommandLine.Command;
       ReproduceCommand.class,
       BlocksCommand.class,
       ImportCommand.class,
+      ConvertCommand.class,
       TorchReplayCommand.class,
       TorchInspectCommand.class,
       CalibrateCommand.class,

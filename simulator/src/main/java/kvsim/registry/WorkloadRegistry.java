@@ -14,9 +14,8 @@ import kvsim.trace.BurstGptTraceReader;
 import kvsim.trace.EventSource;
 import kvsim.trace.LengthTableReader;
 import kvsim.trace.MooncakeTraceReader;
-import kvsim.trace.L1TraceReader;
 import kvsim.trace.RequestSource;
-import kvsim.trace.RequestTraceReader;
+import kvsim.trace.TraceFiles;
 import kvsim.trace.SpeedupRequestSource;
 import kvsim.workload.ChurnGenerator;
 import kvsim.workload.KvGenerator;
@@ -108,7 +107,7 @@ public final class WorkloadRegistry {
     /** Opens a fresh source. */
     public EventSource open(ModelPreset model, DeviceSpec device) throws IOException {
       if (file != null) {
-        return L1TraceReader.open(file);
+        return TraceFiles.openL1(file);
       }
       OptionMap options = new OptionMap("generator " + generator, params);
       return switch (generator) {
@@ -150,8 +149,8 @@ public final class WorkloadRegistry {
       }
       // Read the header now: a file that is no trace fails before anything runs, and the run can
       // use the model and device the trace was written for.
-      try (L1TraceReader reader = L1TraceReader.open(file)) {
-        return new Workload(spec, null, Map.of(), file, reader.header());
+      try {
+        return new Workload(spec, null, Map.of(), file, TraceFiles.l1Header(file));
       } catch (IOException e) {
         throw new InputException(spec + ": cannot read: " + e.getMessage());
       }
@@ -174,7 +173,7 @@ public final class WorkloadRegistry {
     /** Opens a fresh source. */
     public RequestSource open() throws IOException {
       if (generator == null) {
-        RequestSource trace = RequestTraceReader.open(file);
+        RequestSource trace = TraceFiles.openRequests(file);
         String speedup = params.get("speedup");
         return speedup == null ? trace : new SpeedupRequestSource(trace, Double.parseDouble(speedup));
       }
@@ -258,7 +257,7 @@ public final class WorkloadRegistry {
       if (!extraParams.isEmpty()) {
         throw new InputException(spec + ": generator parameters " + extraParams.keySet() + " do not apply to a request trace file");
       }
-      try (RequestSource probe = RequestTraceReader.open(file)) {
+      try (RequestSource probe = TraceFiles.openRequests(file)) {
         return new RequestWorkload(spec, null, Map.of(), file);
       } catch (IOException e) {
         throw new InputException(spec + ": cannot read: " + e.getMessage());

@@ -183,6 +183,7 @@ public final class ServingRunner {
    * @param inputs the command's input files
    */
   public static List<OutputFile> traceOutputs(ServingSpec spec, Path file, boolean force, List<Path> inputs) {
+    kvsim.trace.BinaryTraceFormat.checkL1Output(file);
     List<OutputFile> out = new ArrayList<>();
     for (String system : spec.systems()) {
       out.add(OutputFile.of(traceFile(file, system, spec.systems().size() > 1), L1TraceWriter.OUTPUT_KIND, force, inputs).check());
@@ -219,7 +220,7 @@ public final class ServingRunner {
     header.put("device", Long.toString(spec.kvMemoryBytes()));
     SystemResult[] result = new SystemResult[1];
     trace.write(out -> {
-      try (L1TraceWriter w = new L1TraceWriter(out, header)) {
+      try (L1TraceWriter w = L1TraceWriter.forFile(trace.path(), out, header)) {
         result[0] = runOne(spec, system, progress, w, targets);
       }
     });

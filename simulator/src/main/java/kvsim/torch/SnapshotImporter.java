@@ -59,8 +59,13 @@ public final class SnapshotImporter {
     return withHistory.get(0);
   }
 
-  /** Writes the L1 trace of one device to {@code out}. */
+  /** Writes the L1 trace of one device to {@code out}, as JSONL. */
   public static Summary write(TorchSnapshot snapshot, int device, OutputStream out) throws IOException {
+    return write(snapshot, device, out, false);
+  }
+
+  /** Writes the L1 trace of one device to {@code out}, binary ({@code kvsim.trace.BinaryTraceFormat}) or JSONL. */
+  public static Summary write(TorchSnapshot snapshot, int device, OutputStream out, boolean binary) throws IOException {
     List<TorchSnapshot.Entry> trace = snapshot.traceOf(device);
     // Blocks live at the start: final live blocks, walked back through the trace.
     TreeMap<Long, long[]> live = new TreeMap<>(); // addr -> {requested, stream}
@@ -98,7 +103,7 @@ public final class SnapshotImporter {
     long allocs = 0;
     long frees = 0;
     long notes = 0;
-    try (L1TraceWriter w = new L1TraceWriter(out, header)) {
+    try (L1TraceWriter w = L1TraceWriter.open(out, header, binary)) {
       long nextId = 0;
       Map<Long, Long> idByAddress = new HashMap<>();
       for (Map.Entry<Long, long[]> b : live.entrySet()) {

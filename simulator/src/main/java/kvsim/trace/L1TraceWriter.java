@@ -13,20 +13,49 @@ import java.util.Map;
 /**
  * Writes a kvsim L1 trace ({@link L1Format}): the header line, then one event per line with the
  * fields in a fixed order, so the same events always give the same bytes. Optional fields are
- * written only when they differ from their defaults.
+ * written only when they differ from their defaults. {@link #forFile} writes the binary form
+ * ({@link BinaryTraceFormat}) instead for a {@code .kvt} file.
  */
 public final class L1TraceWriter implements AutoCloseable {
   /** An L1 trace file, recognised by its header line (Note [Output rule] on {@code core.OutputFile}). */
   public static final kvsim.core.OutputFile.Kind OUTPUT_KIND =
-      kvsim.core.OutputFile.Kind.startingWith("an L1 trace (kvsim-l1)", "{\"format\":\"kvsim-l1\"");
+      kvsim.core.OutputFile.Kind.startingWith("an L1 trace (kvsim-l1)", "{\"format\":\"kvsim-l1\"", "KVSIM-L1");
 
   private final Writer out;
+  /** The binary encoder when this writes a binary trace, else null. */
+  private final L1BinaryWriter binary;
   private final StringBuilder line = new StringBuilder(128);
   private long events;
 
   /** Starts a trace on {@code out} with the given extra header fields (format and version first). */
   public L1TraceWriter(OutputStream out, Map<String, Object> headerFields) throws IOException {
     this.out = new OutputStreamWriter(out, StandardCharsets.UTF_8);
+    this.binary = null;
+    this.out.write(new ObjectMapper().writeValueAsString(header(headerFields)));
+    this.out.write('\n');
+  }
+
+  private L1TraceWriter(L1BinaryWriter binary) {
+    this.out = null;
+    this.binary = binary;
+  }
+
+  /**
+   * Starts a trace for {@code file} on {@code out}: binary when its name ends in {@code .kvt} (Note
+   * [Binary trace files] on {@link BinaryTraceFormat}), JSONL otherwise. Call {@link #finish} (or
+   * {@link #close}) after the last event.
+   */
+  public static L1TraceWriter forFile(java.nio.file.Path file, OutputStream out, Map<String, Object> headerFields) throws IOException {
+    return open(out, headerFields, BinaryTraceFormat.writesL1Binary(file));
+  }
+
+  /** Starts a trace on {@code out}, binary ({@link BinaryTraceFormat}) or JSONL; see {@link #forFile}. */
+  public static L1TraceWriter open(OutputStream out, Map<String, Object> headerFields, boolean binary) throws IOException {
+    return binary ? new L1TraceWriter(new L1BinaryWriter(out, header(headerFields))) : new L1TraceWriter(out, headerFields);
+  }
+
+  /** Returns the header object written for {@code headerFields}: format and version first. */
+  static Map<String, Object> header(Map<String, Object> headerFields) {
     Map<String, Object> header = new LinkedHashMap<>();
     header.put("format", L1Format.NAME);
     header.put("version", L1Format.VERSION);
@@ -35,12 +64,16 @@ public final class L1TraceWriter implements AutoCloseable {
         header.put(k, v);
       }
     });
-    this.out.write(new ObjectMapper().writeValueAsString(header));
-    this.out.write('\n');
+    return header;
   }
 
   /** Writes one event. */
   public void write(TraceEvent e) throws IOException {
+    if (binary != null) {
+      binary.write(e);
+      events++;
+      return;
+    }
     StringBuilder sb = line;
     sb.setLength(0);
     sb.append("{\"t\":").append(e.timeNanos()).append(",\"op\":\"").append(e.op().label()).append('"');
@@ -84,13 +117,27 @@ public final class L1TraceWriter implements AutoCloseable {
     return events;
   }
 
-  /** Flushes buffered output without closing the stream. */
+  /** Flushes buffered output without closing the stream (a binary trace writes whole blocks only, at {@link #finish}). */
   public void flush() throws IOException {
-    out.flush();
+    if (binary == null) {
+      out.flush();
+    }
+  }
+
+  /** Completes the trace after its last event (a binary trace's last block and end block) without closing the stream. */
+  public void finish() throws IOException {
+    if (binary != null) {
+      binary.finish();
+    } else {
+      out.flush();
+    }
   }
 
   @Override
   public void close() throws IOException {
-    out.close();
+    finish();
+    if (binary == null) {
+      out.close();
+    }
   }
 }

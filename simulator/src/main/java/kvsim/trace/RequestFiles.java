@@ -27,15 +27,18 @@ public final class RequestFiles {
       while ((r = source.next()) != null) {
         writer.write(r);
       }
-      writer.flush();
+      writer.finish();
       written[0] = writer.requestsWritten();
       afterward.accept(source);
     });
     return written[0];
   }
 
-  /** Writes every request of {@code source} as a kvsim request trace ({@link RequestTraceWriter}); see {@link #write}. */
+  /**
+   * Writes every request of {@code source} as a kvsim request trace, JSONL or binary by the output's
+   * name ({@link RequestTraceWriter#forFile}); see {@link #write}.
+   */
   public static long writeTrace(RequestSource source, OutputFile output, Consumer<RequestSource> afterward) throws IOException {
-    return write(source, output, (out, s) -> new RequestTraceWriter(out, s.describe(), s.hashBlockTokens()), afterward);
+    return write(source, output, (out, s) -> RequestTraceWriter.forFile(output.path(), out, s.describe(), s.hashBlockTokens()), afterward);
   }
 }

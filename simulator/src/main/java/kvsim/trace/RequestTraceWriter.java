@@ -17,7 +17,7 @@ import java.util.Map;
 public final class RequestTraceWriter implements RequestWriter {
   /** A request trace file, recognised by its header line (Note [Output rule] on {@code core.OutputFile}). */
   public static final kvsim.core.OutputFile.Kind OUTPUT_KIND =
-      kvsim.core.OutputFile.Kind.startingWith("a request trace (kvsim-requests)", "{\"format\":\"kvsim-requests\"");
+      kvsim.core.OutputFile.Kind.startingWith("a request trace (kvsim-requests)", "{\"format\":\"kvsim-requests\"", "KVSIM-RQ");
 
   private final Writer out;
   private final StringBuilder line = new StringBuilder(128);
@@ -29,6 +29,12 @@ public final class RequestTraceWriter implements RequestWriter {
    */
   public RequestTraceWriter(OutputStream out, Map<String, Object> headerFields, int hashBlockTokens) throws IOException {
     this.out = new OutputStreamWriter(out, StandardCharsets.UTF_8);
+    this.out.write(new ObjectMapper().writeValueAsString(header(headerFields, hashBlockTokens)));
+    this.out.write('\n');
+  }
+
+  /** Returns the header object written for {@code headerFields}: format, version and {@code hash_block_tokens} first. */
+  static Map<String, Object> header(Map<String, Object> headerFields, int hashBlockTokens) {
     Map<String, Object> header = new LinkedHashMap<>();
     header.put("format", RequestFormat.NAME);
     header.put("version", RequestFormat.VERSION);
@@ -40,8 +46,17 @@ public final class RequestTraceWriter implements RequestWriter {
         header.put(k, v);
       }
     });
-    this.out.write(new ObjectMapper().writeValueAsString(header));
-    this.out.write('\n');
+    return header;
+  }
+
+  /**
+   * Returns a writer of the request trace at {@code file}: binary when its name ends in {@code .kvr}
+   * (Note [Binary trace files] on {@link BinaryTraceFormat}), JSONL otherwise.
+   */
+  public static RequestWriter forFile(java.nio.file.Path file, OutputStream out, Map<String, Object> headerFields, int hashBlockTokens) throws IOException {
+    return BinaryTraceFormat.writesRequestsBinary(file)
+        ? new RequestBinaryWriter(out, headerFields, hashBlockTokens)
+        : new RequestTraceWriter(out, headerFields, hashBlockTokens);
   }
 
   /** Writes one request. */

@@ -20,4 +20,9 @@ public interface RequestWriter {
 
   /** Flushes buffered text to the stream. */
   void flush() throws IOException;
+
+  /** Completes the file after the last request (a binary trace's last block and end block); flushes. */
+  default void finish() throws IOException {
+    flush();
+  }
 }

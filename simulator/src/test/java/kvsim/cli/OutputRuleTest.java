@@ -107,6 +107,7 @@ class OutputRuleTest {
         new FileWriter("import burstgpt -o", (o, in) -> List.of("import", "burstgpt", in.toString(), "-o", o.toString()), burstgpt, true),
         new FileWriter("import torch-snapshot -o", (o, in) -> List.of("import", "torch-snapshot", in.toString(), "-o", o.toString()), pickle, true),
         new FileWriter("blocks -o", (o, in) -> List.of("blocks", in.toString(), "-o", o.toString()), script, true),
+        new FileWriter("convert OUT", (o, in) -> List.of("convert", in.toString(), o.toString()), trace, true),
         new FileWriter("serving --emit-trace",
             (o, in) -> List.of("serving", in.toString(), "--system", "vllm", "-q", "-o", fresh("serving").toString(), "--emit-trace", o.toString()),
             requestTrace(), true),
@@ -344,7 +345,7 @@ class OutputRuleTest {
   private static final Set<String> READS = Set.of(
       "blocks SCRIPT.jsonl", "import azure FILE", "import mooncake FILE", "import lengths FILE", "import burstgpt FILE",
       "import torch-snapshot FILE", "regress SUITE", "report RUN_DIR", "reproduce --snapshots", "sweep GRID.yaml", "torch-replay FILE",
-      "torch-inspect FILE", "calibrate PROFILE", "gpu calibrate --samples", "diff A", "diff B");
+      "torch-inspect FILE", "calibrate PROFILE", "gpu calibrate --samples", "diff A", "diff B", "convert IN");
 
   @Test
   void everyOptionThatTakesAPathIsWalkedOrKnownToRead() {

@@ -143,6 +143,19 @@ class TorchCommandsTest {
   }
 
   @Test
+  void importWritesABinaryTraceForAKvtNameThatConvertsToTheSameJsonl() throws Exception {
+    Path file = recorded("run.pickle");
+    Path json = dir.resolve("t.jsonl");
+    Path bin = dir.resolve("t.kvt");
+    CliRun.of("import", "torch-snapshot", file.toString(), "-o", json.toString()).ok();
+    CliRun.of("import", "torch-snapshot", file.toString(), "-o", bin.toString()).ok();
+    assertEquals(kvsim.trace.BinaryTraceFormat.Kind.L1_BINARY, kvsim.trace.BinaryTraceFormat.sniff(bin));
+    Path back = dir.resolve("back.jsonl");
+    CliRun.of("convert", bin.toString(), back.toString()).ok();
+    assertEquals(Files.readString(json), Files.readString(back), "addresses, streams, tags and annotations survive");
+  }
+
+  @Test
   void importOfARealSnapshotAllocatesTheBlocksLiveAtTheStartFirst() throws Exception {
     Path file = SharedData.require("torch-snapshots/cs336_wedsonlin_medium_128_training.pickle");
     Path out = dir.resolve("t.jsonl");
