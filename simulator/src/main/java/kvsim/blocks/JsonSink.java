@@ -49,6 +49,10 @@ final class JsonSink {
 
   /** Appends an integer in decimal, as {@link Long#toString(long)} writes it. */
   void decimal(long v) {
+    if (v >= 0 && v <= Integer.MAX_VALUE) {
+      decimal((int) v);
+      return;
+    }
     if (v == Long.MIN_VALUE) {
       ascii(Long.toString(v));
       return;
@@ -65,6 +69,49 @@ final class JsonSink {
     } while (v != 0);
     while (n > 0) {
       buf[len++] = digits[--n];
+    }
+  }
+
+  // Note [Small decimals]: almost every number a block script prints is a block id or a token
+  // count below 10,000, and printing them was the largest part of a script's run while the JIT's
+  // first tier runs it (Note [Flags per command] in the launcher), which divides by 10 with a
+  // division instruction per digit. A number below 10,000 is copied from a table of their digits;
+  // a larger one is cut into such groups, with the zeros a group needs.
+  /** The decimal digits of 0 … 9999, four bytes each, right-aligned after zeros. */
+  private static final byte[] GROUPS = new byte[4 * 10_000];
+
+  static {
+    for (int v = 0; v < 10_000; v++) {
+      GROUPS[4 * v] = (byte) ('0' + v / 1000);
+      GROUPS[4 * v + 1] = (byte) ('0' + v / 100 % 10);
+      GROUPS[4 * v + 2] = (byte) ('0' + v / 10 % 10);
+      GROUPS[4 * v + 3] = (byte) ('0' + v % 10);
+    }
+  }
+
+  /** Appends a non-negative int in decimal. */
+  private void decimal(int v) {
+    ensure(10);
+    if (v < 10_000) {
+      group(v, v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : 4);
+    } else if (v < 100_000_000) {
+      int high = v / 10_000;
+      group(high, high < 10 ? 1 : high < 100 ? 2 : high < 1000 ? 3 : 4);
+      group(v - high * 10_000, 4);
+    } else {
+      int high = v / 100_000_000; // 1 … 21
+      int rest = v - high * 100_000_000;
+      int mid = rest / 10_000;
+      group(high, high < 10 ? 1 : 2);
+      group(mid, 4);
+      group(rest - mid * 10_000, 4);
+    }
+  }
+
+  /** Appends the last {@code digits} digits of {@code v} (below 10,000). */
+  private void group(int v, int digits) {
+    for (int k = 4 * v + 4 - digits, end = 4 * v + 4; k < end; k++) {
+      buf[len++] = GROUPS[k];
     }
   }
 

@@ -63,6 +63,14 @@ public final class KvSim implements Runnable {
 
   /** Runs the CLI and exits with its status. */
   public static void main(String[] args) {
+    if (args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) {
+      // Note [Version without a command line]: picocli's model of even the bare root (reflection
+      // over its annotations, the help mixin) was most of `kvsim --version`'s own time; the line
+      // printed is the one picocli prints from the same provider.
+      System.out.println(new Version().getVersion()[0]);
+      System.out.flush();
+      System.exit(EXIT_OK);
+    }
     int status;
     try {
       CommandLine cl = newCommandLine(args);

@@ -65,6 +65,42 @@ class JsonLineTest {
   }
 
   @Test
+  void numbersAreWrittenAsLongToStringWritesThemAroundEveryDigitCount() {
+    // Note [Small decimals]: table groups below 10,000, cut points at 10^4 and 10^8, and longs.
+    java.util.List<Long> values = new java.util.ArrayList<>();
+    for (long v = 0; v <= 120_000; v++) {
+      values.add(v);
+    }
+    long p = 1;
+    for (int e = 1; e <= 18; e++) { // 10 … 10^18
+      p *= 10;
+      for (long d = -2; d <= 2; d++) {
+        values.add(p + d);
+        values.add(-(p + d));
+      }
+    }
+    for (long v : new long[] {100_000_000L * 21 + 47_483_647, Integer.MAX_VALUE, Integer.MAX_VALUE + 1L, Integer.MIN_VALUE, Long.MAX_VALUE, Long.MIN_VALUE, -1}) {
+      values.add(v);
+    }
+    JsonLine line = new JsonLine();
+    JsonLine.Array a = line.putArray("v");
+    StringBuilder expected = new StringBuilder("{\"v\":[");
+    int[] ints = new int[120_001];
+    StringBuilder expectedInts = new StringBuilder("[");
+    for (int k = 0; k < values.size(); k++) {
+      a.add(values.get(k));
+      expected.append(k == 0 ? "" : ",").append(values.get(k));
+    }
+    for (int k = 0; k < ints.length; k++) {
+      ints[k] = k * 17_891; // wraps past Integer.MAX_VALUE into negatives too
+      expectedInts.append(k == 0 ? "" : ",").append(ints[k]);
+    }
+    line.putInts("ints", ints);
+    line.put("max", Integer.MAX_VALUE);
+    assertEquals(expected + "],\"ints\":" + expectedInts + "],\"max\":2147483647}", line.toJson());
+  }
+
+  @Test
   void controlCharactersUseShortEscapesOrUpperCaseHex() {
     JsonLine line = new JsonLine();
     line.put("s", "a\"b\\c\b\t\n\f\r\u0001\u001F/é");

@@ -1,0 +1,136 @@
+package kvsim.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The launcher's choice of the JIT's first tier (Note [Flags per command] in {@code kvsim}): the
+ * real script, copied beside a jar that is up to date, runs a stand-in {@code java} that prints the
+ * arguments it was given, so each case shows exactly what the JVM would be started with.
+ */
+class LauncherFlagsTest {
+  private static final String FIRST_TIER = "-XX:TieredStopAtLevel=1";
+
+  @TempDir Path root;
+  private Path jdk;
+
+  @BeforeEach
+  void launcherBesideAnUpToDateJar() throws IOException {
+    Path launcher = Path.of("..", "kvsim");
+    assumeTrue(Files.isRegularFile(launcher), "the launcher is beside simulator/");
+    Files.copy(launcher, root.resolve("kvsim"));
+    Files.createDirectories(root.resolve("simulator/target"));
+    Path jar = Files.writeString(root.resolve("simulator/target/kvsim.jar"), "");
+    Files.writeString(root.resolve("pom.xml"), "");
+    Files.writeString(root.resolve("simulator/pom.xml"), "");
+    FileTime old = FileTime.fromMillis(System.currentTimeMillis() - 3_600_000);
+    Files.setLastModifiedTime(root.resolve("pom.xml"), old);
+    Files.setLastModifiedTime(root.resolve("simulator/pom.xml"), old);
+    Files.setLastModifiedTime(jar, FileTime.fromMillis(System.currentTimeMillis()));
+    // A JDK 25 whose java prints its arguments, one a line, and writes no start-up cache.
+    jdk = root.resolve("jdk");
+    Files.createDirectories(jdk.resolve("bin"));
+    Files.writeString(jdk.resolve("release"), "JAVA_VERSION=\"25.0.3\"\n");
+    Path java = Files.writeString(jdk.resolve("bin/java"), "#!/usr/bin/env bash\nprintf '%s\\n' \"$@\"\n");
+    Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
+  }
+
+  /** Returns the arguments the launcher starts java with for {@code args}. */
+  private List<String> javaArgs(String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of("bash", root.resolve("kvsim").toString()));
+    command.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true);
+    pb.environment().put("KVSIM_JAVA_HOME", jdk.toString());
+    pb.environment().remove("KVSIM_JAVA_OPTS");
+    pb.environment().remove("KVSIM_NO_CDS");
+    Process p = pb.start();
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "launcher timed out");
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, p.exitValue(), out);
+    List<String> lines = out.lines().toList();
+    assertTrue(lines.contains("-jar"), out);
+    return lines;
+  }
+
+  private void assertFirstTier(boolean expected, String... args) throws Exception {
+    List<String> java = javaArgs(args);
+    assertEquals(expected, java.contains(FIRST_TIER), String.join(" ", args) + " -> " + java);
+    // The command's own arguments come after the jar, unchanged.
+    int jar = java.indexOf("-jar");
+    assertEquals(List.of(args), java.subList(jar + 2, java.size()));
+  }
+
+  @Test
+  void versionHelpAndListRunOnTheFirstTier() throws Exception {
+    assertFirstTier(true, "--version");
+    assertFirstTier(true, "-V");
+    assertFirstTier(true, "--help");
+    assertFirstTier(true, "list");
+    assertFirstTier(false, "serving", "requests:preset=sharegpt,count=10", "--system", "vllm");
+    assertFirstTier(false, "compare");
+  }
+
+  @Test
+  void blockScriptsUpTo16MiBRunOnTheFirstTier() throws Exception {
+    Path small = Files.writeString(root.resolve("small.jsonl"), "{\"op\":\"config\"}\n");
+    Path large = root.resolve("large.jsonl");
+    try (RandomAccessFile f = new RandomAccessFile(large.toFile(), "rw")) {
+      f.setLength(16L * 1024 * 1024 + 1);
+    }
+    Path exact = root.resolve("exact.jsonl");
+    try (RandomAccessFile f = new RandomAccessFile(exact.toFile(), "rw")) {
+      f.setLength(16L * 1024 * 1024);
+    }
+    assertFirstTier(true, "blocks", small.toString());
+    assertFirstTier(true, "blocks", exact.toString());
+    assertFirstTier(true, "blocks", "-o", root.resolve("out.jsonl").toString(), "--check", small.toString());
+    assertFirstTier(true, "blocks", "--output", large.toString(), small.toString()); // the option's value is not the script
+    assertFirstTier(false, "blocks", large.toString());
+    assertFirstTier(false, "blocks", root.resolve("missing.jsonl").toString());
+  }
+
+  @Test
+  void churnReplaysOfAtMostTwoMillionOperationsRunOnTheFirstTier() throws Exception {
+    assertFirstTier(true, "replay", "churn:ops=1000", "--seeds", "1..200", "-a", "first-fit", "--quiet");
+    assertFirstTier(true, "replay", "churn:ops=5000", "--seeds", "1..200", "-a", "first-fit", "--quiet", "-o", "x");
+    assertFirstTier(true, "replay", "churn", "--seeds=1..400");
+    assertFirstTier(true, "replay", "churn:ops=1000000,max-size-mib=8", "-a", "first-fit");
+    assertFirstTier(true, "replay", "churn:seed=3,ops=2000", "--seeds", "1,2,3");
+    assertFirstTier(false, "replay", "churn", "--seeds", "1..401"); // 2,005,000 operations
+    assertFirstTier(false, "replay", "churn:ops=10000000,max-size-mib=8", "-a", "first-fit");
+    assertFirstTier(false, "replay", "trace.jsonl", "-a", "first-fit");
+    assertFirstTier(false, "replay", "churn", "trace.jsonl");
+    assertFirstTier(false, "replay", "churn", "--set", "buddy.min-block=4MiB");
+    assertFirstTier(false, "replay", "churn:ops=99999999999");
+    assertFirstTier(false, "replay", "churn", "--seeds", "seeds.txt");
+  }
+
+  @Test
+  void javaOptionsComeAfterTheChoiceSoTheyCanUndoIt() throws Exception {
+    List<String> command = new ArrayList<>(List.of("bash", root.resolve("kvsim").toString(), "--version"));
+    ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true);
+    pb.environment().put("KVSIM_JAVA_HOME", jdk.toString());
+    pb.environment().put("KVSIM_JAVA_OPTS", "-Xmx1g -XX:TieredStopAtLevel=4");
+    Process p = pb.start();
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    List<String> java = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+    assertTrue(java.indexOf(FIRST_TIER) >= 0 && java.indexOf(FIRST_TIER) < java.indexOf("-XX:TieredStopAtLevel=4"), java.toString());
+    assertFalse(java.contains("-Xmx4g"), java.toString());
+  }
+}
