@@ -1,0 +1,236 @@
+package kvsim.cli;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import kvsim.core.AtomicFiles;
+import kvsim.core.InputException;
+import kvsim.devicemodel.DeviceSpec;
+import kvsim.registry.AllocatorRegistry;
+import kvsim.registry.WorkloadRegistry;
+import kvsim.report.ResultFolder;
+import kvsim.report.SweepTable;
+import kvsim.report.TuneReport;
+import kvsim.report.TuneResults;
+import kvsim.run.GridSweep;
+import kvsim.run.RunRequest;
+import kvsim.run.RunSpec;
+import kvsim.torch.SnapshotImporter;
+import kvsim.torch.SnapshotReader;
+import kvsim.torch.TorchSnapshot;
+import kvsim.tune.AllocatorTuner;
+import kvsim.tune.TuneSpace;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code kvsim tune SNAPSHOT_OR_TRACE --allocator NAME}: which settings of an allocator serve a
+ * recorded run best: the search of {@link AllocatorTuner} over {@link TuneSpace}, its cells on the
+ * sweep engine, into a resumable tune folder.
+ */
+@Command(
+    name = "tune",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Search an allocator's settings on a recorded run (a PyTorch memory snapshot with allocation history, an L1 trace, or a generator spec):",
+      "no OOM first, then the lowest peak reserved bytes, then the lowest modelled allocator time. A grid of each option's values, then a",
+      "local search around the best on finer ladders; cells run on all cores (or Spark) and are kept in -o DIR, so a rerun skips the cells",
+      "it has. Prints the default's numbers, the Pareto front and, for pytorch-caching, the PYTORCH_CUDA_ALLOC_CONF to paste."
+    },
+    footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage."})
+final class TuneCommand implements Callable<Integer> {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Parameters(index = "0", paramLabel = "SNAPSHOT_OR_TRACE", description = "A _dump_snapshot pickle with allocation history, an L1 trace (.jsonl) or a generator spec.")
+  String input;
+
+  @Option(names = {"-a", "--allocator"}, paramLabel = "NAME", defaultValue = TuneSpace.CACHING, description = "The allocator whose options are searched (default: ${DEFAULT-VALUE}).")
+  String allocator;
+
+  @Option(names = "--device", paramLabel = "NAME|SIZE", description = "The device, or its memory size (e.g. 24GiB): what the run may reserve (default: h100-80).")
+  String device;
+
+  @Option(names = "--values", paramLabel = "KEY=V1,V2,…", description = "Search these values of one option instead of its grid and ladder (repeatable).")
+  List<String> values = new ArrayList<>();
+
+  @Option(names = "--grid", paramLabel = "default|full", defaultValue = "default",
+      description = "full also crosses pytorch-caching's garbage_collection_threshold in the grid (default: ${DEFAULT-VALUE}).")
+  String grid;
+
+  @Option(names = "--cuda-device", paramLabel = "N", description = "The CUDA device of a snapshot to tune on (default: the only one with history).")
+  int cudaDevice = -1;
+
+  @Option(names = {"-o", "--output"}, paramLabel = "DIR", description = "Result folder (default results/runs/<time>-tune-<input>); an earlier tune folder is resumed.")
+  Path output;
+
+  @Option(names = "--force", description = "Also use a kvsim result folder into which files of your own were added.")
+  boolean force;
+
+  @Option(names = "--engine", paramLabel = "NAME", defaultValue = "local", description = "local (this machine's cores) or spark (default: ${DEFAULT-VALUE}).")
+  String engine;
+
+  @Option(names = "--threads", paramLabel = "N", description = "Threads of the local engine (default: all cores).")
+  Integer threads;
+
+  @Option(names = "--master", paramLabel = "URL", description = "Spark master for --engine spark.")
+  String master;
+
+  @CommandLine.Mixin QuietOption quiet;
+
+  /** The trace a snapshot is imported into, inside the tune folder. */
+  static final String SNAPSHOT_TRACE = "snapshot-trace.jsonl";
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    if (!grid.equals("default") && !grid.equals("full")) {
+      throw new InputException("--grid: '" + grid + "' is not default or full");
+    }
+    AllocatorRegistry.get(allocator); // an unknown name lists the known ones
+    TuneSpace space = TuneSpace.of(allocator, grid.equals("full"));
+    if (device != null) {
+      try {
+        DeviceSpec.parse(device);
+      } catch (IllegalArgumentException e) {
+        throw new InputException("--device: " + e.getMessage());
+      }
+    }
+    Path file = Path.of(input);
+    TorchSnapshot snapshot = isPickle(file) ? SnapshotReader.read(file) : null;
+    int snapshotDevice = -1;
+    if (snapshot != null) {
+      snapshotDevice = SnapshotImporter.chooseDevice(snapshot, cudaDevice);
+    } else {
+      if (cudaDevice != -1) {
+        throw new InputException("--cuda-device: " + input + " is not a PyTorch snapshot");
+      }
+      try {
+        if (WorkloadRegistry.resolve(input, Map.of()) == null) {
+          throw new InputException(input + ": not an L1 workload");
+        }
+      } catch (IllegalArgumentException e) {
+        throw new InputException(input + ": " + e.getMessage());
+      }
+    }
+    Map<String, List<String>> given = new LinkedHashMap<>();
+    for (String v : values) {
+      int eq = v.indexOf('=');
+      if (eq <= 0 || eq == v.length() - 1) {
+        throw new InputException("--values '" + v + "': write KEY=V1,V2,…");
+      }
+      String key = v.substring(0, eq);
+      List<String> list = List.of(v.substring(eq + 1).split(",", -1));
+      if (list.stream().anyMatch(String::isBlank)) {
+        throw new InputException("--values '" + v + "': an empty value");
+      }
+      if (given.put(key, list) != null) {
+        throw new InputException("--values " + key + ": given twice");
+      }
+      space = space.withValues(key, list);
+      for (String value : list) {
+        if (space.torchConf()) {
+          space.checkTorchValue(key, value);
+        } else if (snapshot == null) {
+          checkOption(key, value);
+        }
+      }
+    }
+    int n = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
+    if (n < 1) {
+      throw new InputException("--threads: must be at least 1, got " + n);
+    }
+    Map<String, String> engineOptions = new LinkedHashMap<>();
+    if (master != null) {
+      engineOptions.put("master", master);
+    }
+    GridSweep.Engine e = GridSweep.engine(engine, n, engineOptions);
+
+    String name = "tune-" + file.getFileName().toString().replaceAll("\\.(pickle|pkl|jsonl)$", "").replaceAll("[^A-Za-z0-9._-]", "");
+    ResultFolder.Target target = output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.TUNE, force)
+        : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.TUNE);
+    if (Files.isRegularFile(file)) {
+      target = target.reading(List.of(file));
+    }
+    Path dir = ResultFolder.openResumable(target.check(), SweepTable.CELLS);
+    String workload;
+    Path gridDir;
+    if (snapshot != null) {
+      Path trace = dir.resolve(SNAPSHOT_TRACE);
+      if (!Files.isRegularFile(trace)) {
+        int d = snapshotDevice;
+        AtomicFiles.write(trace, o -> SnapshotImporter.write(snapshot, d, o));
+      }
+      workload = SNAPSHOT_TRACE;
+      gridDir = dir;
+      for (Map.Entry<String, List<String>> g : given.entrySet()) {
+        if (!space.torchConf()) {
+          g.getValue().forEach(v -> checkOption(trace.toString(), g.getKey(), v));
+        }
+      }
+    } else {
+      workload = Files.isRegularFile(file) ? file.toAbsolutePath().normalize().toString() : input;
+      gridDir = Path.of("").toAbsolutePath();
+    }
+    Map<String, Object> config = new LinkedHashMap<>();
+    config.put("input", input);
+    config.put("input_kind", snapshot != null ? "torch-snapshot" : Files.isRegularFile(file) ? "l1-trace" : "generator");
+    config.put("device", device == null ? DeviceSpec.DEFAULT_NAME : device);
+    config.put("grid", grid);
+    config.put("values", given);
+    AllocatorTuner.Request req = new AllocatorTuner.Request(workload, gridDir, device, space, config);
+    Progress progress = Progress.of(quiet.quiet, err, "tune", "cells");
+    long start = System.nanoTime();
+    int[] ran = {0};
+    TuneResults r = AllocatorTuner.run(req, e, dir, progress == null ? null : progress::update, ran);
+    TuneReport.write(dir, r);
+    ResultFolder.seal(dir);
+    double seconds = (System.nanoTime() - start) / 1e9;
+    out.printf(Locale.ROOT, "tune: %s on %s (%s): %d cells (%s of the grid, %s of the refinement in %s rounds), %d run now, in %.1f s%n",
+        allocator, input, config.get("device"), r.cells().size(), r.search().get("grid_cells"), r.search().get("refinement_cells"),
+        r.search().get("refinement_rounds"), ran[0], seconds);
+    out.println();
+    TuneReport.print(out, r);
+    out.printf("results: %s (%s, %s, %s, %s)%n", dir, TuneReport.JSON_FILE, TuneReport.CSV_FILE, TuneReport.PNG_FILE, kvsim.report.HtmlReport.FILE);
+    out.flush();
+    return KvSim.EXIT_OK;
+  }
+
+  /** Returns whether a file is a pickle: its name ends in .pickle or .pkl, or it starts with the PROTO opcode. */
+  static boolean isPickle(Path file) throws IOException {
+    if (!Files.isRegularFile(file)) {
+      return false;
+    }
+    String n = file.getFileName().toString().toLowerCase(Locale.ROOT);
+    if (n.endsWith(".pickle") || n.endsWith(".pkl")) {
+      return true;
+    }
+    try (InputStream in = Files.newInputStream(file)) {
+      return in.read() == 0x80;
+    }
+  }
+
+  private void checkOption(String key, String value) {
+    checkOption(input, key, value);
+  }
+
+  /** Checks one option value of a non-caching allocator by resolving a run with it, as replay --set does. */
+  private void checkOption(String workload, String key, String value) {
+    try {
+      RunSpec.resolve(RunRequest.of(workload).withAllocators(List.of(allocator)).withDevice(device).withSettings(List.of(allocator + "." + key + "=" + value)),
+          new PrintWriter(PrintWriter.nullWriter()));
+    } catch (InputException ex) {
+      throw new InputException("--values " + key + "=" + value + ": " + ex.getMessage());
+    }
+  }
+}
