@@ -228,6 +228,40 @@ public final class TuneReport {
     return out.toString();
   }
 
+  /**
+   * Writes the files of a serving-settings search into {@code dir}: {@code tune.json} ({@code json}
+   * as given, with the format marker first), {@code tune.csv} (the table) and {@code report.html}
+   * (the recommendation's lines first, then the table of cells).
+   */
+  public static void writeServing(Path dir, Map<String, Object> json, List<String> header, List<List<String>> rows, List<String> recommendation,
+      String title) throws IOException {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("format", TuneResults.FORMAT);
+    m.put("version", TuneResults.VERSION);
+    m.putAll(json);
+    byte[] bytes = (JSON.writeValueAsString(m) + "\n").getBytes(StandardCharsets.UTF_8);
+    AtomicFiles.write(dir.resolve(JSON_FILE), out -> out.write(bytes));
+    StringBuilder csv = new StringBuilder(String.join(",", header)).append('\n');
+    for (List<String> row : rows) {
+      csv.append(String.join(",", row.stream().map(TuneReport::csvField).toList())).append('\n');
+    }
+    byte[] c = csv.toString().getBytes(StandardCharsets.UTF_8);
+    AtomicFiles.write(dir.resolve(CSV_FILE), out -> out.write(c));
+    StringBuilder out = new StringBuilder();
+    out.append("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n").append(HtmlReport.GENERATOR).append('\n')
+        .append("<title>kvsim report: ").append(Html.escape(title)).append("</title>\n<style>\n")
+        .append("body{font-family:system-ui,sans-serif;margin:2rem;color:#1a1a1a}table{border-collapse:collapse;margin:1rem 0}")
+        .append("th,td{border:1px solid #ccc;padding:.2rem .5rem}td.n{text-align:right}caption{text-align:left;font-weight:bold}")
+        .append("pre{background:#f4f4f4;padding:.6rem;font-size:1.05rem}\n</style>\n</head>\n<body>\n")
+        .append("<h1>").append(Html.escape(title)).append("</h1>\n<h2>Recommendation</h2>\n<pre>");
+    recommendation.forEach(l -> out.append(Html.escape(l)).append('\n'));
+    out.append("</pre>\n<h2>Cells</h2>\n");
+    Html.table(out, "Every cell, in the order run", header, rows);
+    out.append("</body>\n</html>\n");
+    byte[] html = out.toString().getBytes(StandardCharsets.UTF_8);
+    AtomicFiles.write(dir.resolve(HtmlReport.FILE), o -> o.write(html));
+  }
+
   /** Prints the default, the recommendation, the front and the line to paste. */
   public static void print(PrintWriter out, TuneResults r) {
     List<List<String>> rows = new ArrayList<>();

@@ -17,8 +17,9 @@ import kvsim.core.InputException;
  * cell's setting is one {@code torch-alloc-conf} string of its non-default keys, in PyTorch's
  * syntax, so the recommendation can be pasted. For the other allocators the axes are the options
  * their registry entries declare ({@code kvsim list}), written as {@code --set ALLOCATOR.KEY=V}; a
- * default here must equal the model's own (checked by {@code TuneSpaceTest} against a run's
- * echoed options).
+ * default here is the model's own {@code DEFAULT_*} value as {@code kvsim list} quotes it (this
+ * package may not name the models' classes), so a cell at the defaults is the allocator's default
+ * run.
  *
  * <p>Note [Values of the caching allocator's search]: {@code max_split_size_mb} is at least 20 in
  * current PyTorch (cfg2; TorchAllocConf's parser); unset means unlimited, so it sits at the top of
