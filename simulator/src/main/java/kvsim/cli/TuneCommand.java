@@ -307,6 +307,13 @@ final class TuneCommand implements Callable<Integer> {
       lines.add("runner-up: " + ServingTuner.commandLine(modelName, o.axes(), o.runnerUp().setting()));
     }
     lines.add("default:   " + ServingTuner.commandLine(modelName, o.axes(), o.defaults().setting()));
+    if (rate == null && o.best().met() && o.best().maxRateRps() >= maxRate) {
+      lines.add("note: the recommended setting met --max-rate " + CapacitySearch.rate(maxRate) + " itself, so cells that also did rank by goodput and KV memory; "
+          + "raise --max-rate to tell them apart");
+    } else if (!o.best().met()) {
+      lines.add("note: no cell met the targets " + (rate == null ? "at --min-rate " + CapacitySearch.rate(minRate) : "at --rate " + CapacitySearch.rate(rate))
+          + "; the lines above rank them by " + (rate == null ? "goodput" : "KV memory"));
+    }
     Map<String, Object> json = new LinkedHashMap<>();
     Map<String, Object> config = new LinkedHashMap<>();
     config.put("workload", input);

@@ -72,6 +72,7 @@ public final class TuneReport {
     m.put("allocator", r.allocator());
     m.put("objective", List.of("no OOM (then fewer OOMs)", "lowest peak reserved bytes", "lowest modelled allocator time",
         "fewer options changed", "tried first"));
+    m.put("recommendation_rule", "of the cells with the best's OOMs and peak reserved bytes and an allocator time within 1 % of its, the one that changes fewest options");
     m.put("search", r.search());
     m.put("default", cell(r, r.defaults()));
     Map<String, Object> rec = cell(r, r.best());
@@ -265,7 +266,7 @@ public final class TuneReport {
   /** Prints the default, the recommendation, the front and the line to paste. */
   public static void print(PrintWriter out, TuneResults r) {
     List<List<String>> rows = new ArrayList<>();
-    List<String> header = List.of("", "OOMs", "peak reserved", "alloc time", "setting");
+    List<String> header = List.of(" ", "OOMs", "peak reserved", "alloc time", "setting");
     rows.add(brief("default", r.defaults()));
     rows.add(brief("recommended", r.best()));
     table(out, header, rows);

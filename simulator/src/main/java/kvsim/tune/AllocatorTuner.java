@@ -23,7 +23,9 @@ import kvsim.run.GridSweep;
  *
  * <p>The objective is lexicographic (Note [What "best" means]): no OOM first (then fewer OOMs),
  * then the lowest peak reserved bytes, then the lowest modelled allocator time; ties go to the
- * setting that changes fewer options, then to the one tried first.
+ * setting that changes fewer options, then to the one tried first. The recommendation is the
+ * simplest setting as good as the best within 1 % of its allocator time (Note [The simpler of
+ * equals]).
  *
  * <p>Note [Grid, then refinement]: the search runs the grid of every axis's grid values ({@link
  * TuneSpace.Axis#grid}; for pytorch-caching 2 × 7 × 6 = 84 cells), then a local search on the
@@ -262,10 +264,36 @@ public final class AllocatorTuner {
     return out;
   }
 
-  private static TuneResults results(Request req, Map<String, Tried> tried, int gridCells, int rounds, Tried best) {
+  /** Allocator times within this share of the best's count as equal when choosing the recommendation (Note [The simpler of equals]). */
+  static final double TIME_TOLERANCE = 0.01;
+
+  /**
+   * Returns the recommendation: of the cells with the best's OOMs and peak reserved bytes and an
+   * allocator time within {@link #TIME_TOLERANCE} of its, the one that changes fewest options
+   * (then the faster, then the one tried first).
+   *
+   * <p>Note [The simpler of equals]: on a real snapshot the lexicographic best often differs from
+   * a simpler setting only by a key that saves a tenth of a percent of modelled allocator time
+   * (cs336_nothanmin on 21.5 GiB: expandable_segments:True with roundup_power2_divisions:16 at
+   * 108.945 ms, expandable_segments:True alone at 109.045 ms, the same peak). The model's times are
+   * not that exact, and every key pasted is one more to maintain, so the recommendation is the
+   * simplest setting within 1 % of the best time at the same OOMs and peak.
+   */
+  static Tried recommend(java.util.Collection<Tried> all, Tried best, TuneSpace space) {
+    return all.stream()
+        .filter(t -> t.ooms() == best.ooms() && t.peakReserved() == best.peakReserved()
+            && t.allocatorNanos() <= best.allocatorNanos() + TIME_TOLERANCE * best.allocatorNanos())
+        .min(Comparator.<Tried>comparingInt(t -> space.changed(t.setting())).thenComparingLong(Tried::allocatorNanos).thenComparingInt(Tried::order))
+        .orElseThrow();
+  }
+
+  private static TuneResults results(Request req, Map<String, Tried> tried, int gridCells, int rounds, Tried lexicographicBest) {
     TuneSpace space = req.space();
+    Tried best = recommend(tried.values(), lexicographicBest, space);
     List<Tried> front = front(tried.values(), space);
-    List<Tried> ranked = tried.values().stream().sorted(objective(space)).toList();
+    List<Tried> ranked = new ArrayList<>(tried.values().stream().sorted(objective(space)).toList());
+    ranked.remove(best);
+    ranked.add(0, best);
     List<TuneResults.Cell> cells = new ArrayList<>();
     for (Tried t : tried.values()) {
       cells.add(new TuneResults.Cell(t.order(), t.phase(), t.setting(), space.label(t.setting()), t.ooms(), t.peakReserved(),

@@ -205,15 +205,23 @@ public final class ServingTuner {
 
   /**
    * The ranking: with no rate given, the highest sustained rate, then the highest goodput there;
-   * with a rate, meeting it, then the least KV memory, then the lowest value of the first latency
-   * target; then less KV memory, fewer settings changed, the cell run first.
+   * with a rate, meeting it, then the least memory, then the lowest value of the first latency
+   * target; then the least memory, fewer settings changed, the cell run first. Memory is the share
+   * of the device asked for ({@code gpu-memory-utilization}, what vLLM reserves), not the KV memory
+   * left of it: a larger {@code max-num-batched-tokens} leaves less KV memory in the same share.
    */
   static Comparator<Cell> objective(Request req, List<Axis> axes) {
     Comparator<Cell> c = req.rate() == null
         ? Comparator.<Cell>comparingDouble(x -> -x.maxRateRps()).thenComparingDouble(x -> -x.goodputRps())
-        : Comparator.<Cell>comparingInt(x -> x.met() ? 0 : 1).thenComparingLong(Cell::kvMemoryBytes)
+        : Comparator.<Cell>comparingInt(x -> x.met() ? 0 : 1).thenComparingDouble(ServingTuner::share)
             .thenComparingDouble(x -> Double.isNaN(x.firstTargetSeconds()) ? Double.MAX_VALUE : x.firstTargetSeconds());
-    return c.thenComparingLong(Cell::kvMemoryBytes).thenComparingInt(x -> changed(axes, x.setting())).thenComparingInt(Cell::order);
+    return c.thenComparingDouble(ServingTuner::share).thenComparingInt(x -> changed(axes, x.setting())).thenComparingInt(Cell::order);
+  }
+
+  /** The share of the device a cell asks for; 0 where the KV memory is fixed (not searched). */
+  private static double share(Cell c) {
+    String v = c.setting().get("gpu-memory-utilization");
+    return v == null ? 0 : Double.parseDouble(v);
   }
 
   private static int changed(List<Axis> axes, Map<String, String> s) {

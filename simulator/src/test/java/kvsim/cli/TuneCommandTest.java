@@ -179,4 +179,68 @@ class TuneCommandTest {
     assertEquals(0, r.get("recommended").get("oom_count").asInt());
     assertTrue(r.get("recommended").get("peak_reserved_bytes").asLong() <= peak);
   }
+
+  @Test
+  void aServingSearchPrintsTheBestSettingsAsAVllmCommandLineBesideTheRunnerUpAndTheDefault() throws IOException {
+    Path out = dir.resolve("v");
+    CliRun run = CliRun.of("tune", "requests:preset=sharegpt,count=60", "--system", "vllm", "--slo", "ttft.p50<=2s", "--slo", "rejected.fraction<=0.5",
+        "--max-rate", "20", "--steps", "2",
+        "-o", out.toString(), "-q").ok();
+    JsonNode r = json(out.resolve("tune.json"));
+    assertEquals("kvsim-tune", r.get("format").asText());
+    assertEquals("serving", r.get("kind").asText());
+    // One setting at a time: the default, 2 + 3 + 3 + 3 + 1 + 1 other values, and the combination when it is new.
+    int cells = r.get("cells").size();
+    assertTrue(cells == 14 || cells == 15, Integer.toString(cells));
+    String best = r.get("recommended").get("vllm").asText();
+    assertTrue(best.startsWith("vllm serve llama-2-7b --block-size "), best);
+    assertTrue(run.out().contains("\n" + best + "\n"), run.out());
+    assertTrue(run.out().contains("\ndefault:   vllm serve llama-2-7b --block-size 16 --gpu-memory-utilization 0.9 --max-num-seqs 256 "
+        + "--max-num-batched-tokens 2048 --scheduler-reserve-full-isl --async-scheduling\n"), run.out());
+    assertTrue(run.out().contains("\nrunner-up: vllm serve llama-2-7b "), run.out());
+    // The recommendation sustains at least the default's rate: the default is one of the cells ranked.
+    assertTrue(r.get("recommended").get("rate_rps").asDouble() >= r.get("default").get("rate_rps").asDouble());
+    assertEquals(cells + 1, Files.readAllLines(out.resolve("tune.csv")).size());
+    assertTrue(Files.readString(out.resolve("report.html")).contains(best));
+  }
+
+  @Test
+  void withARateTheServingSearchFindsTheLeastKvMemoryThatMeetsIt() throws IOException {
+    Path out = dir.resolve("w");
+    CliRun.of("tune", "requests:preset=sharegpt,count=60", "--system", "orca-max", "--slo", "ttft.p50<=5s", "--slo", "rejected.fraction<=0.5", "--rate", "0.5",
+        "-o", out.toString(), "-q").ok();
+    JsonNode r = json(out.resolve("tune.json"));
+    // orca-max reads neither block-size nor vLLM v1's scheduler settings: they are not searched.
+    List<String> keys = new java.util.ArrayList<>();
+    r.get("axes").forEach(a -> keys.add(a.get("key").asText()));
+    assertEquals(List.of("gpu-memory-utilization", "max-num-seqs", "max-num-batched-tokens"), keys);
+    JsonNode best = r.get("recommended");
+    assertTrue(best.get("met").asBoolean());
+    // No cell that meets the rate asks for a smaller share of the device.
+    double share = best.get("setting").get("gpu-memory-utilization").asDouble();
+    assertEquals(0.5, share); // the least of the values searched
+    for (JsonNode c : r.get("cells")) {
+      assertTrue(!c.get("met").asBoolean() || c.get("setting").get("gpu-memory-utilization").asDouble() >= share, c.toString());
+    }
+  }
+
+  @Test
+  void aServingSearchRefusesBadInputInOneLine() throws IOException {
+    Path out = dir.resolve("never");
+    List<List<String>> cases = List.of(
+        List.of("--system", "vllm", "--slo is needed", "--slo: a serving search needs at least one latency target"),
+        List.of("--system", "vllm", "--slo", "ttft<=2s", "--grid", "full", "--budget 40", "--budget 40: the full grid has 768 cells; raise --budget"),
+        List.of("--system", "nosuch", "--slo", "ttft<=2s", "unknown system"),
+        List.of("--system", "vllm", "--slo", "ttft<=fast", "ttft<=fast"),
+        List.of("--slo", "ttft<=2s", "--slo: applies to a serving search (--system S)"));
+    for (List<String> c : cases) {
+      List<String> args = new java.util.ArrayList<>(List.of("tune", "requests:preset=sharegpt,count=20", "-o", out.toString(), "-q"));
+      args.addAll(c.subList(0, c.size() - 1).stream().filter(a -> !a.contains(" ")).toList());
+      CliRun run = CliRun.of(args.toArray(String[]::new));
+      assertEquals(2, run.exitCode(), c + ": " + run.out() + run.err());
+      assertTrue(run.err().startsWith("kvsim: error: ") && run.err().strip().lines().count() == 1, c + ": " + run.err());
+      assertTrue(run.err().contains(c.get(c.size() - 1)), c + ": " + run.err());
+      assertFalse(Files.exists(out), c.toString());
+    }
+  }
 }
