@@ -184,7 +184,7 @@ final class TuneCommand implements Callable<Integer> {
       for (String value : list) {
         if (space.torchConf()) {
           space.checkTorchValue(key, value);
-        } else if (snapshot == null) {
+        } else {
           checkOption(key, value);
         }
       }
@@ -216,11 +216,6 @@ final class TuneCommand implements Callable<Integer> {
       }
       workload = SNAPSHOT_TRACE;
       gridDir = dir;
-      for (Map.Entry<String, List<String>> g : given.entrySet()) {
-        if (!space.torchConf()) {
-          g.getValue().forEach(v -> checkOption(trace.toString(), g.getKey(), v));
-        }
-      }
     } else {
       workload = Files.isRegularFile(file) ? file.toAbsolutePath().normalize().toString() : input;
       gridDir = Path.of("").toAbsolutePath();
@@ -389,14 +384,14 @@ final class TuneCommand implements Callable<Integer> {
     }
   }
 
+  /**
+   * Checks one option value of a non-caching allocator by resolving a run with it, as replay --set
+   * does, before anything is written; the run is a tiny generated one (the value is the
+   * allocator's to judge, whatever the workload).
+   */
   private void checkOption(String key, String value) {
-    checkOption(input, key, value);
-  }
-
-  /** Checks one option value of a non-caching allocator by resolving a run with it, as replay --set does. */
-  private void checkOption(String workload, String key, String value) {
     try {
-      RunSpec.resolve(RunRequest.of(workload).withAllocators(List.of(allocator)).withDevice(device).withSettings(List.of(allocator + "." + key + "=" + value)),
+      RunSpec.resolve(RunRequest.of("churn:ops=10").withAllocators(List.of(allocator)).withDevice(device).withSettings(List.of(allocator + "." + key + "=" + value)),
           new PrintWriter(PrintWriter.nullWriter()));
     } catch (InputException ex) {
       throw new InputException("--values " + key + "=" + value + ": " + ex.getMessage());
