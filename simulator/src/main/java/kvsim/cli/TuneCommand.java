@@ -52,7 +52,9 @@ import picocli.CommandLine.Parameters;
       "Search an allocator's settings on a recorded run (a PyTorch memory snapshot with allocation history, an L1 trace, or a generator spec):",
       "no OOM first, then the lowest peak reserved bytes, then the lowest modelled allocator time. A grid of each option's values, then a",
       "local search around the best on finer ladders; cells run on all cores (or Spark) and are kept in -o DIR, so a rerun skips the cells",
-      "it has. Prints the default's numbers, the Pareto front and, for pytorch-caching, the PYTORCH_CUDA_ALLOC_CONF to paste."
+      "it has. Prints the default's numbers, the Pareto front and, for pytorch-caching, the PYTORCH_CUDA_ALLOC_CONF to paste.",
+      "With --system S --slo TARGET: search the serving settings (block size, memory share, max_num_seqs, max_num_batched_tokens, v1's",
+      "scheduler settings) for the highest rate within the SLO, or with --rate R the least memory that meets it; prints vllm serve lines."
     },
     footer = {"", "Exit status: 0 success, 1 run failed, 2 bad input or usage."})
 final class TuneCommand implements Callable<Integer> {
