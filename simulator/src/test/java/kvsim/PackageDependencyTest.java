@@ -98,6 +98,11 @@ class PackageDependencyTest {
           // by the spark profile); it runs grid cells through the run library, as the local engine
           // does.
           Map.entry("spark", Set.of("run", "config", "core")),
+          // Beyond the base lists: `kvsim tune`, the settings search. It runs its cells on the sweep
+          // engine and capacity searches of the run library, stores cells and writes its folder
+          // through report (SweepTable's cell store, TuneResults), checks pytorch-caching's conf
+          // values with that family's value type (TorchAllocConf) and reads serving settings.
+          Map.entry("tune", Set.of("run", "report", "alloc.caching", "config", "core")),
           // Beyond the base lists: the CI regression gate. It runs suites with the run library,
           // names allocators and serving systems by registry name (checking them against the
           // registry and serving's system table), reads result formats' names from report and

@@ -31,6 +31,7 @@ import picocli.CommandLine.Command;
       ServingCommand.class,
       CapacityCommand.class,
       SweepCommand.class,
+      TuneCommand.class,
       DiffCommand.class,
       RegressCommand.class,
       ReportCommand.class,

@@ -78,6 +78,8 @@ public final class ResultFolder {
     BASELINE("baseline", "a regression-baseline folder"),
     /** {@code kvsim reproduce}. */
     REPRODUCTION("reproduction", "a reproduction"),
+    /** {@code kvsim tune}: a settings search, resumable like a sweep. */
+    TUNE("tune", "a tune result"),
     /** A marker from before kinds were recorded, whose files name no known kind. */
     UNKNOWN("unknown", "a kvsim folder of unknown kind");
 

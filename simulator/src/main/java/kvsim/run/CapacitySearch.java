@@ -337,6 +337,11 @@ public final class CapacitySearch {
     return new Capacity(system, met, false, probes);
   }
 
+  /** Runs {@code spec} (one system) at {@code rate} and judges it against {@code targets}: one probe of a search. */
+  public static Probe probeAt(ServingSpec spec, Targets targets, double rate) throws IOException {
+    return probe(spec, targets, rate);
+  }
+
   private static Probe probe(ServingSpec spec, Targets targets, double rate) throws IOException {
     ServingRunner.SystemResult r = new ServingRunner(1).countingTargets(targets.perRequest()).run(spec.withRate(rate), null).get(0);
     Map<String, Object> summary = r.metrics().toMap();

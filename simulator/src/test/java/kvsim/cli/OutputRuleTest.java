@@ -258,6 +258,7 @@ class OutputRuleTest {
         new FolderWriter("capacity -o", (o, in) -> List.of("capacity", in.toString(), "--system", "vllm", "--slo", "ttft.p50<=10s", "--max-rate", "4",
             "--steps", "1", "-o", o.toString()), requestTrace(), "capacity", true),
         new FolderWriter("sweep -o", (o, in) -> List.of("sweep", in.toString(), "-q", "-o", o.toString()), grid, "sweep", true),
+        new FolderWriter("tune -o", (o, in) -> List.of("tune", in.toString(), "-a", "buddy", "-q", "-o", o.toString()), trace, "tune", true),
         new FolderWriter("reproduce -o", (o, in) -> List.of("reproduce", "seed000-churn", "-o", o.toString()), null, "reproduction", false),
         new FolderWriter("regress --update --baseline",
             (o, in) -> List.of("regress", in.toString(), "--baseline", o.getParent().toString(), "--update", "--quiet"), suite, "baseline", true));
