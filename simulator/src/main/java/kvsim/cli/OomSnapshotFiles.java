@@ -34,7 +34,7 @@ final class OomSnapshotFiles {
     @Option(
         names = "--snapshot-at-oom",
         paramLabel = "FILE[:frag]",
-        description = "Write a PyTorch memory snapshot (memory_viz opens it) of the allocator's state at its first OOM (FILE:frag: its first fragmentation OOM); "
+        description = "Write a PyTorch memory snapshot (memory_viz opens it) of the allocator's state (serving: the KV memory's) at its first OOM (FILE:frag: its first fragmentation OOM); "
             + "several allocators: one file each, FILE-NAME.pickle. No OOM: no file, and a line on stderr.")
     String value;
   }
@@ -60,6 +60,29 @@ final class OomSnapshotFiles {
     if (value == null) {
       return null;
     }
+    Parsed p = parse(value);
+    if (seeds != null) {
+      throw new InputException("--snapshot-at-oom: not with --seeds (a sweep over seeds keeps no run's state); run one seed");
+    }
+    Path file = p.file();
+    OomSnapshotFiles out = new OomSnapshotFiles(file, p.trigger());
+    List<String> names = allocators.isEmpty() ? AllocatorRegistry.names() : allocators;
+    for (String name : names) {
+      out.recorders.put(name, new OomSnapshotRecorder(p.trigger()));
+    }
+    for (String name : names) {
+      Path f = TorchSnapshotFiles.fileFor(file, name, names.size());
+      requireWritableFolder(f);
+      OutputFile.of(f, SnapshotRecorder.OUTPUT_KIND, force, inputs).check();
+    }
+    return out;
+  }
+
+  /** The option's value: the file, and which OOM. */
+  record Parsed(Path file, OomSnapshotRecorder.Trigger trigger) {}
+
+  /** Parses {@code FILE} or {@code FILE:frag}. */
+  static Parsed parse(String value) {
     OomSnapshotRecorder.Trigger trigger = OomSnapshotRecorder.Trigger.ANY;
     String path = value;
     if (value.endsWith(FRAG_SUFFIX)) {
@@ -69,26 +92,11 @@ final class OomSnapshotFiles {
     if (path.isBlank()) {
       throw new InputException("--snapshot-at-oom " + value + ": expected FILE or FILE:frag, with a file name");
     }
-    if (seeds != null) {
-      throw new InputException("--snapshot-at-oom: not with --seeds (a sweep over seeds keeps no run's state); run one seed");
-    }
-    Path file;
     try {
-      file = Path.of(path);
+      return new Parsed(Path.of(path), trigger);
     } catch (java.nio.file.InvalidPathException e) {
       throw new InputException("--snapshot-at-oom " + value + ": not a file name (" + e.getReason() + ")");
     }
-    OomSnapshotFiles out = new OomSnapshotFiles(file, trigger);
-    List<String> names = allocators.isEmpty() ? AllocatorRegistry.names() : allocators;
-    for (String name : names) {
-      out.recorders.put(name, new OomSnapshotRecorder(trigger));
-    }
-    for (String name : names) {
-      Path f = TorchSnapshotFiles.fileFor(file, name, names.size());
-      requireWritableFolder(f);
-      OutputFile.of(f, SnapshotRecorder.OUTPUT_KIND, force, inputs).check();
-    }
-    return out;
   }
 
   /** The folder a file would go to must be a folder this process can write, or creatable in one. */
