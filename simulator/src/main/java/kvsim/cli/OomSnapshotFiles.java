@@ -78,6 +78,13 @@ final class OomSnapshotFiles {
     return out;
   }
 
+  /** Refuses {@code --torch-snapshot} and {@code --snapshot-at-oom} naming the same file: one would overwrite the other. */
+  static void requireApart(Path torchSnapshot, OomSnapshotFiles oom) {
+    if (torchSnapshot != null && oom != null && torchSnapshot.toAbsolutePath().normalize().equals(oom.file.toAbsolutePath().normalize())) {
+      throw new InputException("--snapshot-at-oom " + oom.file + ": is also the --torch-snapshot file; give each its own");
+    }
+  }
+
   /** The option's value: the file, and which OOM. */
   record Parsed(Path file, OomSnapshotRecorder.Trigger trigger) {}
 

@@ -42,6 +42,7 @@ final class ReplayCommand implements Callable<Integer> {
     Map<String, kvsim.torch.SnapshotRecorder> recorders = TorchSnapshotFiles.recorders(torchSnapshot, options.allocators);
     TorchSnapshotFiles.check(torchSnapshot, recorders.keySet(), options.force, Inputs.of(workload));
     OomSnapshotFiles oom = OomSnapshotFiles.of(snapshotAtOom.value, options.allocators, options.seeds, options.force, Inputs.of(workload));
+    OomSnapshotFiles.requireApart(torchSnapshot, oom);
     int status = Runs.execute(spec.commandLine().getOut(), spec.commandLine().getErr(), "replay", workload, yaml, dir, options,
         OomSnapshotFiles.listeners(recorders, oom), oom);
     TorchSnapshotFiles.write(spec.commandLine().getOut(), torchSnapshot, recorders, options.force, Inputs.of(workload));

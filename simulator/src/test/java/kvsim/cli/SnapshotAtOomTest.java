@@ -141,6 +141,10 @@ class SnapshotAtOomTest {
         dir.resolve("x.pickle").toString());
     assertEquals(2, run.exitCode());
     assertEquals("kvsim: error: --snapshot-at-oom: not with --seeds (a sweep over seeds keeps no run's state); run one seed\n", run.err());
+    run = replay(dir.resolve("r4"), "-a", "first-fit", "--snapshot-at-oom", dir.resolve("same.pickle").toString(), "--torch-snapshot",
+        dir.resolve("same.pickle").toString());
+    assertEquals(2, run.exitCode());
+    assertEquals("kvsim: error: --snapshot-at-oom " + dir.resolve("same.pickle") + ": is also the --torch-snapshot file; give each its own\n", run.err());
     // A file that is not a kvsim snapshot is not replaced without --force.
     Path mine = Files.writeString(dir.resolve("mine.pickle"), "my data");
     run = replay(dir.resolve("r3"), "-a", "first-fit", "--snapshot-at-oom", mine.toString());
