@@ -1,6 +1,7 @@
 package kvsim.cli;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import kvsim.config.WorkloadSpec;
@@ -26,6 +27,8 @@ final class CompareCommand implements Callable<Integer> {
 
   @Mixin RunOptions options;
 
+  @Mixin OomSnapshotFiles.Flag snapshotAtOom;
+
   @Override
   public Integer call() throws Exception {
     WorkloadSpec yaml;
@@ -44,6 +47,7 @@ final class CompareCommand implements Callable<Integer> {
       // compare runs every registered allocator unless told otherwise, whatever the spec lists
       options.allocators.addAll(kvsim.registry.AllocatorRegistry.names());
     }
-    return Runs.execute(spec.commandLine().getOut(), spec.commandLine().getErr(), "compare", label, yaml, dir, options, Map.of());
+    OomSnapshotFiles oom = OomSnapshotFiles.of(snapshotAtOom.value, options.allocators, options.seeds, options.force, workload == null ? List.of() : Inputs.of(workload));
+    return Runs.execute(spec.commandLine().getOut(), spec.commandLine().getErr(), "compare", label, yaml, dir, options, OomSnapshotFiles.listeners(Map.of(), oom), oom);
   }
 }

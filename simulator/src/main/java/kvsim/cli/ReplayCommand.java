@@ -32,6 +32,8 @@ final class ReplayCommand implements Callable<Integer> {
       description = "Also write the run as a PyTorch memory snapshot pickle that memory_viz opens (with several allocators, one file each: FILE-NAME.pickle).")
   Path torchSnapshot;
 
+  @Mixin OomSnapshotFiles.Flag snapshotAtOom;
+
   @Override
   public Integer call() throws Exception {
     // Note [Output rule] on core.OutputFile: every output is checked before the run; the folder in Runs.execute.
@@ -39,7 +41,10 @@ final class ReplayCommand implements Callable<Integer> {
     Path dir = yaml == null ? null : Path.of(workload).toAbsolutePath().getParent();
     Map<String, kvsim.torch.SnapshotRecorder> recorders = TorchSnapshotFiles.recorders(torchSnapshot, options.allocators);
     TorchSnapshotFiles.check(torchSnapshot, recorders.keySet(), options.force, Inputs.of(workload));
-    int status = Runs.execute(spec.commandLine().getOut(), spec.commandLine().getErr(), "replay", workload, yaml, dir, options, Map.copyOf(recorders));
+    OomSnapshotFiles oom = OomSnapshotFiles.of(snapshotAtOom.value, options.allocators, options.seeds, options.force, Inputs.of(workload));
+    OomSnapshotFiles.requireApart(torchSnapshot, oom);
+    int status = Runs.execute(spec.commandLine().getOut(), spec.commandLine().getErr(), "replay", workload, yaml, dir, options,
+        OomSnapshotFiles.listeners(recorders, oom), oom);
     TorchSnapshotFiles.write(spec.commandLine().getOut(), torchSnapshot, recorders, options.force, Inputs.of(workload));
     return status;
   }

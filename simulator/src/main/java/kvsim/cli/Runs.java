@@ -64,6 +64,21 @@ final class Runs {
       RunOptions o,
       Map<String, ? extends AllocatorListener> listeners)
       throws IOException {
+    return execute(out, err, command, label, yaml, yamlDir, o, listeners, null);
+  }
+
+  /** As above; {@code oom} ({@code --snapshot-at-oom}, or null) writes its snapshots after the run, before the folder. */
+  static int execute(
+      PrintWriter out,
+      PrintWriter err,
+      String command,
+      String label,
+      WorkloadSpec yaml,
+      Path yamlDir,
+      RunOptions o,
+      Map<String, ? extends AllocatorListener> listeners,
+      OomSnapshotFiles oom)
+      throws IOException {
     RunSpec spec = RunSpec.resolve(o.request(label, yaml, yamlDir), err);
     ResultFolder.Target target = outputTarget(o, spec.workload()).reading(Inputs.of(label, spec.workload().file())).withReport(o.report.report()).check();
     if (target.report() && o.seeds == null) { // a seed sweep's folder has no chart: nothing to warm up
@@ -86,6 +101,10 @@ final class Runs {
     }
     Runner.Progress progress = runnerProgress(Progress.of(o.quiet.quiet, err, command, "runs"), spec.allocators().size());
     RunResult result = runner.run(spec, listeners::get, progress);
+    if (oom != null) {
+      Path folder = target.dir() != null ? target.dir() : target.runsBase().resolve("run");
+      result = oom.write(out, err, result, folder, o.force, Inputs.of(label, spec.workload().file()));
+    }
     out.println("workload: " + spec.workload().spec() + " on " + spec.device().name() + " (" + Bytes.format(spec.plan().testedRegion().sizeBytes()) + " under test)");
     TextTable.comparison(out, result.results());
     out.println();

@@ -56,6 +56,8 @@ final class ServingCommand implements Callable<Integer> {
 
   @CommandLine.Mixin NoReportOption report;
 
+  @CommandLine.Mixin OomSnapshotFiles.Flag snapshotAtOom;
+
   @Option(names = "--slo", paramLabel = "TARGET",
       description = "A service-level target, repeatable; each system's SLO attainment and goodput are reported (table and summary.json's slo)."
           + " Per request METRIC<=VALUE(s|ms) (METRIC ttft, tpot, e2e or normalized_latency, e.g. ttft<=1s): a request meets the SLO when it"
@@ -83,6 +85,9 @@ final class ServingCommand implements Callable<Integer> {
     // Per-request targets are checked as each request finishes (Note [Per-request targets] in ServingMetrics).
     ServingRunner runner = sloTargets == null ? new ServingRunner() : new ServingRunner().countingTargets(sloTargets.perRequest());
     long[] seeds = options.seeds(workload);
+    ServingOomSnapshots oom = ServingOomSnapshots.of(snapshotAtOom.value, cells.stream().map(ServingGrid.Cell::system).distinct().toList(), !axes.isEmpty(),
+        seeds != null, force, inputs);
+    runner = oom == null ? runner : oom.apply(runner);
     if (seeds != null) {
       if (emitTrace != null) {
         throw new InputException("--emit-trace: writes one trace per system, not per seed; leave out --seeds, or run one --seed");
@@ -122,6 +127,9 @@ final class ServingCommand implements Callable<Integer> {
         ? runner.run(whole, progress, traces)
         : runner.runCells(cells, progress);
     ServingProgress.finish(lines, cells);
+    if (oom != null) {
+      oom.write(out, err);
+    }
     ServingResults folder = ServingRunner.results(cells, axes, results);
     if (sloTargets != null) {
       folder = sloTargets.withSlo(folder, results);

@@ -30,6 +30,7 @@ import java.util.List;
  * @param binEvents the width of a bin in events
  * @param elidedMeanBytes per bin, the mean over its events of the bytes of elided rectangles live, rounded to a byte
  * @param oomCounts per bin, the refusals in it
+ * @param oomSnapshot the refusal a snapshot was written at ({@code --snapshot-at-oom}), or null
  */
 public record MemoryMap(
     String allocator,
@@ -43,7 +44,32 @@ public record MemoryMap(
     List<Rectangle> rectangles,
     long binEvents,
     long[] elidedMeanBytes,
-    long[] oomCounts) {
+    long[] oomCounts,
+    OomSnapshot oomSnapshot) {
+
+  /** A map with no snapshot at a refusal. */
+  public MemoryMap(String allocator, long events, long addressMinBytes, long addressMaxBytes, int maxRectangles, long rectanglesSeen,
+      double minAreaByteEvents, List<String> tags, List<Rectangle> rectangles, long binEvents, long[] elidedMeanBytes, long[] oomCounts) {
+    this(allocator, events, addressMinBytes, addressMaxBytes, maxRectangles, rectanglesSeen, minAreaByteEvents, tags, rectangles, binEvents,
+        elidedMeanBytes, oomCounts, null);
+  }
+
+  /**
+   * The refusal at which a PyTorch snapshot of the allocator was written ({@code --snapshot-at-oom}).
+   *
+   * @param event the refused event, 1-based
+   * @param timeNanos its simulated time
+   * @param sizeBytes the size the snapshot's {@code oom} entry records
+   * @param reason why it was refused ({@code no_memory}, {@code fragmentation}, {@code too_large})
+   * @param file the snapshot file, relative to the result folder where it can be
+   */
+  public record OomSnapshot(long event, long timeNanos, long sizeBytes, String reason, String file) {}
+
+  /** Returns this map marked with the refusal a snapshot was written at. */
+  public MemoryMap withOomSnapshot(OomSnapshot mark) {
+    return new MemoryMap(allocator, events, addressMinBytes, addressMaxBytes, maxRectangles, rectanglesSeen, minAreaByteEvents, tags, rectangles,
+        binEvents, elidedMeanBytes, oomCounts, mark);
+  }
 
   /** The most bins of the elided band and the refusal counts. */
   public static final int MAX_BINS = 512;

@@ -519,6 +519,16 @@ public final class HtmlReport {
     Html.table(out, "What the memory map holds (at most " + (maps.isEmpty() ? 0 : maps.get(0).maxRectangles())
             + " rectangles per allocator; smaller ones are not drawn but counted in the band of small allocations, see results/SCHEMA.md)",
         List.of("allocator", "extents recorded", "drawn", "too small to draw", "min. area drawn (byte-events)", "bin (events)", "refusals", "bins with refusals"), totals);
+    for (MemoryMap m : maps) {
+      MemoryMap.OomSnapshot o = m.oomSnapshot();
+      if (o != null) {
+        // The file's path is relative to the result folder, where this report lies (--snapshot-at-oom).
+        out.append("<p class=\"oom-snapshot\">").append(Html.escape(m.allocator())).append(": Snapshot at first OOM: <a href=\"")
+            .append(Html.escape(o.file())).append("\">").append(Html.escape(o.file())).append("</a>, open in memory_viz (event ").append(o.event())
+            .append(", ").append(Html.escape(Bytes.format(o.sizeBytes()))).append(" refused, ").append(Html.escape(o.reason()))
+            .append("; the dashed line on the memory map).</p>\n");
+      }
+    }
   }
 
   // ---- a seed sweep

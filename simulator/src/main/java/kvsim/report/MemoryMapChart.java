@@ -27,7 +27,8 @@ import org.jfree.data.xy.XYSeriesCollection;
  * bins holding refusals marked by red triangles along the top (a panel spanning more than 1 TiB is
  * a virtual space, drawn in TiB on its own scale with a note under the title, each rectangle at least
  * a pixel tall); a last panel draws the mean live GiB of the small allocations too small to draw,
- * per allocator in its colour (Note [Memory map decimation] on {@link MemoryMap}).
+ * per allocator in its colour (Note [Memory map decimation] on {@link MemoryMap}). A panel whose
+ * run wrote a snapshot at its first OOM ({@code --snapshot-at-oom}) marks that event ({@link OomMarker}).
  * Drawn from {@code memory-map.json} alone; the same maps give byte-identical files.
  */
 public final class MemoryMapChart {
@@ -163,6 +164,9 @@ public final class MemoryMapChart {
       XYPlot panel = new XYPlot(rects, null, address, bars);
       panel.setDataset(1, new XYSeriesCollection(ooms));
       panel.setRenderer(1, oomRenderer);
+      if (m.oomSnapshot() != null) {
+        panel.addAnnotation(new OomMarker(m.allocator(), m.oomSnapshot()));
+      }
       style(panel);
       plot.add(panel, 2);
       XYSeries e = new XYSeries(m.allocator(), false, true);

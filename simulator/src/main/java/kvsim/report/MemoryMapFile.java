@@ -33,7 +33,8 @@ public final class MemoryMapFile {
   private static final ObjectMapper COMPACT = new ObjectMapper().registerModule(kvsim.core.PlainNumbers.MODULE);
   private static final Set<String> FIELDS = Set.of(
       "allocator", "events", "address_min_bytes", "address_max_bytes", "max_rectangles", "rectangles_seen", "min_area_byte_events",
-      "tags", "rectangles", "bin_events", "elided_mean_bytes", "oom_counts");
+      "tags", "rectangles", "bin_events", "elided_mean_bytes", "oom_counts", "snapshot_at_oom");
+  private static final Set<String> OOM_FIELDS = Set.of("event", "time_ns", "size_bytes", "reason", "file");
 
   private MemoryMapFile() {}
 
@@ -61,6 +62,17 @@ public final class MemoryMapFile {
       a.put("bin_events", m.binEvents());
       a.put("elided_mean_bytes", m.elidedMeanBytes());
       a.put("oom_counts", m.oomCounts());
+      if (m.oomSnapshot() != null) {
+        // Only with --snapshot-at-oom: other folders' files are unchanged.
+        MemoryMap.OomSnapshot o = m.oomSnapshot();
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("event", o.event());
+        s.put("time_ns", o.timeNanos());
+        s.put("size_bytes", o.sizeBytes());
+        s.put("reason", o.reason());
+        s.put("file", o.file());
+        a.put("snapshot_at_oom", s);
+      }
       list.add(a);
     }
     root.put("allocators", list);
@@ -160,9 +172,30 @@ public final class MemoryMapFile {
         throw InputException.at(src, 0, at + ".max_rectangles", "too large: " + maxRects);
       }
       out.add(new MemoryMap(name, events, min, max, (int) maxRects, seenRects, area.doubleValue(), List.copyOf(tags), List.copyOf(rects),
-          binEvents, elided, ooms));
+          binEvents, elided, ooms, oomSnapshot(src, a.get("snapshot_at_oom"), at + ".snapshot_at_oom", events)));
     }
     return out;
+  }
+
+  private static MemoryMap.OomSnapshot oomSnapshot(String src, JsonNode n, String at, long events) {
+    if (n == null) {
+      return null;
+    }
+    if (!n.isObject()) {
+      throw InputException.at(src, 0, at, "expected an object, found " + n);
+    }
+    only(src, n, at, OOM_FIELDS);
+    long event = count(src, n.get("event"), at + ".event");
+    if (event < 1 || event > events) {
+      throw InputException.at(src, 0, at + ".event", "event " + event + " is not one of the run's events 1.." + events);
+    }
+    for (String f : List.of("reason", "file")) {
+      if (n.get(f) == null || !n.get(f).isTextual() || n.get(f).textValue().isEmpty()) {
+        throw InputException.at(src, 0, at + "." + f, "expected a non-empty string, found " + n.get(f));
+      }
+    }
+    return new MemoryMap.OomSnapshot(event, count(src, n.get("time_ns"), at + ".time_ns"), count(src, n.get("size_bytes"), at + ".size_bytes"),
+        n.get("reason").textValue(), n.get("file").textValue());
   }
 
   private static void only(String src, JsonNode o, String at, Set<String> allowed) {

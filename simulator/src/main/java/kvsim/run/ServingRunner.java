@@ -109,6 +109,8 @@ public final class ServingRunner {
 
   private final int threads;
   private final List<ServingMetrics.RequestTarget> requestTargets;
+  /** Per system, the capture of its first OOM ({@code --snapshot-at-oom}); null for none. */
+  private final java.util.function.Function<String, ServingOomCapture> oomCaptures;
 
   /** A runner on all cores. */
   public ServingRunner() {
@@ -121,8 +123,18 @@ public final class ServingRunner {
   }
 
   private ServingRunner(int threads, List<ServingMetrics.RequestTarget> requestTargets) {
+    this(threads, requestTargets, null);
+  }
+
+  private ServingRunner(int threads, List<ServingMetrics.RequestTarget> requestTargets, java.util.function.Function<String, ServingOomCapture> oomCaptures) {
     this.threads = Math.max(1, threads);
     this.requestTargets = List.copyOf(requestTargets);
+    this.oomCaptures = oomCaptures;
+  }
+
+  /** Returns this runner with each system's first OOM captured by {@code captures.apply(system)} (null: none for that system). */
+  public ServingRunner capturingOoms(java.util.function.Function<String, ServingOomCapture> captures) {
+    return new ServingRunner(threads, requestTargets, captures);
   }
 
   /**
@@ -131,7 +143,7 @@ public final class ServingRunner {
    * ServingMetrics#attainment} answers for them after the run.
    */
   public ServingRunner countingTargets(List<ServingMetrics.RequestTarget> targets) {
-    return new ServingRunner(threads, targets);
+    return new ServingRunner(threads, targets, oomCaptures);
   }
 
   /**
@@ -153,7 +165,7 @@ public final class ServingRunner {
   public List<SystemResult> run(ServingSpec spec, Progress progress, List<OutputFile> traces) throws IOException {
     List<String> systems = spec.systems();
     List<SystemResult> results = Parallel.map(systems.size(), threads,
-        i -> runOne(spec, systems.get(i), progress, traces == null ? null : traces.get(i), requestTargets));
+        i -> runOne(spec, systems.get(i), progress, traces == null ? null : traces.get(i), requestTargets, capture(systems.get(i))));
     if (!results.isEmpty() && results.get(0).metrics().arrived() == 0) {
       throw new InputException(spec.workload().spec() + ": no requests (the workload is empty; nothing to simulate)");
     }
@@ -167,7 +179,8 @@ public final class ServingRunner {
    * @throws InputException when the workload has no requests
    */
   public List<SystemResult> runCells(List<ServingGrid.Cell> cells, Progress progress) throws IOException {
-    List<SystemResult> results = Parallel.map(cells.size(), threads, i -> runOne(cells.get(i).spec(), cells.get(i).system(), progress, (OutputFile) null, requestTargets));
+    List<SystemResult> results = Parallel.map(cells.size(), threads, i -> runOne(cells.get(i).spec(), cells.get(i).system(), progress, (OutputFile) null, requestTargets,
+        capture(cells.get(i).system())));
     if (!results.isEmpty() && results.get(0).metrics().arrived() == 0) {
       throw new InputException(cells.get(0).spec().workload().spec() + ": no requests (the workload is empty; nothing to simulate)");
     }
@@ -206,10 +219,14 @@ public final class ServingRunner {
     return file.resolveSibling(withSystem);
   }
 
-  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, OutputFile trace, List<ServingMetrics.RequestTarget> targets)
-      throws IOException {
+  private ServingOomCapture capture(String system) {
+    return oomCaptures == null ? null : oomCaptures.apply(system);
+  }
+
+  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, OutputFile trace, List<ServingMetrics.RequestTarget> targets,
+      ServingOomCapture oom) throws IOException {
     if (trace == null) {
-      return runOne(spec, system, progress, (L1TraceWriter) null, targets);
+      return runOne(spec, system, progress, (L1TraceWriter) null, targets, oom);
     }
     Map<String, Object> header = new LinkedHashMap<>();
     header.put("source", "kvsim serving");
@@ -221,14 +238,14 @@ public final class ServingRunner {
     SystemResult[] result = new SystemResult[1];
     trace.write(out -> {
       try (L1TraceWriter w = L1TraceWriter.forFile(trace.path(), out, header)) {
-        result[0] = runOne(spec, system, progress, w, targets);
+        result[0] = runOne(spec, system, progress, w, targets, oom);
       }
     });
     return result[0];
   }
 
-  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, L1TraceWriter trace, List<ServingMetrics.RequestTarget> targets)
-      throws IOException {
+  private static SystemResult runOne(ServingSpec spec, String system, Progress progress, L1TraceWriter trace, List<ServingMetrics.RequestTarget> targets,
+      ServingOomCapture oom) throws IOException {
     long start = System.nanoTime();
     try (RequestSource source = spec.workload().open()) {
       ServingSystems.Built built = ServingSystems.build(system, spec.build(source.hashBlockTokens()));
@@ -241,6 +258,9 @@ public final class ServingRunner {
       }
       if (!targets.isEmpty()) {
         engine.countTargets(targets);
+      }
+      if (oom != null) {
+        oom.install(built.kv(), engine);
       }
       if (built.activationBytesPerToken() > 0) {
         engine.placeActivationsWithKv(built.activationBytesPerToken());

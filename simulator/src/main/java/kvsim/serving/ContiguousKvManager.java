@@ -59,7 +59,8 @@ import kvsim.registry.AllocatorRegistry;
  *       Reservation#GROW}), timed like a growth copy.
  * </ul>
  */
-public final class ContiguousKvManager implements KvManager, KvManager.Forking, KvManager.Activations, KvManager.Observable, KvManager.GroupCounting {
+public final class ContiguousKvManager implements KvManager, KvManager.Forking, KvManager.Activations, KvManager.Observable, KvManager.GroupCounting,
+    KvRefusals {
   /**
    * A contiguous KV manager as a system part: one buffer per sequence in the registered allocator
    * {@code allocator} (its options read as {@code ALLOCATOR.KEY}) under {@code reservation}; it can
@@ -161,6 +162,10 @@ public final class ContiguousKvManager implements KvManager, KvManager.Forking, 
   /** The id of the last allocation asked for, for the listener. */
   private long lastTraceId;
   private long forkCopiedBytes;
+  /** Hears refusals to running sequences and of activations (Note [Serving OOM] in {@link KvRefusals}); null for none. */
+  private KvRefusals.Listener refusalListener;
+  /** The last refusal {@link #take} met. */
+  private AllocOutcome.OutOfMemory lastRefusal;
 
   /**
    * A manager over {@code allocator}, an empty contiguous model of a region of {@code regionBytes}.
@@ -346,6 +351,9 @@ public final class ContiguousKvManager implements KvManager, KvManager.Forking, 
     int tokens = (int) Math.max(needed, Math.min(maxModelLen, 2L * b.reservedTokens));
     AllocOutcome.Allocated got = take(tokens);
     if (got == null) {
+      if (refusalListener != null) {
+        refusalListener.refused(lastRefusal.requestedBytes(), lastRefusal.reason());
+      }
       return false;
     }
     long bytes = (long) computed * kvBytesPerToken;
@@ -413,6 +421,7 @@ public final class ContiguousKvManager implements KvManager, KvManager.Forking, 
       return a;
     }
     refusals++;
+    lastRefusal = (AllocOutcome.OutOfMemory) out;
     if (((AllocOutcome.OutOfMemory) out).reason() == OomReason.FRAGMENTATION) {
       fragmentationRefusals++;
     }
@@ -442,7 +451,21 @@ public final class ContiguousKvManager implements KvManager, KvManager.Forking, 
       activationBytes = bytes;
       return a.handle();
     }
+    if (refusalListener != null) {
+      AllocOutcome.OutOfMemory o = (AllocOutcome.OutOfMemory) out;
+      refusalListener.refused(o.requestedBytes(), o.reason());
+    }
     return -1;
+  }
+
+  @Override
+  public void listenRefusals(KvRefusals.Listener listener) {
+    this.refusalListener = listener;
+  }
+
+  @Override
+  public java.util.List<kvsim.alloc.SegmentLayout> layout() {
+    return allocator.layout();
   }
 
   @Override

@@ -55,7 +55,7 @@ import kvsim.registry.AllocatorRegistry;
  * every sampled token id, which are used as they are: prefix hits then follow the real tokens.
  */
 public final class PagedKvManager implements KvManager, KvManager.Forking, KvManager.Watermarked, KvManager.Swapping, KvManager.Observable,
-    KvManager.GroupCounting, KvManager.FullSequenceFit {
+    KvManager.GroupCounting, KvManager.FullSequenceFit, KvRefusals {
   /** vLLM v1's block manager as a system part: prefix caching on, FIFO free queue, the null block; reads {@code block-size}. */
   public static final KvManagerFactory V1_FACTORY = new KvManagerFactory() {
     @Override
@@ -150,6 +150,8 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
   private double swapNanos;
   private long heldBlockIterations;
   private long unsharedBlockIterations;
+  /** Hears refusals to running sequences (Note [Serving OOM] in {@link KvRefusals}); null for none. */
+  private KvRefusals.Listener refusalListener;
 
   /**
    * A manager over {@code blocks}; {@code hashBlockTokens} is the request source's tokens per
@@ -292,8 +294,20 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
       }
       s.advanceComputedTo(r.numComputedTokens());
       holding.add(s);
+    } else if (refusalListener != null && s.numComputedTokens() > 0) {
+      refusalListener.refused(blocks.blocksToAppend(r, numNewTokens) * blocks.config().blockBytes(), kvsim.alloc.OomReason.NO_MEMORY);
     }
     return ok;
+  }
+
+  @Override
+  public void listenRefusals(KvRefusals.Listener listener) {
+    this.refusalListener = listener;
+  }
+
+  @Override
+  public List<kvsim.alloc.SegmentLayout> layout() {
+    return KvRefusals.blockPoolLayout(blocks);
   }
 
   /**
@@ -411,7 +425,11 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
         need += blocks.blocksToAppend(of(s), n);
       }
     }
-    return need <= blocks.numFreeBlocks();
+    boolean fits = need <= blocks.numFreeBlocks();
+    if (!fits && refusalListener != null) {
+      refusalListener.refused(need * blocks.config().blockBytes(), kvsim.alloc.OomReason.NO_MEMORY);
+    }
+    return fits;
   }
 
   private static List<PagedRequest> requestsOf(List<Sequence> sequences) {

@@ -43,7 +43,7 @@ import kvsim.registry.AllocatorRegistry;
  *   <li>No prefix cache, no fork: vLLM v1's scheduler drives it and fans samples out.
  * </ul>
  */
-public final class VAttentionKvManager implements KvManager, KvManager.Observable, KvManager.FullSequenceFit {
+public final class VAttentionKvManager implements KvManager, KvManager.Observable, KvManager.FullSequenceFit, KvRefusals {
   /** vAttention's KV cache as a system part: the {@code vattention} allocator at its default options, no prefix caching. */
   public static final KvManagerFactory FACTORY = new KvManagerFactory() {
     @Override
@@ -86,6 +86,8 @@ public final class VAttentionKvManager implements KvManager, KvManager.Observabl
   private final Map<String, Object> allocatorOptions;
   private final LinkedHashSet<Sequence> holding = new LinkedHashSet<>();
   private MemoryListener listener;
+  /** Hears refusals to running sequences (Note [Serving OOM] in {@link KvRefusals}); null for none. */
+  private KvRefusals.Listener refusalListener;
   private long nextTraceId;
   private long steps;
   private long refusals;
@@ -184,6 +186,11 @@ public final class VAttentionKvManager implements KvManager, KvManager.Observabl
       AllocOutcome out = allocator.allocate(new AllocRequest(stepBytes, Tag.KV, false, 0));
       if (!(out instanceof AllocOutcome.Allocated a)) {
         refusals++;
+        if (refusalListener != null && s.numComputedTokens() > 0) {
+          // A running sequence's next step (Note [Serving OOM] in KvRefusals), heard before the roll-back.
+          AllocOutcome.OutOfMemory o = (AllocOutcome.OutOfMemory) out;
+          refusalListener.refused(o.requestedBytes(), o.reason());
+        }
         while (m.count > before) {
           unmapLast(m);
         }
@@ -247,6 +254,16 @@ public final class VAttentionKvManager implements KvManager, KvManager.Observabl
   @Override
   public void listen(MemoryListener listener) {
     this.listener = listener;
+  }
+
+  @Override
+  public void listenRefusals(KvRefusals.Listener listener) {
+    this.refusalListener = listener;
+  }
+
+  @Override
+  public java.util.List<kvsim.alloc.SegmentLayout> layout() {
+    return allocator.layout();
   }
 
   @Override

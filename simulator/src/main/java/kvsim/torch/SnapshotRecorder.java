@@ -233,6 +233,29 @@ public final class SnapshotRecorder implements AllocatorListener {
     }
     return root;
   }
+  /**
+   * Returns a snapshot dict of {@code layout} with a trace of one {@code oom} entry ({@link
+   * OomSnapshotRecorder#ofState}): for a state that was not recorded event by event.
+   */
+  static Map<String, Object> stateSnapshot(List<SegmentLayout> layout, long sizeBytes, long str, long freeBytes, long timeNanos) {
+    Map<String, Object> root = new LinkedHashMap<>();
+    root.put("kvsim", KVSIM_MARK);
+    List<Object> segments = new ArrayList<>();
+    for (SegmentLayout s : layout) {
+      segments.add(segment(s));
+    }
+    root.put("segments", segments);
+    Map<String, Object> e = new LinkedHashMap<>();
+    e.put("action", ACTIONS[OOM]);
+    e.put("device_free", freeBytes);
+    e.put("size", sizeBytes);
+    e.put("stream", str);
+    e.put("time_us", timeNanos / 1000);
+    e.put("frames", List.of());
+    root.put("device_traces", List.of(List.of(e)));
+    return root;
+  }
+
   private static Map<String, Object> segment(SegmentLayout s) {
     long allocated = 0;
     long requested = 0;
