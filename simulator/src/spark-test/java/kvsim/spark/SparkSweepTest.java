@@ -1,22 +1,140 @@
 package kvsim.spark;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import kvsim.config.GridSpec;
+import kvsim.core.InputException;
+import kvsim.run.GridSweep;
 import kvsim.testing.CliRun;
+import org.apache.spark.SparkConf;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerJobStart;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Spark engine of {@code kvsim sweep} on {@code local[2]}: the same grid gives the same table,
- * byte for byte, as the local engine, for L1 and serving cells.
+ * byte for byte, as the local engine, for L1 and serving cells; one job runs a task per cell; an
+ * input the driver reads but an executor cannot ends the run at once with one line.
  */
 class SparkSweepTest {
   @TempDir Path dir;
+
+  /** Counts the jobs and tasks of every Spark context of this JVM that names it in {@code spark.extraListeners}. */
+  public static final class Jobs extends SparkListener {
+    static final AtomicInteger JOBS = new AtomicInteger();
+    static final AtomicInteger TASKS = new AtomicInteger();
+
+    /** Spark makes it from the context's configuration. */
+    public Jobs(SparkConf conf) {}
+
+    @Override
+    public void onJobStart(SparkListenerJobStart start) {
+      JOBS.incrementAndGet();
+    }
+
+    @Override
+    public void onTaskEnd(SparkListenerTaskEnd end) {
+      TASKS.incrementAndGet();
+    }
+  }
+
+  @AfterEach
+  void noListener() {
+    System.clearProperty("spark.extraListeners");
+  }
+
+  @Test
+  void oneJobRunsATaskPerCell() throws IOException {
+    Jobs.JOBS.set(0);
+    Jobs.TASKS.set(0);
+    System.setProperty("spark.extraListeners", Jobs.class.getName());
+    GridSweep.GridFile grid = grid("grid.yaml", "workloads: [\"churn:ops=300\"]\nallocators: [first-fit, buddy]\nseeds: 1..12\n");
+    List<GridSweep.Cell> cells = GridSweep.cells(grid.spec());
+    List<Integer> arrived = new ArrayList<>();
+    GridSweep.engine("spark", 1, Map.of("master", "local[2]")).run(grid, cells, (cell, row) -> arrived.add(cell.index()));
+    assertEquals(1, Jobs.JOBS.get(), "jobs");
+    assertEquals(24, Jobs.TASKS.get(), "tasks");
+    assertEquals(24, arrived.size());
+    assertEquals(24, arrived.stream().distinct().count(), arrived.toString());
+  }
+
+  @Test
+  void cellsAreDealtOnePerTaskOrRoundRobinPastTheLimit() {
+    GridSpec g = grid("g.yaml", "workloads: [\"churn:ops=300\"]\nallocators: [first-fit]\nseeds: 1..5\n").spec();
+    List<GridSweep.Cell> cells = GridSweep.cells(g);
+    assertEquals(List.of(List.of(0), List.of(1), List.of(2), List.of(3), List.of(4)), indices(SparkSweepEngine.tasks(cells, 10)));
+    assertEquals(List.of(List.of(0, 2, 4), List.of(1, 3)), indices(SparkSweepEngine.tasks(cells, 2)));
+  }
+
+  @Test
+  void aTraceAnExecutorCannotReadEndsTheRunAtOnceWithOneLine() {
+    // The driver checks inputs first (GridSweep.validate); the engine alone meets the missing file on its executor.
+    GridSweep.GridFile grid = grid("grid.yaml", "workloads: [gone.jsonl]\nallocators: [first-fit, buddy]\n");
+    List<GridSweep.Cell> cells = GridSweep.cells(grid.spec());
+    List<GridSweep.Cell> stored = new ArrayList<>();
+    // local[2,4]: a failed task would be tried 4 times, as on a cluster
+    InputException e = assertThrows(InputException.class,
+        () -> GridSweep.engine("spark", 1, Map.of("master", "local[2,4]")).run(grid, cells, (cell, row) -> stored.add(cell)));
+    assertFalse(e.getMessage().contains("\n"), e.getMessage());
+    assertTrue(e.getMessage().contains(dir.resolve("gone.jsonl").toString()), e.getMessage());
+    assertTrue(e.getMessage().contains("on Spark executor driver"), e.getMessage());
+    assertTrue(stored.isEmpty(), stored.toString());
+  }
+
+  @Test
+  void aMissingTraceIsExit2WithOneLineBeforeTheJob() throws IOException {
+    Path g = dir.resolve("grid.yaml");
+    Files.writeString(g, "workloads: [gone.jsonl]\nallocators: [first-fit]\n");
+    Path out = dir.resolve("out");
+    CliRun run = CliRun.of("sweep", g.toString(), "--engine", "spark", "--master", "local[2]", "-o", out.toString(), "-q");
+    assertEquals(2, run.exitCode(), run.err());
+    assertEquals(1, run.err().lines().count(), run.err());
+    assertTrue(run.err().startsWith("kvsim: error: " + g + ":1: workloads: "), run.err());
+    assertTrue(run.err().contains("gone.jsonl"), run.err());
+    assertFalse(Files.exists(out), "no result folder");
+  }
+
+  @Test
+  void aSinkErrorEndsTheJobAndSurfacesAsItself() {
+    GridSweep.GridFile grid = grid("grid.yaml", "workloads: [\"churn:ops=300\"]\nallocators: [first-fit]\nseeds: 1..20\n");
+    List<GridSweep.Cell> cells = GridSweep.cells(grid.spec());
+    AtomicInteger taken = new AtomicInteger();
+    IOException e = assertThrows(IOException.class, () -> GridSweep.engine("spark", 1, Map.of("master", "local[2]")).run(grid, cells, (cell, row) -> {
+      if (taken.incrementAndGet() == 3) {
+        throw new IOException("disk full");
+      }
+    }));
+    assertEquals("disk full", e.getMessage());
+    assertEquals(3, taken.get());
+  }
+
+  private GridSweep.GridFile grid(String name, String text) {
+    try {
+      Path f = dir.resolve(name);
+      Files.writeString(f, text);
+      return GridSweep.GridFile.read(f);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  private static List<List<Integer>> indices(List<List<GridSweep.Cell>> tasks) {
+    return tasks.stream().map(t -> t.stream().map(GridSweep.Cell::index).toList()).toList();
+  }
 
   @Test
   void sparkOnLocal2GivesTheLocalEnginesTableByteForByte() throws IOException {

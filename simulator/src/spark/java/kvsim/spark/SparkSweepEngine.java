@@ -1,28 +1,58 @@
 package kvsim.spark;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.Iterator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import kvsim.config.GridSpec;
 import kvsim.core.InputException;
 import kvsim.run.GridSweep;
+import org.apache.spark.SimpleFutureAction;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.SparkException;
 import org.apache.spark.api.java.JavaSparkContext;
+import scala.runtime.BoxedUnit;
 
 /**
  * The Apache Spark engine of {@code kvsim sweep --engine spark}: each cell of the grid is one Spark
- * task. The driver ships the grid file's text and the cells; each partition parses the grid once,
- * runs its cells with the same code as the local engine ({@link GridSweep#run}) and sends back
- * each row as JSON text, so the table is the same bytes as the local engine's. Rows stream back
- * partition by partition ({@code toLocalIterator}), and each is stored as it arrives, so an
- * interrupted sweep resumes where it stopped.
+ * task (Note [A task per cell]), all of them in one job. The driver ships the grid file's text and
+ * the cells; a task parses the grid (once per executor JVM and grid), runs its cell with the same
+ * code as the local engine ({@link GridSweep#run}) and sends back the row as JSON text, so the
+ * table is the same bytes as the local engine's. Each row reaches the driver as its task finishes
+ * and is stored there at once (Note [One job, rows as tasks finish]), so an interrupted sweep
+ * resumes where it stopped. A cell whose input an executor cannot read ends the run at once, with
+ * one line naming the input and the executor (Note [Input errors on an executor]).
  *
  * <p>The master is {@code --master}, else what {@code spark-submit} set ({@code spark.master}),
  * else {@code local[*]}.
  */
 public final class SparkSweepEngine implements GridSweep.EngineProvider {
+  /**
+   * The most tasks of one sweep; a larger grid deals its cells round-robin into this many tasks.
+   *
+   * <p>Note [A task per cell]: the grid used to be cut into 4 × default parallelism slices of
+   * consecutive cells (50–150 each in the grids measured), and cells in grid order come in runs of
+   * like cost (the seed varies fastest), so one slice of a slow workload held its executor long
+   * after the others were idle, and a run stopped mid-way lost every finished cell of its slices.
+   * Now each cell is its own task: Spark hands the next cell to whichever executor is free, so a
+   * slow cell holds one core and no other cell, and each cell is stored as it finishes. Sizing
+   * slices by an estimated cost (a workload's ops= or requests=) was not taken: a trace's cost is
+   * unknown before it is read, options change costs many-fold (an allocator's search, a serving
+   * system's batch), and the estimate would only ever approximate what free executors pulling the
+   * next cell achieve. A task costs Spark a few milliseconds on the driver and some memory per task
+   * while the job runs, so past {@value} cells they are grouped: cell i goes to task i mod {@value},
+   * which spreads a run of slow cells over many tasks rather than into one.
+   */
+  static final int MAX_TASKS = 10_000;
+
   @Override
   public String name() {
     return "spark";
@@ -40,6 +70,39 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
     return (grid, cells, sink) -> run(master, grid, cells, sink);
   }
 
+  /**
+   * What a task sends back for one cell: its row, or the one-line message of an input error on the
+   * executor that ran it.
+   *
+   * @param index the cell's position in the grid
+   * @param rowJson the row, or null after an error
+   * @param error the error's message (naming the executor), or null
+   */
+  record CellResult(int index, String rowJson, String error) implements Serializable {}
+
+  /** Returns the cells dealt into tasks: one cell each, or round-robin into {@link #MAX_TASKS} tasks (Note [A task per cell]). */
+  static List<List<GridSweep.Cell>> tasks(List<GridSweep.Cell> cells, int maxTasks) {
+    int n = Math.min(cells.size(), maxTasks);
+    List<List<GridSweep.Cell>> tasks = new ArrayList<>(n);
+    for (int t = 0; t < n; t++) {
+      tasks.add(new ArrayList<>());
+    }
+    for (int i = 0; i < cells.size(); i++) {
+      tasks.get(i % n).add(cells.get(i));
+    }
+    return tasks;
+  }
+
+  /*
+   * Note [One job, rows as tasks finish]: rows used to come back through RDD.toLocalIterator(),
+   * which runs one job per partition, each after the one before, so no two tasks ever ran at once
+   * whatever the number of executors (issue 29: a 2-worker cluster took 25.9 s where the local
+   * engine took 7.7 s). Now one job (SparkContext.submitJob) covers every task; its result
+   * handler, called on Spark's scheduler thread as each task succeeds, only queues the task's rows,
+   * and the calling thread takes them from the queue and hands them to the sink, which stores
+   * each cell at once. The sink's file writes thus never hold up the scheduler, and a sink error
+   * (a full disk) cancels the job and surfaces as itself.
+   */
   private static void run(String master, GridSweep.GridFile grid, List<GridSweep.Cell> cells, GridSweep.CellSink sink) throws IOException {
     if (cells.isEmpty()) {
       return;
@@ -50,28 +113,103 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
     } else if (!conf.contains("spark.master")) {
       conf.setMaster("local[*]");
     }
+    Map<Integer, GridSweep.Cell> byIndex = new HashMap<>();
+    for (GridSweep.Cell c : cells) {
+      byIndex.put(c.index(), c);
+    }
+    List<List<GridSweep.Cell>> tasks = tasks(cells, MAX_TASKS);
     try (JavaSparkContext sc = new JavaSparkContext(conf)) {
       sc.setLogLevel("WARN");
-      int slices = Math.max(1, Math.min(cells.size(), sc.defaultParallelism() * 4));
-      Iterator<String[]> rows = sc.parallelize(cells, slices)
-          .mapPartitions(part -> {
-            GridSpec spec = grid.spec();
-            List<String[]> out = new ArrayList<>();
-            while (part.hasNext()) {
-              GridSweep.Cell c = part.next();
-              out.add(new String[] {Integer.toString(c.index()), GridSweep.rowJson(GridSweep.run(spec, c))});
-            }
-            return out.iterator();
-          })
-          .toLocalIterator();
-      java.util.Map<Integer, GridSweep.Cell> byIndex = new java.util.HashMap<>();
-      for (GridSweep.Cell c : cells) {
-        byIndex.put(c.index(), c);
+      List<Object> partitions = new ArrayList<>(tasks.size());
+      for (int i = 0; i < tasks.size(); i++) {
+        partitions.add(i);
       }
-      while (rows.hasNext()) {
-        String[] r = rows.next();
-        sink.accept(byIndex.get(Integer.parseInt(r[0])), r[1]);
+      BlockingQueue<CellResult> arrived = new LinkedBlockingQueue<>();
+      scala.Function1<scala.collection.Iterator<List<GridSweep.Cell>>, CellResult[]> task =
+          (scala.Function1<scala.collection.Iterator<List<GridSweep.Cell>>, CellResult[]> & Serializable) part -> runTask(grid, part);
+      scala.Function2<Object, CellResult[], BoxedUnit> onResult = (partition, results) -> {
+        arrived.addAll(List.of(results));
+        return BoxedUnit.UNIT;
+      };
+      SimpleFutureAction<BoxedUnit> job = sc.sc().submitJob(sc.parallelize(tasks, tasks.size()).rdd(), task,
+          scala.jdk.javaapi.CollectionConverters.asScala(partitions).toList(), onResult, () -> BoxedUnit.UNIT);
+      try {
+        int received = 0;
+        while (received < cells.size()) {
+          CellResult r = arrived.poll(50, TimeUnit.MILLISECONDS);
+          if (r == null) {
+            if (job.isCompleted() && arrived.isEmpty()) {
+              break; // failed (get() below says why), or every result taken
+            }
+            continue;
+          }
+          received++;
+          if (r.error() != null) {
+            throw new InputException(r.error());
+          }
+          sink.accept(byIndex.get(r.index()), r.rowJson());
+        }
+        job.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("sweep interrupted");
+      } catch (SparkException e) {
+        throw new IOException("the Spark job failed: " + e.getMessage(), e); // not an input's fault: an executor lost 4 times, a bug
+      } finally {
+        if (!job.isCompleted()) {
+          job.cancel();
+        }
       }
     }
+  }
+
+  /** The grid last parsed in this JVM: an executor's tasks of one sweep parse it once. */
+  private static volatile Object[] parsed;
+
+  private static GridSpec spec(GridSweep.GridFile grid) {
+    Object[] p = parsed;
+    if (p != null && p[0].equals(grid)) {
+      return (GridSpec) p[1];
+    }
+    GridSpec spec = grid.spec();
+    parsed = new Object[] {grid, spec};
+    return spec;
+  }
+
+  /**
+   * Runs one task's cells on an executor.
+   *
+   * <p>Note [Input errors on an executor]: the driver has checked every input before the job
+   * ({@link GridSweep#validate}), so an input error here means that this executor sees another
+   * file system (a trace on the driver's disk only). Thrown, it would fail the task, which Spark
+   * retries (4 attempts on a cluster) before the driver sees some 25 lines of stack trace; the
+   * same error on a second attempt teaches nothing. So the task returns it as a result, with the
+   * executor's id and host, and the driver ends the run at its first such result: exit 2, one line.
+   */
+  private static CellResult[] runTask(GridSweep.GridFile grid, scala.collection.Iterator<List<GridSweep.Cell>> part) {
+    List<CellResult> out = new ArrayList<>();
+    while (part.hasNext()) {
+      for (GridSweep.Cell c : part.next()) {
+        try {
+          out.add(new CellResult(c.index(), GridSweep.rowJson(GridSweep.run(spec(grid), c)), null));
+        } catch (InputException e) {
+          out.add(new CellResult(c.index(), null, e.getMessage() + " (on Spark executor " + executor() + ", cell " + c.key() + ")"));
+          return out.toArray(new CellResult[0]);
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      }
+    }
+    return out.toArray(new CellResult[0]);
+  }
+
+  /** Returns this executor's id and host, as Spark's logs and UI name them. */
+  private static String executor() {
+    SparkEnv env = SparkEnv.get();
+    if (env == null) {
+      return "?";
+    }
+    String host = env.blockManager() == null ? null : env.blockManager().blockManagerId().host();
+    return env.executorId() + (host == null ? "" : " on " + host);
   }
 }
