@@ -21,6 +21,7 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerJobStart;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.scheduler.SparkListenerTaskStart;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,10 +34,15 @@ import org.junit.jupiter.api.io.TempDir;
 class SparkSweepTest {
   @TempDir Path dir;
 
-  /** Counts the jobs and tasks of every Spark context of this JVM that names it in {@code spark.extraListeners}. */
+  /**
+   * Counts the jobs and tasks of every Spark context of this JVM that names it in {@code
+   * spark.extraListeners}, and the most tasks running at once.
+   */
   public static final class Jobs extends SparkListener {
     static final AtomicInteger JOBS = new AtomicInteger();
     static final AtomicInteger TASKS = new AtomicInteger();
+    static final AtomicInteger RUNNING = new AtomicInteger();
+    static final AtomicInteger MOST_RUNNING = new AtomicInteger();
 
     /** Spark makes it from the context's configuration. */
     public Jobs(SparkConf conf) {}
@@ -47,7 +53,13 @@ class SparkSweepTest {
     }
 
     @Override
+    public void onTaskStart(SparkListenerTaskStart start) {
+      MOST_RUNNING.accumulateAndGet(RUNNING.incrementAndGet(), Math::max);
+    }
+
+    @Override
     public void onTaskEnd(SparkListenerTaskEnd end) {
+      RUNNING.decrementAndGet();
       TASKS.incrementAndGet();
     }
   }
@@ -58,9 +70,11 @@ class SparkSweepTest {
   }
 
   @Test
-  void oneJobRunsATaskPerCell() throws IOException {
+  void oneJobRunsATaskPerCellTwoAtATime() throws IOException {
     Jobs.JOBS.set(0);
     Jobs.TASKS.set(0);
+    Jobs.RUNNING.set(0);
+    Jobs.MOST_RUNNING.set(0);
     System.setProperty("spark.extraListeners", Jobs.class.getName());
     GridSweep.GridFile grid = grid("grid.yaml", "workloads: [\"churn:ops=300\"]\nallocators: [first-fit, buddy]\nseeds: 1..12\n");
     List<GridSweep.Cell> cells = GridSweep.cells(grid.spec());
@@ -68,6 +82,9 @@ class SparkSweepTest {
     GridSweep.engine("spark", 1, Map.of("master", "local[2]")).run(grid, cells, (cell, row) -> arrived.add(cell.index()));
     assertEquals(1, Jobs.JOBS.get(), "jobs");
     assertEquals(24, Jobs.TASKS.get(), "tasks");
+    // Both cores' first tasks are launched in one round of offers, so both start before either
+    // ends; later a task's start may be reported before the end of the task it follows, so more.
+    assertTrue(Jobs.MOST_RUNNING.get() >= 2, "tasks running at once on local[2]: " + Jobs.MOST_RUNNING.get());
     assertEquals(24, arrived.size());
     assertEquals(24, arrived.stream().distinct().count(), arrived.toString());
   }
