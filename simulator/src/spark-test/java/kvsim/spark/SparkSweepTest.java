@@ -126,6 +126,29 @@ class SparkSweepTest {
   }
 
   @Test
+  void aMasterOfNoKnownFormIsExit2WithOneLineBeforeTheFolder() throws IOException {
+    Path g = dir.resolve("grid.yaml");
+    Files.writeString(g, "workloads: [\"churn:ops=300\"]\nallocators: [first-fit]\n");
+    for (String master : List.of("local[x]", "local[0]", "spark-host:7077")) {
+      Path out = dir.resolve("out");
+      CliRun run = CliRun.of("sweep", g.toString(), "--engine", "spark", "--master", master, "-o", out.toString(), "-q");
+      assertEquals(2, run.exitCode(), run.err());
+      assertEquals("kvsim: error: --master " + master + ": not a Spark master URL (local, local[N], local[N,F], local-cluster[N,C,MiB], "
+          + "spark://HOST:PORT, yarn, k8s://…)\n", run.err());
+      assertFalse(Files.exists(out), "no result folder");
+    }
+  }
+
+  @Test
+  void aMasterUrlSparkCannotParseIsExit2WithOneLine() throws IOException {
+    Path g = dir.resolve("grid.yaml");
+    Files.writeString(g, "workloads: [\"churn:ops=300\"]\nallocators: [first-fit]\n");
+    CliRun run = CliRun.of("sweep", g.toString(), "--engine", "spark", "--master", "bogus://x", "-o", dir.resolve("out").toString(), "-q");
+    assertEquals(2, run.exitCode(), run.err());
+    assertEquals("kvsim: error: --master bogus://x: Could not parse Master URL: 'bogus://x'\n", run.err());
+  }
+
+  @Test
   void aSinkErrorEndsTheJobAndSurfacesAsItself() {
     GridSweep.GridFile grid = grid("grid.yaml", "workloads: [\"churn:ops=300\"]\nallocators: [first-fit]\nseeds: 1..20\n");
     List<GridSweep.Cell> cells = GridSweep.cells(grid.spec());

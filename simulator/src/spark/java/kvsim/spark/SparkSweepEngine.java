@@ -67,8 +67,19 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
           + "(spark-submit --class kvsim.cli.KvSim kvsim-spark.jar sweep GRID.yaml --engine spark), or use --engine local");
     }
     String master = options.get("master");
+    if (master != null && !MASTER.matcher(master).matches()) {
+      throw new InputException("--master " + master + ": not a Spark master URL (local, local[N], local[N,F], local-cluster[N,C,MiB], "
+          + "spark://HOST:PORT, yarn, k8s://…)");
+    }
     return (grid, cells, sink) -> run(master, grid, cells, sink);
   }
+
+  /**
+   * The master URLs Spark 4 knows by their form ({@code SparkContext}'s own patterns), checked before
+   * the result folder is made; a URL with a scheme is left to Spark and its cluster managers.
+   */
+  private static final java.util.regex.Pattern MASTER = java.util.regex.Pattern.compile(
+      "local|local\\[(\\*|[1-9][0-9]*)(,[1-9][0-9]*)?\\]|local-cluster\\[[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*\\]|yarn|[A-Za-z][A-Za-z0-9+.-]*://.+");
 
   /**
    * What a task sends back for one cell: its row, or the one-line message of an input error on the
@@ -118,7 +129,7 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
       byIndex.put(c.index(), c);
     }
     List<List<GridSweep.Cell>> tasks = tasks(cells, MAX_TASKS);
-    try (JavaSparkContext sc = new JavaSparkContext(conf)) {
+    try (JavaSparkContext sc = context(conf)) {
       sc.setLogLevel("WARN");
       List<Object> partitions = new ArrayList<>(tasks.size());
       for (int i = 0; i < tasks.size(); i++) {
@@ -160,6 +171,22 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
           job.cancel();
         }
       }
+    }
+  }
+
+  /** Starts Spark; a master URL Spark cannot parse ({@code bogus://x}) is an InputException. */
+  private static JavaSparkContext context(SparkConf conf) {
+    try {
+      return new JavaSparkContext(conf);
+    } catch (Exception e) { // Spark throws its checked SparkException undeclared
+      Throwable spark = e instanceof SparkException ? e : e.getCause();
+      if (spark instanceof SparkException && spark.getMessage() != null && spark.getMessage().startsWith("Could not parse Master URL")) {
+        throw new InputException("--master " + conf.get("spark.master") + ": " + spark.getMessage());
+      }
+      if (e instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new IllegalStateException("Spark did not start: " + e.getMessage(), e);
     }
   }
 
