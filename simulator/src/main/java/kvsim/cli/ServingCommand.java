@@ -75,7 +75,6 @@ final class ServingCommand implements Callable<Integer> {
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.SERVING, force)
         : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.SERVING)).reading(inputs).check();
     Progress lines = Progress.of(quiet.quiet, err, "serving", "requests");
-    ServingRunner.Progress progress = ServingProgress.of(lines, cells);
     // Per-request targets are checked as each request finishes (Note [Per-request targets] in ServingMetrics).
     ServingRunner runner = sloTargets == null ? new ServingRunner() : new ServingRunner().countingTargets(sloTargets.perRequest());
     long[] seeds = options.seeds(workload);
@@ -99,6 +98,7 @@ final class ServingCommand implements Callable<Integer> {
       out.flush();
       return KvSim.EXIT_OK;
     }
+    ServingRunner.Progress progress = ServingProgress.of(lines, cells);
     if (emitTrace != null && !axes.isEmpty()) {
       throw new InputException("--emit-trace: writes one trace per system, not per grid cell; leave out --set, or run each cell on its own");
     }

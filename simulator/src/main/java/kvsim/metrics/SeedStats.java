@@ -61,8 +61,8 @@ public final class SeedStats {
    */
   public static Map<String, Object> merge(List<Map<String, Object>> perSeed, Set<String> skip) {
     Map<String, Object> merged = deepCopy(perSeed.get(0));
-    Map<String, Interval> found = intervals(perSeed, skip);
     List<Map<String, Number>> leaves = perSeed.stream().map(m -> leaves(m, skip)).toList();
+    Map<String, Interval> found = intervalsOf(leaves);
     Map<String, Object> medians = new LinkedHashMap<>();
     Map<String, Object> intervals = new LinkedHashMap<>();
     for (Map.Entry<String, Interval> e : found.entrySet()) {
@@ -78,7 +78,11 @@ public final class SeedStats {
 
   /** Returns, per numeric field path that some seed defined, its median and interval over the seeds that defined it. */
   public static Map<String, Interval> intervals(List<Map<String, Object>> perSeed, Set<String> skip) {
-    List<Map<String, Number>> leaves = perSeed.stream().map(m -> leaves(m, skip)).toList();
+    return intervalsOf(perSeed.stream().map(m -> leaves(m, skip)).toList());
+  }
+
+  /** As {@link #intervals}, from each seed's {@link #leaves}. */
+  private static Map<String, Interval> intervalsOf(List<Map<String, Number>> leaves) {
     Set<String> paths = new LinkedHashSet<>();
     leaves.forEach(l -> paths.addAll(l.keySet()));
     Map<String, Interval> out = new LinkedHashMap<>();

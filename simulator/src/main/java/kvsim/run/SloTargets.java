@@ -151,52 +151,52 @@ public record SloTargets(List<String> written, List<CapacitySearch.Slo> aggregat
     slo.put("goodput_rps", span > 0 ? a.met() / span : null);
     slo.put("goodput_tokens_per_second", span > 0 ? a.metOutputTokens() / span : null);
     Map<String, Object> per = new LinkedHashMap<>();
-    Boolean all = null;
     for (int i = 0; i < perRequest.size(); i++) {
       per.put(perRequest.get(i).text(), Map.of("share_met", a.shareMeeting(i)));
     }
     for (CapacitySearch.Slo s : aggregate) {
       double v = s.valueIn(summary);
-      boolean met = !Double.isNaN(v) && v <= s.limitSeconds();
       Map<String, Object> o = new LinkedHashMap<>();
       o.put("value_seconds", Double.isNaN(v) ? null : v);
-      o.put("met", met);
       per.put(s.text(), o);
-      all = (all == null || all) && met;
     }
     if (attainmentAtLeast != null) {
-      boolean met = a.attainment() >= attainmentAtLeast;
-      per.put(attainmentText, verdict(a.attainment(), met));
-      all = (all == null || all) && met;
+      per.put(attainmentText, value(a.attainment()));
     }
     if (rejectedFractionAllowed != null) {
-      double notFinished = a.arrived() == 0 ? 0 : (double) (a.arrived() - metrics.finished()) / a.arrived();
-      boolean met = metrics.arrived() - metrics.finished() <= rejectedFractionAllowed * metrics.arrived();
-      per.put(rejectedText, verdict(notFinished, met));
-      all = (all == null || all) && met;
+      per.put(rejectedText, value(a.arrived() == 0 ? 0 : (double) (a.arrived() - metrics.finished()) / a.arrived()));
     }
     slo.put("per_target", per);
-    slo.put("met", all);
+    slo.put("met", null);
+    judge(slo);
     return slo;
   }
 
   /**
-   * Sets the verdicts ({@code met}) of a seed sweep's merged entry from its medians: each target's
-   * median value against its limit, and {@code met} of the whole SLO from those; without this, a
-   * merged entry would carry its first seed's verdicts beside the medians (run.SeedRuns).
+   * Sets the verdicts ({@code met}) of a seed sweep's merged entry from its medians ({@link #judge});
+   * without this, a merged entry would carry its first seed's verdicts beside the medians
+   * (run.SeedRuns).
    */
   @SuppressWarnings("unchecked")
   public void judgeMedians(Map<String, Object> entry) {
     Map<String, Object> slo = (Map<String, Object>) entry.get("slo");
-    if (slo == null) {
-      return;
+    if (slo != null) {
+      judge(slo);
     }
+  }
+
+  /**
+   * Sets the verdicts of an {@code slo} object from the values it holds: each aggregate target's
+   * value against its limit, the attainment against the share required, the share not finished
+   * against the share allowed, and {@code met} of the whole SLO from those (null without any).
+   */
+  @SuppressWarnings("unchecked")
+  private void judge(Map<String, Object> slo) {
     Map<String, Object> per = (Map<String, Object>) slo.get("per_target");
     Boolean all = null;
     for (CapacitySearch.Slo s : aggregate) {
       Map<String, Object> o = (Map<String, Object>) per.get(s.text());
-      Object v = o.get("value_seconds");
-      boolean met = v instanceof Number n && n.doubleValue() <= s.limitSeconds();
+      boolean met = o.get("value_seconds") instanceof Number n && n.doubleValue() <= s.limitSeconds();
       o.put("met", met);
       all = (all == null || all) && met;
     }
@@ -233,10 +233,9 @@ public record SloTargets(List<String> written, List<CapacitySearch.Slo> aggregat
         folder.quantiles());
   }
 
-  private static Map<String, Object> verdict(double value, boolean met) {
+  private static Map<String, Object> value(double value) {
     Map<String, Object> o = new LinkedHashMap<>();
     o.put("value", value);
-    o.put("met", met);
     return o;
   }
 }
