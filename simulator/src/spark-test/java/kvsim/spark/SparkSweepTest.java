@@ -113,6 +113,43 @@ class SparkSweepTest {
   }
 
   @Test
+  void tracesAreShippedWithTheJobAndReadFromTheCopies() throws IOException {
+    // Two traces of one file name in two folders, of different content: shipped under distinct names.
+    Files.createDirectories(dir.resolve("a"));
+    Files.createDirectories(dir.resolve("b"));
+    CliRun.of("generate", "churn", "--ops=400", "--seed=1", "-o", dir.resolve("a/t.jsonl").toString()).ok();
+    CliRun.of("generate", "churn", "--ops=400", "--seed=2", "-o", dir.resolve("b/t.jsonl").toString()).ok();
+    GridSweep.GridFile grid = grid("grid.yaml", "workloads: [a/t.jsonl, b/t.jsonl]\nallocators: [first-fit]\n"
+        + "set: {first-fit.alignment: [512, 1KiB, 2KiB, 4KiB, 8KiB, 16KiB, 32KiB, 64KiB, 128KiB, 2MiB]}\n");
+    List<GridSweep.Cell> cells = GridSweep.cells(grid.spec());
+    assertEquals(List.of(dir.resolve("a/t.jsonl"), dir.resolve("b/t.jsonl")), GridSweep.inputs(grid.spec()));
+    Map<Integer, String> local = new java.util.TreeMap<>();
+    GridSweep.local(1).run(grid, cells, (cell, row) -> local.put(cell.index(), row));
+    assertTrue(!local.get(0).equals(local.get(10)), "the two traces differ");
+    // Once the first row is back the driver's traces are gone: later cells can read only the copies.
+    Map<Integer, String> spark = new java.util.TreeMap<>();
+    GridSweep.engine("spark", 1, Map.of("master", "local[2]")).run(grid, cells, (cell, row) -> {
+      Files.deleteIfExists(dir.resolve("a/t.jsonl"));
+      Files.deleteIfExists(dir.resolve("b/t.jsonl"));
+      spark.put(cell.index(), row);
+    });
+    assertEquals(local, spark);
+  }
+
+  @Test
+  void aShippedTraceMalformedPastItsHeaderIsOneLineNamingTheDriversPath() throws IOException {
+    Path trace = dir.resolve("t.jsonl");
+    CliRun.of("generate", "churn", "--ops=50", "-o", trace.toString()).ok();
+    Files.writeString(trace, Files.readString(trace) + "{not json\n");
+    GridSweep.GridFile grid = grid("grid.yaml", "workloads: [t.jsonl]\nallocators: [first-fit]\n");
+    InputException e = assertThrows(InputException.class,
+        () -> GridSweep.engine("spark", 1, Map.of("master", "local[2,4]")).run(grid, GridSweep.cells(grid.spec()), (cell, row) -> {}));
+    assertFalse(e.getMessage().contains("\n"), e.getMessage());
+    assertTrue(e.getMessage().startsWith(trace + ":"), e.getMessage());
+    assertTrue(e.getMessage().contains("(on Spark executor driver"), e.getMessage());
+  }
+
+  @Test
   void aMissingTraceIsExit2WithOneLineBeforeTheJob() throws IOException {
     Path g = dir.resolve("grid.yaml");
     Files.writeString(g, "workloads: [gone.jsonl]\nallocators: [first-fit]\n");

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -18,6 +20,7 @@ import org.apache.spark.SimpleFutureAction;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.SparkException;
+import org.apache.spark.SparkFiles;
 import org.apache.spark.api.java.JavaSparkContext;
 import scala.runtime.BoxedUnit;
 
@@ -28,8 +31,10 @@ import scala.runtime.BoxedUnit;
  * code as the local engine ({@link GridSweep#run}) and sends back the row as JSON text, so the
  * table is the same bytes as the local engine's. Each row reaches the driver as its task finishes
  * and is stored there at once (Note [One job, rows as tasks finish]), so an interrupted sweep
- * resumes where it stopped. A cell whose input an executor cannot read ends the run at once, with
- * one line naming the input and the executor (Note [Input errors on an executor]).
+ * resumes where it stopped. The files the cells read (traces, request logs, the calibration) are
+ * shipped with the job from the driver, which has checked them (Note [Inputs shipped with the
+ * job]). A cell whose input an executor cannot read ends the run at once, with one line naming the
+ * input and the executor (Note [Input errors on an executor]).
  *
  * <p>The master is {@code --master}, else what {@code spark-submit} set ({@code spark.master}),
  * else {@code local[*]}.
@@ -48,10 +53,17 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
    * unknown before it is read, options change costs many-fold (an allocator's search, a serving
    * system's batch), and the estimate would only ever approximate what free executors pulling the
    * next cell achieve. A task costs Spark a few milliseconds on the driver and some memory per task
-   * while the job runs, so past {@value} cells they are grouped: cell i goes to task i mod {@value},
-   * which spreads a run of slow cells over many tasks rather than into one.
+   * while the job runs (about 4.5 ms each, measured: as much as a cell of churn at 1,000
+   * operations), so past {@link #TASKS_PER_CORE} tasks per core of the cluster, or past {@value}
+   * tasks in all, cells are grouped: cell i goes to task i mod the number of tasks, which spreads a
+   * run of slow cells over many tasks rather than into one, and keeps tasks alike in cost. With 64
+   * tasks per core, the last task a core starts is about 1/64 of its work, so the cores finish
+   * within a few percent of each other.
    */
   static final int MAX_TASKS = 10_000;
+
+  /** Tasks per core of the cluster (Spark's default parallelism) past which cells are grouped (Note [A task per cell]). */
+  static final int TASKS_PER_CORE = 64;
 
   @Override
   public String name() {
@@ -91,7 +103,7 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
    */
   record CellResult(int index, String rowJson, String error) implements Serializable {}
 
-  /** Returns the cells dealt into tasks: one cell each, or round-robin into {@link #MAX_TASKS} tasks (Note [A task per cell]). */
+  /** Returns the cells dealt into tasks: one cell each, or round-robin into {@code maxTasks} tasks (Note [A task per cell]). */
   static List<List<GridSweep.Cell>> tasks(List<GridSweep.Cell> cells, int maxTasks) {
     int n = Math.min(cells.size(), maxTasks);
     List<List<GridSweep.Cell>> tasks = new ArrayList<>(n);
@@ -128,16 +140,18 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
     for (GridSweep.Cell c : cells) {
       byIndex.put(c.index(), c);
     }
-    List<List<GridSweep.Cell>> tasks = tasks(cells, MAX_TASKS);
+    Path staging = Files.createTempDirectory("kvsim-sweep-inputs");
     try (JavaSparkContext sc = context(conf)) {
       sc.setLogLevel("WARN");
+      List<List<GridSweep.Cell>> tasks = tasks(cells, (int) Math.min(MAX_TASKS, (long) TASKS_PER_CORE * sc.defaultParallelism()));
+      HashMap<String, String> shipped = ship(sc, GridSweep.inputs(grid.spec()), staging);
       List<Object> partitions = new ArrayList<>(tasks.size());
       for (int i = 0; i < tasks.size(); i++) {
         partitions.add(i);
       }
       BlockingQueue<CellResult> arrived = new LinkedBlockingQueue<>();
       scala.Function1<scala.collection.Iterator<List<GridSweep.Cell>>, CellResult[]> task =
-          (scala.Function1<scala.collection.Iterator<List<GridSweep.Cell>>, CellResult[]> & Serializable) part -> runTask(grid, part);
+          (scala.Function1<scala.collection.Iterator<List<GridSweep.Cell>>, CellResult[]> & Serializable) part -> runTask(grid, shipped, part);
       scala.Function2<Object, CellResult[], BoxedUnit> onResult = (partition, results) -> {
         arrived.addAll(List.of(results));
         return BoxedUnit.UNIT;
@@ -171,7 +185,58 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
           job.cancel();
         }
       }
+    } finally {
+      deleteStaging(staging);
     }
+  }
+
+  /*
+   * Note [Inputs shipped with the job]: a trace named in the grid used to be read by each executor
+   * at the driver's path, so on a cluster it had to sit at that path on every node, and with it
+   * missing on one worker a run failed or succeeded by chance (issue 29). Now the driver, which
+   * has checked every input (GridSweep.validate), adds each input file to the job
+   * (SparkContext.addFile): Spark copies it once to every executor, and a task reads its copy
+   * (SparkFiles.get) in place of the driver's path. Spark keys shipped files by file name, so two
+   * inputs of one name (a/t.jsonl, b/t.jsonl) are shipped as hard links (else copies) of distinct
+   * names in a folder of the driver's: Spark follows a symbolic link to the file's own name. Rows name the workload as the grid wrote it, never the path read, and
+   * an executor's message about its copy is given back the driver's path, so the table and the
+   * errors are the local engine's.
+   */
+  /** Adds each input file to the job; returns its Spark file name by the driver's path. */
+  private static HashMap<String, String> ship(JavaSparkContext sc, List<Path> inputs, Path staging) throws IOException {
+    HashMap<String, String> shipped = new HashMap<>();
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (Path input : inputs) {
+      if (!Files.isRegularFile(input)) {
+        continue; // the driver's checks passed without it (a folder an importer reads): read in place
+      }
+      Path file = input.toAbsolutePath();
+      String name = file.getFileName().toString();
+      if (!names.add(name)) {
+        String base = name;
+        for (int k = 2; !names.add(name); k++) {
+          name = k + "-" + base;
+        }
+        Path copy = staging.resolve(name); // Spark follows links to the file's own name: a hard link, else a copy
+        try {
+          file = Files.createLink(copy, file);
+        } catch (IOException | UnsupportedOperationException e) {
+          file = Files.copy(file, copy);
+        }
+      }
+      sc.addFile(file.toString());
+      shipped.put(input.toString(), name);
+    }
+    return shipped;
+  }
+
+  private static void deleteStaging(Path staging) throws IOException {
+    try (java.util.stream.Stream<Path> links = Files.list(staging)) {
+      for (Path link : (Iterable<Path>) links::iterator) {
+        Files.deleteIfExists(link);
+      }
+    }
+    Files.deleteIfExists(staging);
   }
 
   /** Starts Spark; a master URL Spark cannot parse ({@code bogus://x}) is an InputException. */
@@ -207,20 +272,36 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
    * Runs one task's cells on an executor.
    *
    * <p>Note [Input errors on an executor]: the driver has checked every input before the job
-   * ({@link GridSweep#validate}), so an input error here means that this executor sees another
-   * file system (a trace on the driver's disk only). Thrown, it would fail the task, which Spark
+   * ({@link GridSweep#validate}) and shipped each input file with the job (Note [Inputs shipped
+   * with the job]), so an input error here means that an executor's copy differs (a trace that
+   * changed while the job ran, or is malformed past the header the driver read) or that an input
+   * read in place (a folder) is not there on this executor's node. Thrown, it would fail the task, which Spark
    * retries (4 attempts on a cluster) before the driver sees some 25 lines of stack trace; the
    * same error on a second attempt teaches nothing. So the task returns it as a result, with the
    * executor's id and host, and the driver ends the run at its first such result: exit 2, one line.
    */
-  private static CellResult[] runTask(GridSweep.GridFile grid, scala.collection.Iterator<List<GridSweep.Cell>> part) {
+  private static CellResult[] runTask(GridSweep.GridFile grid, Map<String, String> shipped, scala.collection.Iterator<List<GridSweep.Cell>> part) {
+    Map<String, String> copies = new HashMap<>(); // the driver's path by this executor's copy
+    java.util.function.UnaryOperator<Path> local = path -> {
+      String name = shipped.get(path.toString());
+      if (name == null) {
+        return path;
+      }
+      String copy = SparkFiles.get(name);
+      copies.put(copy, path.toString());
+      return Path.of(copy);
+    };
     List<CellResult> out = new ArrayList<>();
     while (part.hasNext()) {
       for (GridSweep.Cell c : part.next()) {
         try {
-          out.add(new CellResult(c.index(), GridSweep.rowJson(GridSweep.run(spec(grid), c)), null));
+          out.add(new CellResult(c.index(), GridSweep.rowJson(GridSweep.run(spec(grid), c, local)), null));
         } catch (InputException e) {
-          out.add(new CellResult(c.index(), null, e.getMessage() + " (on Spark executor " + executor() + ", cell " + c.key() + ")"));
+          String message = e.getMessage();
+          for (Map.Entry<String, String> copy : copies.entrySet()) {
+            message = message.replace(copy.getKey(), copy.getValue());
+          }
+          out.add(new CellResult(c.index(), null, message + " (on Spark executor " + executor() + ", cell " + c.key() + ")"));
           return out.toArray(new CellResult[0]);
         } catch (IOException e) {
           throw new UncheckedIOException(e);
