@@ -134,20 +134,21 @@ n2=$(finished_tasks worker2)
 [ "$n1" -gt 0 ] && [ "$n2" -gt 0 ] || fail "not both executors ran cells (worker 1: $n1 tasks, worker 2: $n2)"
 speedup=$(awk -v a="$t_one" -v b="$t_two" 'BEGIN { printf "%.2f", a / b }')
 echo "spark-cluster: 2 workers: ${t_two} s, table equals the local engine's; tasks per executor: $n1, $n2; 1 -> 2 workers: ${speedup}x"
-awk -v s="$speedup" -v m="$min_speedup" 'BEGIN { exit !(s >= m) }' || fail "2 workers only ${speedup}x faster than 1 (want >= $min_speedup)"
+slow= # checked last, so that the killed executor is tried too
+awk -v s="$speedup" -v m="$min_speedup" 'BEGIN { exit !(s >= m) }' || slow="2 workers only ${speedup}x faster than 1 (want >= $min_speedup)"
 
 # An executor killed mid-run: once a few cells are done, worker 2's executor JVM gets SIGKILL.
 rm -rf worker1/app-* worker2/app-*
 sweep_spark killed & driver=$!
 pids+=($driver)
 victim=
-for _ in $(seq 1 600); do
-  if [ "$(finished_tasks worker1)" -ge 2 ] && [ "$(finished_tasks worker2)" -ge 2 ]; then
+for _ in $(seq 1 3000); do
+  if [ "$(finished_tasks worker2)" -ge 2 ]; then
     victim=$(ps -o pid= --ppid "$worker2_pid" | head -n 1 | tr -d ' ')
     break
   fi
   kill -0 "$driver" 2>/dev/null || break
-  sleep 0.1
+  sleep 0.2
 done
 [ -n "$victim" ] || fail "the run ended before an executor could be killed"
 kill -9 "$victim"
@@ -158,4 +159,5 @@ unset 'pids[-1]' # the driver, ended
 grep -q "Lost executor" killed.log || fail "the driver did not see the executor lost"
 same_table killed
 echo "spark-cluster: after the killed executor, its cells ran again ($(grep -c "Lost task" killed.log) tasks lost); the table equals the local engine's"
+[ -z "$slow" ] || fail "$slow"
 echo "spark-cluster: ok"

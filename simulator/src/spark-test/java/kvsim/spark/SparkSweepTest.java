@@ -90,6 +90,20 @@ class SparkSweepTest {
   }
 
   @Test
+  void pastSixtyFourTasksPerCoreCellsShareTasks() throws IOException {
+    Jobs.JOBS.set(0);
+    Jobs.TASKS.set(0);
+    System.setProperty("spark.extraListeners", Jobs.class.getName());
+    GridSweep.GridFile grid = grid("grid.yaml", "workloads: [\"churn:ops=50\"]\nallocators: [first-fit]\nseeds: 1..131\n");
+    List<GridSweep.Cell> cells = GridSweep.cells(grid.spec());
+    List<Integer> arrived = new ArrayList<>();
+    GridSweep.engine("spark", 1, Map.of("master", "local[2]")).run(grid, cells, (cell, row) -> arrived.add(cell.index()));
+    assertEquals(1, Jobs.JOBS.get(), "jobs");
+    assertEquals(2 * SparkSweepEngine.TASKS_PER_CORE, Jobs.TASKS.get(), "tasks: 64 per core of local[2]");
+    assertEquals(131, arrived.stream().distinct().count(), arrived.toString());
+  }
+
+  @Test
   void cellsAreDealtOnePerTaskOrRoundRobinPastTheLimit() {
     GridSpec g = grid("g.yaml", "workloads: [\"churn:ops=300\"]\nallocators: [first-fit]\nseeds: 1..5\n").spec();
     List<GridSweep.Cell> cells = GridSweep.cells(g);
@@ -114,15 +128,17 @@ class SparkSweepTest {
 
   @Test
   void tracesAreShippedWithTheJobAndReadFromTheCopies() throws IOException {
-    // Two traces of one file name in two folders, of different content: shipped under distinct names.
+    // Two traces of one file name in two folders, of different content, and a link of another name
+    // to one of them (Spark names a file by its real path): each shipped under a distinct name.
     Files.createDirectories(dir.resolve("a"));
     Files.createDirectories(dir.resolve("b"));
     CliRun.of("generate", "churn", "--ops=400", "--seed=1", "-o", dir.resolve("a/t.jsonl").toString()).ok();
     CliRun.of("generate", "churn", "--ops=400", "--seed=2", "-o", dir.resolve("b/t.jsonl").toString()).ok();
-    GridSweep.GridFile grid = grid("grid.yaml", "workloads: [a/t.jsonl, b/t.jsonl]\nallocators: [first-fit]\n"
+    Files.createSymbolicLink(dir.resolve("c.jsonl"), dir.resolve("a/t.jsonl"));
+    GridSweep.GridFile grid = grid("grid.yaml", "workloads: [a/t.jsonl, b/t.jsonl, c.jsonl]\nallocators: [first-fit]\n"
         + "set: {first-fit.alignment: [512, 1KiB, 2KiB, 4KiB, 8KiB, 16KiB, 32KiB, 64KiB, 128KiB, 2MiB]}\n");
     List<GridSweep.Cell> cells = GridSweep.cells(grid.spec());
-    assertEquals(List.of(dir.resolve("a/t.jsonl"), dir.resolve("b/t.jsonl")), GridSweep.inputs(grid.spec()));
+    assertEquals(List.of(dir.resolve("a/t.jsonl"), dir.resolve("b/t.jsonl"), dir.resolve("c.jsonl")), GridSweep.inputs(grid.spec()));
     Map<Integer, String> local = new java.util.TreeMap<>();
     GridSweep.local(1).run(grid, cells, (cell, row) -> local.put(cell.index(), row));
     assertTrue(!local.get(0).equals(local.get(10)), "the two traces differ");

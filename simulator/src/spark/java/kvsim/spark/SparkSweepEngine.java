@@ -196,11 +196,11 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
    * missing on one worker a run failed or succeeded by chance (issue 29). Now the driver, which
    * has checked every input (GridSweep.validate), adds each input file to the job
    * (SparkContext.addFile): Spark copies it once to every executor, and a task reads its copy
-   * (SparkFiles.get) in place of the driver's path. Spark keys shipped files by file name, so two
-   * inputs of one name (a/t.jsonl, b/t.jsonl) are shipped as hard links (else copies) of distinct
-   * names in a folder of the driver's: Spark follows a symbolic link to the file's own name. Rows name the workload as the grid wrote it, never the path read, and
-   * an executor's message about its copy is given back the driver's path, so the table and the
-   * errors are the local engine's.
+   * (SparkFiles.get) in place of the driver's path. Spark keys shipped files by the name of their
+   * real path (symbolic links followed), so two inputs of one name (a/t.jsonl, b/t.jsonl) are
+   * shipped as hard links (else copies) of distinct names in a folder of the driver's. Rows name
+   * the workload as the grid wrote it, never the path read, and an executor's message about its
+   * copy is given back the driver's path, so the table and the errors are the local engine's.
    */
   /** Adds each input file to the job; returns its Spark file name by the driver's path. */
   private static HashMap<String, String> ship(JavaSparkContext sc, List<Path> inputs, Path staging) throws IOException {
@@ -210,14 +210,14 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
       if (!Files.isRegularFile(input)) {
         continue; // the driver's checks passed without it (a folder an importer reads): read in place
       }
-      Path file = input.toAbsolutePath();
+      Path file = input.toRealPath(); // Spark names a file by its real path's name, links followed
       String name = file.getFileName().toString();
       if (!names.add(name)) {
         String base = name;
         for (int k = 2; !names.add(name); k++) {
           name = k + "-" + base;
         }
-        Path copy = staging.resolve(name); // Spark follows links to the file's own name: a hard link, else a copy
+        Path copy = staging.resolve(name); // a hard link keeps its own name; else a copy
         try {
           file = Files.createLink(copy, file);
         } catch (IOException | UnsupportedOperationException e) {
