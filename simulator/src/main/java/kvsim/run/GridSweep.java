@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
+import java.util.function.UnaryOperator;
 import kvsim.config.GridSpec;
 import kvsim.config.ServingSettings;
 import kvsim.config.Setting;
@@ -226,7 +227,7 @@ public final class GridSweep {
     }
     String firstSeed = g.seeds().isEmpty() ? null : String.valueOf(g.seeds().get(0));
     for (int i = 0; i < g.workloads().size(); i++) {
-      String w = workload(g, g.workloads().get(i), firstSeed);
+      String w = workload(g, g.workloads().get(i), firstSeed, UnaryOperator.identity());
       try {
         if (g.serving()) {
           WorkloadRegistry.resolveRequests(w, Map.of());
@@ -243,7 +244,7 @@ public final class GridSweep {
       p.remove("seed");
       if (resolved.add(p.toString())) {
         try {
-          resolve(g, c, true);
+          resolve(g, c, true, UnaryOperator.identity());
         } catch (OptionMap.OptionException e) {
           String key = c.params().get("allocator") + "." + e.key();
           throw g.sets().containsKey(key) ? g.error("set." + key, g.sets().get(key).indexOf(c.params().get(key)), e.getMessage())
@@ -317,8 +318,17 @@ public final class GridSweep {
    * run, flattened to dotted names ({@code external_fragmentation.peak}).
    */
   public static Map<String, Object> run(GridSpec g, Cell cell) throws IOException {
+    return run(g, cell, UnaryOperator.identity());
+  }
+
+  /**
+   * Runs one cell as {@link #run(GridSpec, Cell)} does, reading each input file of {@link #inputs}
+   * where {@code local} puts it on this machine (a cluster engine's copy shipped with the job).
+   * The row is the same: it names the workload as the grid wrote it, never the path read.
+   */
+  public static Map<String, Object> run(GridSpec g, Cell cell, UnaryOperator<Path> local) throws IOException {
     Map<String, String> p = cell.params();
-    Object spec = resolve(g, cell, false);
+    Object spec = resolve(g, cell, false, local);
     Map<String, Object> summary = spec instanceof ServingSpec serving
         ? new ServingRunner(1).run(serving, null).get(0).summary()
         : new Runner("", 1).headline((RunSpec) spec, p.get("allocator")).summary();
@@ -332,9 +342,9 @@ public final class GridSweep {
    * {@code check}, built once to see that it can be: {@link ServingGrid#checkBuilds}) or a {@link
    * RunSpec} of its one allocator (built with its options).
    */
-  private static Object resolve(GridSpec g, Cell cell, boolean check) {
+  private static Object resolve(GridSpec g, Cell cell, boolean check, UnaryOperator<Path> local) {
     Map<String, String> p = cell.params();
-    String workload = workload(g, p.get("workload"), p.get("seed"));
+    String workload = workload(g, p.get("workload"), p.get("seed"), local);
     if (g.serving()) {
       Settings settings = Settings.none();
       for (Map.Entry<String, String> e : p.entrySet()) {
@@ -347,7 +357,7 @@ public final class GridSweep {
         }
       }
       if (g.calibration() != null) {
-        settings = settings.and(ServingSettings.CALIBRATION, calibrationPath(g).toString(), g.at("calibration", -1));
+        settings = settings.and(ServingSettings.CALIBRATION, local.apply(calibrationPath(g)).toString(), g.at("calibration", -1));
       }
       ServingSpec spec = ServingSpec.resolve(ServingSpec.Request.of(workload, List.of(p.get("system")), settings));
       if (check) {
@@ -374,7 +384,7 @@ public final class GridSweep {
     }
     RunRequest request = RunRequest.of(workload).withAllocators(List.of(allocator)).withDevice(p.get("device")).withModel(p.get("model"))
         .withPlan(g.plan().get("weights"), g.plan().get("activations")).withSettings(settings)
-        .withCalibration(g.calibration() == null ? null : calibrationPath(g).toString())
+        .withCalibration(g.calibration() == null ? null : local.apply(calibrationPath(g)).toString())
         .withOrigin("--weights", g.at("plan.weights", -1)).withOrigin("--activations", g.at("plan.activations", -1));
     if (p.get("device") != null) {
       request = request.withOrigin("--device", g.at("device", g.devices().indexOf(p.get("device"))));
@@ -407,20 +417,41 @@ public final class GridSweep {
     }
   }
 
-  /** The cell's workload as a spec string: trace paths resolved against the grid's folder, the seed added. */
-  private static String workload(GridSpec g, String written, String seed) {
+  /**
+   * Returns the files the cells of {@code g} read, resolved against the grid's folder: each trace,
+   * each imported request log and the calibration file, once each, in grid order.
+   */
+  public static List<Path> inputs(GridSpec g) {
+    java.util.LinkedHashSet<Path> files = new java.util.LinkedHashSet<>();
+    for (String w : g.workloads()) {
+      workload(g, w, null, file -> {
+        files.add(file);
+        return file;
+      });
+    }
+    if (g.calibration() != null) {
+      files.add(calibrationPath(g));
+    }
+    return List.copyOf(files);
+  }
+
+  /**
+   * The cell's workload as a spec string: trace paths resolved against the grid's folder, then
+   * placed by {@code local}, the seed added.
+   */
+  private static String workload(GridSpec g, String written, String seed, UnaryOperator<Path> local) {
     String w = written;
     int colon = w.indexOf(':');
     String head = colon < 0 ? w : w.substring(0, colon);
     boolean generator = WorkloadRegistry.generators().containsKey(head) || WorkloadRegistry.requestGenerators().containsKey(head);
     boolean importer = colon >= 0 && WorkloadRegistry.requestImporters().containsKey(head);
     if (!generator && !importer) {
-      w = g.dir().resolve(w).toString();
+      w = local.apply(g.dir().resolve(w)).toString();
     } else if (importer) {
       String rest = w.substring(colon + 1);
       int comma = rest.indexOf(',');
       String path = comma < 0 ? rest : rest.substring(0, comma);
-      w = head + ":" + g.dir().resolve(path) + (comma < 0 ? "" : rest.substring(comma));
+      w = head + ":" + local.apply(g.dir().resolve(path)) + (comma < 0 ? "" : rest.substring(comma));
     }
     if (seed == null) {
       return w;
