@@ -3,7 +3,6 @@ package kvsim.serving;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -136,7 +135,9 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
   private final int usableBlocks;
   private final boolean givenTokens;
   /** Sequences holding blocks, in the order they first got them (the breakdown walks them). */
-  private final LinkedHashSet<Sequence> holding = new LinkedHashSet<>();
+  private final HoldingList holding = new HoldingList();
+  /** The one token {@link #append} hands the block manager, which reads it and keeps nothing of the array. */
+  private final int[] oneToken = new int[1];
   private final CopyCostModel copyCost;
   private final HashSet<Integer> sharedTails = new HashSet<>();
   private long modelledNanos;
@@ -309,7 +310,8 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
   @Override
   public void append(Sequence s, int token) {
     int t = givenTokens ? token : s.outputTokens() == 1 ? firstOutputToken(s) : token;
-    blocks.appendTokens(of(s), new int[] {t});
+    oneToken[0] = t;
+    blocks.appendTokens(of(s), oneToken);
   }
 
   /**
@@ -382,7 +384,9 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
     swappedInBytes += blocks.log().bytesMoved();
     swapNanos += copyCost.hostLinkNanos(blocks.log().bytesMoved());
     modelledNanos += latency.allocBaseNanos();
-    holding.addAll(sequences);
+    for (Sequence s : sequences) {
+      holding.add(s);
+    }
     return OpLog.Admission.OK;
   }
 
@@ -455,7 +459,7 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
     long future = 0;
     long waste = 0;
     sharedTails.clear();
-    for (Sequence s : holding) {
+    for (Sequence s = holding.first(); s != null; s = HoldingList.next(s)) {
       PagedRequest r = of(s);
       if (forks > 0 && !sharedTails.add(r.lastBlock())) {
         continue;
@@ -479,7 +483,7 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
   @Override
   public void sampleSharing() {
     heldBlockIterations += usableBlocks - blocks.numFreeBlocks();
-    for (Sequence s : holding) {
+    for (Sequence s = holding.first(); s != null; s = HoldingList.next(s)) {
       unsharedBlockIterations += of(s).numBlocks();
     }
   }
@@ -531,7 +535,7 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
   @Override
   public void checkInvariants() {
     blocks.checkInvariants();
-    for (Sequence s : holding) {
+    for (Sequence s = holding.first(); s != null; s = HoldingList.next(s)) {
       if (of(s).numComputedTokens() != s.numComputedTokens()) {
         throw new IllegalStateException(s + ": the block manager counts " + of(s).numComputedTokens() + " computed tokens");
       }
