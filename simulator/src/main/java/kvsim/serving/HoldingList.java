@@ -12,11 +12,17 @@ package kvsim.serving;
  * and so to one list at a time; the links are {@link Sequence#holdingPrev}, {@link
  * Sequence#holdingNext} and {@link Sequence#holdingList}. Walk it as {@code for (Sequence s =
  * list.first(); s != null; s = HoldingList.next(s))}, without adding or removing on the way.
+ *
+ * <p>Each member also carries two token counts its manager sets ({@link #setTokens}): the tokens
+ * its memory holds for its future and the tokens it wastes; the list keeps their sums over the
+ * members, exactly (Note [Breakdown sums] in {@link PagedKvManager}).
  */
 final class HoldingList {
   private Sequence first;
   private Sequence last;
   private int size;
+  private long futureTokens;
+  private long wasteTokens;
 
   /** Adds {@code s} last unless it is a member already. */
   void add(Sequence s) {
@@ -27,6 +33,8 @@ final class HoldingList {
       throw new IllegalStateException(s + " holds memory in another KV manager");
     }
     s.holdingList = this;
+    s.holdingFutureTokens = 0;
+    s.holdingWasteTokens = 0;
     s.holdingPrev = last;
     s.holdingNext = null;
     if (last == null) {
@@ -55,10 +63,35 @@ final class HoldingList {
     } else {
       next.holdingPrev = prev;
     }
+    futureTokens -= s.holdingFutureTokens;
+    wasteTokens -= s.holdingWasteTokens;
+    s.holdingFutureTokens = 0;
+    s.holdingWasteTokens = 0;
     s.holdingList = null;
     s.holdingPrev = null;
     s.holdingNext = null;
     size--;
+  }
+
+  /** Sets member {@code s}'s future and wasted tokens, moving the sums by the change. */
+  void setTokens(Sequence s, long future, long waste) {
+    if (s.holdingList != this) {
+      throw new IllegalStateException(s + " holds no memory here");
+    }
+    futureTokens += future - s.holdingFutureTokens;
+    wasteTokens += waste - s.holdingWasteTokens;
+    s.holdingFutureTokens = future;
+    s.holdingWasteTokens = waste;
+  }
+
+  /** Returns the sum of the members' future tokens ({@link #setTokens}). */
+  long futureTokens() {
+    return futureTokens;
+  }
+
+  /** Returns the sum of the members' wasted tokens ({@link #setTokens}). */
+  long wasteTokens() {
+    return wasteTokens;
   }
 
   /** Returns whether {@code s} is a member. */

@@ -44,6 +44,9 @@ public final class Sequence {
   HoldingList holdingList;
   Sequence holdingPrev;
   Sequence holdingNext;
+  /** The counts its {@link HoldingList} sums ({@link HoldingList#setTokens}). */
+  long holdingFutureTokens;
+  long holdingWasteTokens;
   long firstTokenNanos = -1;
   long finishNanos = -1;
   private Status status = Status.WAITING;
