@@ -17,23 +17,13 @@ import java.util.Arrays;
  * blocks (there are never more keys than blocks), with backward-shift deletion, so no tombstones
  * accumulate. Duplicates form a circular doubly linked list per key through {@code dupNext} and
  * {@code dupPrev}, indexed by block id; the table stores the first block.
- *
- * <p>Note [One cache line per slot]: a slot's key and first block sit side by side in one array
- * ({@link #SLOT_LONGS} longs a slot, 32 bytes, two slots to a 64-byte cache line), so a probe
- * reads one cache line where three arrays (high key, low key, block) read three; the table of a
- * large KV region is megabytes, probed at random, so a probe was nearly always three misses.
  */
 final class BlockHashIndex {
   private static final int EMPTY = -1;
 
-  /** Longs per slot in {@link #table}: the key's high and low halves, the first block, padding. */
-  private static final int SLOT_LONGS = 4;
-  private static final int HI = 0;
-  private static final int LO = 1;
-  private static final int BLOCK = 2;
-
-  /** Slot {@code s} at {@code SLOT_LONGS * s} (Note [One cache line per slot]). */
-  private final long[] table;
+  private final long[] keyHi;
+  private final long[] keyLo;
+  private final int[] firstBlock;
   private final int mask;
   private final int[] dupNext;
   private final int[] dupPrev;
@@ -43,9 +33,11 @@ final class BlockHashIndex {
   /** Builds an empty index for a pool of {@code numBlocks} blocks. */
   BlockHashIndex(int numBlocks) {
     int capacity = Integer.highestOneBit(Math.max(4, numBlocks) * 2 - 1) << 1;
-    table = new long[Math.multiplyExact(capacity, SLOT_LONGS)];
+    keyHi = new long[capacity];
+    keyLo = new long[capacity];
+    firstBlock = new int[capacity];
+    Arrays.fill(firstBlock, EMPTY);
     mask = capacity - 1;
-    clearTable();
     dupNext = new int[numBlocks];
     dupPrev = new int[numBlocks];
     Arrays.fill(dupNext, EMPTY);
@@ -60,32 +52,10 @@ final class BlockHashIndex {
     return (int) h & mask;
   }
 
-  private void clearTable() {
-    for (int s = 0; s <= mask; s++) {
-      table[s * SLOT_LONGS + BLOCK] = EMPTY;
-    }
-  }
-
-  private int firstBlock(int s) {
-    return (int) table[s * SLOT_LONGS + BLOCK];
-  }
-
-  private long keyHi(int s) {
-    return table[s * SLOT_LONGS + HI];
-  }
-
-  private long keyLo(int s) {
-    return table[s * SLOT_LONGS + LO];
-  }
-
-  private void setFirstBlock(int s, int block) {
-    table[s * SLOT_LONGS + BLOCK] = block;
-  }
-
   private int find(long hi, long lo) {
     int s = slotOf(hi, lo);
-    while (firstBlock(s) != EMPTY) {
-      if (keyHi(s) == hi && keyLo(s) == lo) {
+    while (firstBlock[s] != EMPTY) {
+      if (keyHi[s] == hi && keyLo[s] == lo) {
         return s;
       }
       s = (s + 1) & mask;
@@ -96,7 +66,7 @@ final class BlockHashIndex {
   /** Returns the first inserted block holding this hash, or -1. */
   int get(long hi, long lo) {
     int s = find(hi, lo);
-    return s >= 0 ? firstBlock(s) : -1;
+    return s >= 0 ? firstBlock[s] : -1;
   }
 
   /** Adds {@code block} under this hash, after any blocks already there. */
@@ -106,7 +76,7 @@ final class BlockHashIndex {
     }
     int s = find(hi, lo);
     if (s >= 0) {
-      int first = firstBlock(s);
+      int first = firstBlock[s];
       int last = dupPrev[first];
       dupNext[last] = block;
       dupPrev[block] = last;
@@ -114,9 +84,9 @@ final class BlockHashIndex {
       dupPrev[first] = block;
     } else {
       s = -1 - s;
-      table[s * SLOT_LONGS + HI] = hi;
-      table[s * SLOT_LONGS + LO] = lo;
-      setFirstBlock(s, block);
+      keyHi[s] = hi;
+      keyLo[s] = lo;
+      firstBlock[s] = block;
       dupNext[block] = block;
       dupPrev[block] = block;
       keys++;
@@ -137,8 +107,8 @@ final class BlockHashIndex {
       int p = dupPrev[block];
       dupNext[p] = n;
       dupPrev[n] = p;
-      if (firstBlock(s) == block) {
-        setFirstBlock(s, n);
+      if (firstBlock[s] == block) {
+        firstBlock[s] = n;
       }
     }
     dupNext[block] = EMPTY;
@@ -147,17 +117,19 @@ final class BlockHashIndex {
   }
 
   private void deleteSlot(int s) {
-    setFirstBlock(s, EMPTY);
+    firstBlock[s] = EMPTY;
     keys--;
     int hole = s;
     int i = (s + 1) & mask;
-    while (firstBlock(i) != EMPTY) {
-      int home = slotOf(keyHi(i), keyLo(i));
+    while (firstBlock[i] != EMPTY) {
+      int home = slotOf(keyHi[i], keyLo[i]);
       // move entry i into the hole when its home slot is not in (hole, i] cyclically
       boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
       if (movable) {
-        System.arraycopy(table, i * SLOT_LONGS, table, hole * SLOT_LONGS, SLOT_LONGS);
-        setFirstBlock(i, EMPTY);
+        keyHi[hole] = keyHi[i];
+        keyLo[hole] = keyLo[i];
+        firstBlock[hole] = firstBlock[i];
+        firstBlock[i] = EMPTY;
         hole = i;
       }
       i = (i + 1) & mask;
@@ -181,7 +153,7 @@ final class BlockHashIndex {
 
   /** Removes every entry. */
   void clear() {
-    clearTable();
+    Arrays.fill(firstBlock, EMPTY);
     Arrays.fill(dupNext, EMPTY);
     Arrays.fill(dupPrev, EMPTY);
     keys = 0;
@@ -197,12 +169,12 @@ final class BlockHashIndex {
     int seenKeys = 0;
     int seenBlocks = 0;
     for (int s = 0; s <= mask; s++) {
-      int first = firstBlock(s);
+      int first = firstBlock[s];
       if (first == EMPTY) {
         continue;
       }
       seenKeys++;
-      if (find(keyHi(s), keyLo(s)) != s) {
+      if (find(keyHi[s], keyLo[s]) != s) {
         return "hash at slot " + s + " is not reachable from its home slot";
       }
       int b = first;
@@ -215,7 +187,7 @@ final class BlockHashIndex {
           return "block " + b + " is listed twice in the hash index";
         }
         listed[b] = true;
-        if (!hashed[b] || hashHi[b] != keyHi(s) || hashLo[b] != keyLo(s)) {
+        if (!hashed[b] || hashHi[b] != keyHi[s] || hashLo[b] != keyLo[s]) {
           return "block " + b + " is indexed under a hash it does not hold";
         }
         if (dupPrev[dupNext[b]] != b) {
