@@ -3,7 +3,6 @@ package kvsim.serving;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -136,7 +135,9 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
   private final int usableBlocks;
   private final boolean givenTokens;
   /** Sequences holding blocks, in the order they first got them (the breakdown walks them). */
-  private final LinkedHashSet<Sequence> holding = new LinkedHashSet<>();
+  private final HoldingList holding = new HoldingList();
+  /** The one token {@link #append} hands the block manager, which reads it and keeps nothing of the array. */
+  private final int[] oneToken = new int[1];
   private final CopyCostModel copyCost;
   private final HashSet<Integer> sharedTails = new HashSet<>();
   private long modelledNanos;
@@ -270,7 +271,7 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
     if (ok) {
       modelledNanos += latency.allocPerStepNanos() * (r.numBlocks() - before);
       s.advanceComputedTo(r.numComputedTokens());
-      holding.add(s);
+      hold(s);
       return OpLog.Admission.OK;
     }
     if (verdict == null || verdict == OpLog.Admission.OK) {
@@ -293,7 +294,7 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
         copyNanos += copyCost.hbmCopyNanos((double) copies * blocks.config().blockBytes());
       }
       s.advanceComputedTo(r.numComputedTokens());
-      holding.add(s);
+      hold(s);
     } else if (refusalListener != null && s.numComputedTokens() > 0) {
       refusalListener.refused(blocks.blocksToAppend(r, numNewTokens) * blocks.config().blockBytes(), kvsim.alloc.OomReason.NO_MEMORY);
     }
@@ -323,7 +324,8 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
   @Override
   public void append(Sequence s, int token) {
     int t = givenTokens ? token : s.outputTokens() == 1 ? firstOutputToken(s) : token;
-    blocks.appendTokens(of(s), new int[] {t});
+    oneToken[0] = t;
+    blocks.appendTokens(of(s), oneToken);
   }
 
   /**
@@ -363,7 +365,7 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
       finish(target);
     }
     target.setKvState(STATE, blocks.fork(of(source), source.request.id() + "/" + (++forks)));
-    holding.add(target);
+    hold(target);
   }
 
   /**
@@ -396,7 +398,9 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
     swappedInBytes += blocks.log().bytesMoved();
     swapNanos += copyCost.hostLinkNanos(blocks.log().bytesMoved());
     modelledNanos += latency.allocBaseNanos();
-    holding.addAll(sequences);
+    for (Sequence s : sequences) {
+      hold(s);
+    }
     return OpLog.Admission.OK;
   }
 
@@ -466,22 +470,60 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
     return modelledNanos + Math.round(copyNanos) + Math.round(swapNanos);
   }
 
+  /**
+   * {@code s} holds blocks after an allocation, admission, fork or swap-in: it joins the holders if
+   * new, and its share of the breakdown is counted again (Note [Breakdown sums]).
+   */
+  private void hold(Sequence s) {
+    holding.add(s);
+    PagedRequest r = of(s);
+    long unfilled = unfilledTokens(r);
+    long reserved = reservedTokens(s, r, unfilled);
+    holding.setTokens(s, reserved, unfilled - reserved);
+  }
+
+  /** The slots of {@code r}'s blocks not yet holding a computed token. */
+  private long unfilledTokens(PagedRequest r) {
+    return (long) r.numBlocks() * blockTokens - r.numComputedTokens();
+  }
+
+  /** Of {@code unfilled}, the slots that {@code s}'s future tokens will fill; the rest are waste. */
+  private static long reservedTokens(Sequence s, PagedRequest r, long unfilled) {
+    return Math.min(unfilled, (long) s.finalTokens() - r.numComputedTokens());
+  }
+
+  // Note [Breakdown sums]: the breakdown is taken after every iteration, and walking every holder
+  // for it touched three objects a sequence. A holder's future and wasted slots change only when
+  // its blocks or computed tokens do, which happens only here, in hold (allocate, admitWhole,
+  // fork, swapIn) and on leaving the holders (preempt, finish, swapOut); appending a token moves
+  // neither. So hold counts them again and the holding list keeps their sums, in longs, exactly
+  // the sums of the walk. Forked sequences share blocks and their tails are counted once, which a
+  // sum cannot see: once the manager has forked, the breakdown walks the holders as before.
+  // checkInvariants compares the sums with the walk.
+
   @Override
   public void breakdown(long[] out) {
     long total = (long) blocks.config().numBlocks() * blockTokens;
     long used = (long) (usableBlocks - blocks.numFreeBlocks()) * blockTokens;
-    long future = 0;
-    long waste = 0;
-    sharedTails.clear();
-    for (Sequence s : holding) {
-      PagedRequest r = of(s);
-      if (forks > 0 && !sharedTails.add(r.lastBlock())) {
-        continue;
+    long future;
+    long waste;
+    if (forks == 0) {
+      future = holding.futureTokens();
+      waste = holding.wasteTokens();
+    } else {
+      future = 0;
+      waste = 0;
+      sharedTails.clear();
+      for (Sequence s = holding.first(); s != null; s = HoldingList.next(s)) {
+        PagedRequest r = of(s);
+        if (!sharedTails.add(r.lastBlock())) {
+          continue;
+        }
+        long unfilled = unfilledTokens(r);
+        long reserved = reservedTokens(s, r, unfilled);
+        future += reserved;
+        waste += unfilled - reserved;
       }
-      long unfilled = (long) r.numBlocks() * blockTokens - r.numComputedTokens();
-      long reserved = Math.min(unfilled, (long) s.finalTokens() - r.numComputedTokens());
-      future += reserved;
-      waste += unfilled - reserved;
     }
     out[0] = used - future - waste;
     out[1] = future;
@@ -497,7 +539,7 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
   @Override
   public void sampleSharing() {
     heldBlockIterations += usableBlocks - blocks.numFreeBlocks();
-    for (Sequence s : holding) {
+    for (Sequence s = holding.first(); s != null; s = HoldingList.next(s)) {
       unsharedBlockIterations += of(s).numBlocks();
     }
   }
@@ -549,10 +591,20 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
   @Override
   public void checkInvariants() {
     blocks.checkInvariants();
-    for (Sequence s : holding) {
+    long future = 0;
+    long waste = 0;
+    for (Sequence s = holding.first(); s != null; s = HoldingList.next(s)) {
       if (of(s).numComputedTokens() != s.numComputedTokens()) {
         throw new IllegalStateException(s + ": the block manager counts " + of(s).numComputedTokens() + " computed tokens");
       }
+      long unfilled = unfilledTokens(of(s));
+      long reserved = reservedTokens(s, of(s), unfilled);
+      future += reserved;
+      waste += unfilled - reserved;
+    }
+    if (future != holding.futureTokens() || waste != holding.wasteTokens()) {
+      throw new IllegalStateException("the holders' future and wasted tokens sum to " + future + " and " + waste + " but are counted as "
+          + holding.futureTokens() + " and " + holding.wasteTokens() + " (Note [Breakdown sums])");
     }
   }
 }

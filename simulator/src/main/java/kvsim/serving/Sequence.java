@@ -40,6 +40,13 @@ public final class Sequence {
   private int numComputedTokens;
   private int outputTokens;
   private int preemptions;
+  /** Links of the KV manager's {@link HoldingList} this sequence is in (Note [Holding list]); null when in none. */
+  HoldingList holdingList;
+  Sequence holdingPrev;
+  Sequence holdingNext;
+  /** The counts its {@link HoldingList} sums ({@link HoldingList#setTokens}). */
+  long holdingFutureTokens;
+  long holdingWasteTokens;
   long firstTokenNanos = -1;
   long finishNanos = -1;
   private Status status = Status.WAITING;

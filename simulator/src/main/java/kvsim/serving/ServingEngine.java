@@ -81,11 +81,12 @@ public final class ServingEngine {
   private final long seed;
   private final ServingMetrics metrics = new ServingMetrics();
   private final Simulator sim = new Simulator();
-  private final StepPlan plan = new StepPlan();
+  /** The step in flight, or being planned under synchronous scheduling. */
+  private StepPlan plan = new StepPlan();
   /** Under asynchronous scheduling, the step planned while {@link #plan} runs (empty when none). */
-  private final StepPlan next = new StepPlan();
-  private final PlanCost planCost = new PlanCost();
-  private final PlanCost nextCost = new PlanCost();
+  private StepPlan next = new StepPlan();
+  private PlanCost planCost = new PlanCost();
+  private PlanCost nextCost = new PlanCost();
   /** Whether the scheduler plans each step before the last one's tokens are known (Note [Asynchronous scheduling] in {@link VllmV1Scheduler}). */
   private final boolean async;
   private final Arrival arrival = new Arrival();
@@ -342,10 +343,22 @@ public final class ServingEngine {
       idle();
       return;
     }
-    plan.copyFrom(next);
-    planCost.copyFrom(nextCost);
+    swapPlans();
     planInto(next, nextCost);
     start(now, planCost);
+  }
+
+  /**
+   * The step planned ahead becomes the step in flight, with its cost; the old one's plan and cost
+   * are reused for the next plan, which a scheduler's {@code schedule} starts by clearing.
+   */
+  private void swapPlans() {
+    StepPlan p = plan;
+    plan = next;
+    next = p;
+    PlanCost c = planCost;
+    planCost = nextCost;
+    nextCost = c;
   }
 
   /** Plans a step into {@code p} and notes what its forward pass computes; under asynchronous scheduling its tokens are taken ahead. */
@@ -418,14 +431,6 @@ public final class ServingEngine {
     long kvReadBytes;
     int sequences;
     long allocatorNanos;
-
-    void copyFrom(PlanCost o) {
-      totalTokens = o.totalTokens;
-      decodeTokens = o.decodeTokens;
-      kvReadBytes = o.kvReadBytes;
-      sequences = o.sequences;
-      allocatorNanos = o.allocatorNanos;
-    }
   }
 
   /** The end of the iteration in flight: the scheduler takes its outcome (Note [Iteration contract] in {@link Scheduler}). */

@@ -10,6 +10,8 @@ public final class StepPlan {
   private Sequence[] sequences = new Sequence[64];
   private int[] tokens = new int[64];
   private int size;
+  /** The sum of {@code tokens[0..size)}, kept as sequences are added. */
+  private long totalTokens;
   private Sequence[] victims = new Sequence[8];
   private int preempted;
   /** Per scheduled sequence, what asynchronous scheduling did ahead ({@link #NOTHING_AHEAD} and so on). */
@@ -28,6 +30,7 @@ public final class StepPlan {
     Arrays.fill(sequences, 0, size, null);
     Arrays.fill(victims, 0, preempted, null);
     size = 0;
+    totalTokens = 0;
     preempted = 0;
     sampledAhead = false;
   }
@@ -43,6 +46,7 @@ public final class StepPlan {
     sequences[size] = s;
     tokens[size] = numTokens;
     size++;
+    totalTokens += numTokens;
   }
 
   /** Counts {@code victim} among the sequences preempted to plan this iteration. */
@@ -70,11 +74,7 @@ public final class StepPlan {
 
   /** Returns the tokens scheduled in total. */
   public long totalTokens() {
-    long t = 0;
-    for (int i = 0; i < size; i++) {
-      t += tokens[i];
-    }
-    return t;
+    return totalTokens;
   }
 
   /** Returns how many sequences were preempted while planning this iteration (a swapped group counts once, by its lead). */
