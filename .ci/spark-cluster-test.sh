@@ -4,8 +4,10 @@
 # one core each, every one its own JVM, executors launched by the workers as Spark launches them.
 # It checks, on a grid whose cells take long enough to measure:
 #   1. with one worker, the table (sweep.csv, sweep.json) equals the local engine's byte for byte;
-#   2. with two workers, the same, both workers' executors ran cells (their logs), and the wall time
-#      is clearly below one worker's (the ratio is printed; at least KVSIM_CLUSTER_MIN_SPEEDUP);
+#   2. with two workers, the same, both workers' executors ran cells (their logs), and the cells'
+#      wall time (the first task's start to the last task's end, from the executors' logs) is clearly
+#      below one worker's (at least KVSIM_CLUSTER_MIN_SPEEDUP); the whole run's wall time and its
+#      ratio are printed too (Note [Whole run against cells] below);
 #   3. one worker's executor JVM killed mid-run: Spark runs its cells again elsewhere, and the table
 #      still equals the local engine's.
 # Every process it starts is ended by its pid when it exits, also on failure. Called by .ci/run.
@@ -89,11 +91,12 @@ start_worker() { # start_worker N
   wait_for "$work/worker$1.log" "Successfully registered with master" 60
 }
 
-# The grid: 40 cells of about 0.2-0.5 s each on an idle core (churn at 200,000 operations).
+# The grid: 16 cells of about 4-5 s each on an idle core (churn at 10,000,000 operations of up to 8 MiB),
+# long enough that an executor's JIT warm-up is a small part of its cells (Note [Whole run against cells]).
 if [ -n "${KVSIM_CLUSTER_GRID:-}" ]; then
   cp "$KVSIM_CLUSTER_GRID" "$work/grid.yaml"
 else
-  printf '# The CI cluster test grid: 2 allocators x 20 seeds of churn at 200,000 operations.\nworkloads: ["churn:ops=200000"]\nallocators: [first-fit, buddy]\nseeds: 1..20\n' > "$work/grid.yaml"
+  printf '# The CI cluster test grid: 2 allocators x 8 seeds of churn at 10,000,000 operations.\nworkloads: ["churn:ops=10000000,max-size-mib=8"]\nallocators: [first-fit, buddy]\nseeds: 1..8\n' > "$work/grid.yaml"
 fi
 cd "$work"
 now() { date +%s.%N; }
@@ -107,6 +110,20 @@ same_table() { # same_table OUT
     cmp "local/$f" "$1/$f" || fail "$1/$f differs from the local engine's"
   done
 }
+# Note [Whole run against cells]: on a 2-core machine the driver, the master, two workers and two
+# executors share the cores, and starting an executor's JVM (class loading, JIT, fetching the jar)
+# takes several seconds of both cores; two executors starting at once take longer than one. The
+# whole run's wall time therefore includes a start-up that grows with the executors, and on this
+# grid of short cells it hid the scaling (40 cells of 200,000 operations, quiet 2-core machine: 20.6 s
+# with one worker, 23.9 s with two). On this grid: whole run 64.1 s and 46.1 s (1.39x), cells 54 s
+# and 33 s (1.64x). The cells' span is what adding an executor divides; it is what is checked.
+cells_span() { # cells_span: seconds from the first task started to the last finished, all executors
+  { cat worker1/app-*/*/stderr worker2/app-*/*/stderr 2>/dev/null || true; } \
+    | awk '/Executor: (Running|Finished) task/ { split($2, t, ":"); s = t[1] * 3600 + t[2] * 60 + t[3];
+        if ($0 ~ /Running task/ && (first == "" || s < first)) first = s;
+        if ($0 ~ /Finished task/ && s > last) last = s }
+      END { if (first == "" || last == "") print 0; else print last - first + 1 }'
+}
 finished_tasks() { # finished_tasks WORKER_DIR: tasks its executors finished, per their logs
   cat "$1"/app-*/*/stderr 2>/dev/null | grep -c "Finished task" || true
 }
@@ -119,8 +136,9 @@ start_worker 1
 t0=$(now)
 sweep_spark one || fail "one worker: $(tail -n 5 one.log)"
 t_one=$(secs "$t0" "$(now)")
+c_one=$(cells_span)
 same_table one
-echo "spark-cluster: 1 worker: ${t_one} s, table equals the local engine's"
+echo "spark-cluster: 1 worker: ${t_one} s (cells ${c_one} s), table equals the local engine's"
 
 start_worker 2
 for _ in $(seq 1 50); do [ "$(grep -c "Registering worker" master.log)" -ge 2 ] && break; sleep 0.2; done
@@ -128,14 +146,16 @@ rm -rf worker1/app-* worker2/app-*
 t0=$(now)
 sweep_spark two || fail "two workers: $(tail -n 5 two.log)"
 t_two=$(secs "$t0" "$(now)")
+c_two=$(cells_span)
 same_table two
 n1=$(finished_tasks worker1)
 n2=$(finished_tasks worker2)
 [ "$n1" -gt 0 ] && [ "$n2" -gt 0 ] || fail "not both executors ran cells (worker 1: $n1 tasks, worker 2: $n2)"
-speedup=$(awk -v a="$t_one" -v b="$t_two" 'BEGIN { printf "%.2f", a / b }')
-echo "spark-cluster: 2 workers: ${t_two} s, table equals the local engine's; tasks per executor: $n1, $n2; 1 -> 2 workers: ${speedup}x"
+whole=$(awk -v a="$t_one" -v b="$t_two" 'BEGIN { printf "%.2f", a / b }')
+speedup=$(awk -v a="$c_one" -v b="$c_two" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+echo "spark-cluster: 2 workers: ${t_two} s (cells ${c_two} s), table equals the local engine's; tasks per executor: $n1, $n2; 1 -> 2 workers: cells ${speedup}x, whole run ${whole}x"
 slow= # checked last, so that the killed executor is tried too
-awk -v s="$speedup" -v m="$min_speedup" 'BEGIN { exit !(s >= m) }' || slow="2 workers only ${speedup}x faster than 1 (want >= $min_speedup)"
+awk -v s="$speedup" -v m="$min_speedup" 'BEGIN { exit !(s >= m) }' || slow="2 workers' cells only ${speedup}x faster than 1's (want >= $min_speedup)"
 
 # An executor killed mid-run: once a few cells are done, worker 2's executor JVM gets SIGKILL.
 rm -rf worker1/app-* worker2/app-*
