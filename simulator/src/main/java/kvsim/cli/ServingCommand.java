@@ -11,6 +11,7 @@ import kvsim.core.InputException;
 import kvsim.core.OutputFile;
 import kvsim.report.ResultFolder;
 import kvsim.report.ResultsWriter;
+import kvsim.report.ServingOomLinks;
 import kvsim.report.ServingResults;
 import kvsim.report.SloTable;
 import kvsim.report.TextTable;
@@ -127,9 +128,9 @@ final class ServingCommand implements Callable<Integer> {
         ? runner.run(whole, progress, traces)
         : runner.runCells(cells, progress);
     ServingProgress.finish(lines, cells);
-    if (oom != null) {
-      oom.write(out, err);
-    }
+    // The snapshots' paths as the report links them: relative to the result folder (Runs does the same for replay).
+    List<ServingOomLinks.Link> snapshots = oom == null ? List.of()
+        : oom.write(out, err, target.dir() != null ? target.dir() : target.runsBase().resolve("run"));
     ServingResults folder = ServingRunner.results(cells, axes, results);
     if (sloTargets != null) {
       folder = sloTargets.withSlo(folder, results);
@@ -139,7 +140,7 @@ final class ServingCommand implements Callable<Integer> {
     table(out, axes, folder);
     out.println();
     out.flush(); // the table first, then the files (Note [Charts off the critical path] on report.ChartJobs)
-    Path dir = ResultsWriter.writeServing(target, folder, ServingRunner.timings(cells, axes, results));
+    Path dir = ResultsWriter.writeServing(target, folder, ServingRunner.timings(cells, axes, results), ServingOomLinks.writer(snapshots));
     out.println("results: " + dir);
     if (emitTrace != null) {
       for (ServingRunner.SystemResult r : results) {

@@ -3,12 +3,14 @@ package kvsim.cli;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.core.OutputFile;
+import kvsim.report.ServingOomLinks;
 import kvsim.run.ServingOomCapture;
 import kvsim.run.ServingRunner;
 import kvsim.serving.KvRefusals;
@@ -70,8 +72,13 @@ final class ServingOomSnapshots {
     return runner.capturingOoms(captures::get);
   }
 
-  /** Writes each captured snapshot atomically and says where; for a system without one, one line on {@code err}. */
-  void write(PrintWriter out, PrintWriter err) throws IOException {
+  /**
+   * Writes each captured snapshot atomically and says where; for a system without one, one line on
+   * {@code err}. Returns the snapshots written, each file relative to {@code folder} (the result
+   * folder, whose report links them).
+   */
+  List<ServingOomLinks.Link> write(PrintWriter out, PrintWriter err, Path folder) throws IOException {
+    List<ServingOomLinks.Link> links = new ArrayList<>();
     String what = parsed.trigger().label().substring("first ".length());
     for (Map.Entry<String, ServingOomCapture> e : captures.entrySet()) {
       Path target = fileOf(parsed.file(), e.getKey(), captures.size());
@@ -86,8 +93,10 @@ final class ServingOomSnapshots {
       OutputFile.of(target, SnapshotRecorder.OUTPUT_KIND, force, inputs).write(o -> PickleWriter.write(snapshot, o));
       out.println(String.format(java.util.Locale.ROOT, "snapshot at %s: %s (%s, at %.3f s, %s refused, %s)", parsed.trigger().label(), target, e.getKey(),
           oom.timeNanos() / 1e9, Bytes.format(oom.sizeBytes()), oom.reason().label()));
+      links.add(new ServingOomLinks.Link(e.getKey(), OomSnapshotFiles.relative(folder, target), oom.timeNanos() / 1e9, oom.sizeBytes(), oom.reason().label()));
     }
     out.flush();
     err.flush();
+    return links;
   }
 }

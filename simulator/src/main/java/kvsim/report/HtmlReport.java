@@ -575,6 +575,7 @@ public final class HtmlReport {
     }
     Html.table(out, "Summary per system (latencies in seconds; KV shares are time-weighted means over the whole run, first arrival to last finish)",
         SERVING_HEADER, rows);
+    ServingOomLinks.html(out, l.source().dir()); // --snapshot-at-oom: the files, linked
     if (SloTable.present(r)) {
       Html.table(out, "SLO attainment (share of all arrived requests that finished within every per-request target) and goodput over the run's span",
           SloTable.htmlHeader(r), r.entries().stream().map(SloTable::htmlRow).toList());

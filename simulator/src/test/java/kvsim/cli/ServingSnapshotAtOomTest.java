@@ -45,6 +45,25 @@ class ServingSnapshotAtOomTest {
     assertTrue(trace.get(0).size() > free, "more was asked than was free");
     assertFalse(Files.exists(dir.resolve("kv-orca-max.pickle")));
     assertEquals("kvsim: orca-max had no OOM in this run: no snapshot written to " + dir.resolve("kv-orca-max.pickle") + "\n", run.err());
+    // The folder records the snapshot and its report links it, relative to the folder; nothing for orca-max.
+    Path folder = dir.resolve("res-kv.pickle");
+    String links = Files.readString(folder.resolve("snapshots-at-oom.json"));
+    com.fasterxml.jackson.databind.JsonNode rows = new com.fasterxml.jackson.databind.ObjectMapper().readTree(links).get("snapshots");
+    assertEquals(1, rows.size(), links);
+    assertEquals("vllm", rows.get(0).get("system").asText());
+    assertEquals("../kv-vllm.pickle", rows.get(0).get("file").asText());
+    assertEquals(trace.get(0).size(), rows.get(0).get("size_bytes").asLong());
+    String report = Files.readString(folder.resolve("report.html"));
+    assertTrue(report.contains("vllm: Snapshot at first OOM: <a href=\"../kv-vllm.pickle\">../kv-vllm.pickle</a>, open in memory_viz (at "), report);
+    assertFalse(report.contains("orca-max: Snapshot at first OOM"), report);
+  }
+
+  @Test
+  void withoutTheOptionAServingFolderHasNoSnapshotLinks() throws Exception {
+    Path folder = dir.resolve("plain");
+    CliRun.of("serving", CROWD, "--system", "vllm", "--kv-memory", "8GiB", "--quiet", "-o", folder.toString()).ok();
+    assertFalse(Files.exists(folder.resolve("snapshots-at-oom.json")));
+    assertFalse(Files.readString(folder.resolve("report.html")).contains("Snapshot at first OOM"));
   }
 
   @Test
