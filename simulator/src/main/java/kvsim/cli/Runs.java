@@ -102,8 +102,7 @@ final class Runs {
     Runner.Progress progress = runnerProgress(Progress.of(o.quiet.quiet, err, command, "runs"), spec.allocators().size());
     RunResult result = runner.run(spec, listeners::get, progress);
     if (oom != null) {
-      Path folder = target.dir() != null ? target.dir() : target.runsBase().resolve("run");
-      result = oom.write(out, err, result, folder, o.force, Inputs.of(label, spec.workload().file()));
+      result = oom.write(out, err, result, target.linkBase(), o.force, Inputs.of(label, spec.workload().file()));
     }
     out.println("workload: " + spec.workload().spec() + " on " + spec.device().name() + " (" + Bytes.format(spec.plan().testedRegion().sizeBytes()) + " under test)");
     TextTable.comparison(out, result.results());

@@ -128,9 +128,8 @@ final class ServingCommand implements Callable<Integer> {
         ? runner.run(whole, progress, traces)
         : runner.runCells(cells, progress);
     ServingProgress.finish(lines, cells);
-    // The snapshots' paths as the report links them: relative to the result folder (Runs does the same for replay).
     List<ServingOomLinks.Link> snapshots = oom == null ? List.of()
-        : oom.write(out, err, target.dir() != null ? target.dir() : target.runsBase().resolve("run"));
+        : oom.write(out, err, target.linkBase());
     ServingResults folder = ServingRunner.results(cells, axes, results);
     if (sloTargets != null) {
       folder = sloTargets.withSlo(folder, results);

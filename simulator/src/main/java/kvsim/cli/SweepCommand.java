@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import kvsim.config.GridSpec;
-import kvsim.core.InputException;
 import kvsim.report.HtmlReport;
 import kvsim.report.ResultFolder;
 import kvsim.report.SweepChart;
@@ -53,14 +52,7 @@ final class SweepCommand implements Callable<Integer> {
   @Option(names = "--force", description = "Also use a kvsim result folder into which files of your own were added.")
   boolean force;
 
-  @Option(names = "--engine", paramLabel = "NAME", defaultValue = "local", description = "local (this machine's cores) or spark (default: ${DEFAULT-VALUE}).")
-  String engine;
-
-  @Option(names = "--threads", paramLabel = "N", description = "Threads of the local engine (default: all cores).")
-  Integer threads;
-
-  @Option(names = "--master", paramLabel = "URL", description = "Spark master for --engine spark (default: local[*], or what spark-submit sets).")
-  String master;
+  @CommandLine.Mixin EngineOptions engineOptions;
 
   @CommandLine.Mixin QuietOption quiet;
 
@@ -85,15 +77,7 @@ final class SweepCommand implements Callable<Integer> {
         }
       }
     }
-    int n = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
-    if (n < 1) {
-      throw new InputException("--threads: must be at least 1, got " + n);
-    }
-    Map<String, String> engineOptions = new LinkedHashMap<>();
-    if (master != null) {
-      engineOptions.put("master", master);
-    }
-    GridSweep.Engine e = GridSweep.engine(engine, n, engineOptions);
+    GridSweep.Engine e = engineOptions.engine();
     String name = "sweep-" + grid.getFileName().toString().replaceAll("\\.ya?ml$", "").replaceAll("[^A-Za-z0-9._-]", "");
     ResultFolder.Target target = (output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.SWEEP, force)
         : ResultFolder.Target.fresh(Path.of("results", "runs"), name, ResultFolder.Kind.SWEEP)).reading(List.of(grid));
@@ -106,7 +90,7 @@ final class SweepCommand implements Callable<Integer> {
       }
     }
     if (!quiet.quiet) {
-      err.printf("kvsim: %s: %,d cells, %,d already done, %,d to run (%s engine)%n", grid, cells.size(), cells.size() - todo.size(), todo.size(), engine);
+      err.printf("kvsim: %s: %,d cells, %,d already done, %,d to run (%s engine)%n", grid, cells.size(), cells.size() - todo.size(), todo.size(), engineOptions.engine);
       err.flush();
     }
     long start = System.nanoTime();

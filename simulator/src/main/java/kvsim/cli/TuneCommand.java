@@ -85,14 +85,7 @@ final class TuneCommand implements Callable<Integer> {
   @Option(names = "--force", description = "Also use a kvsim result folder into which files of your own were added.")
   boolean force;
 
-  @Option(names = "--engine", paramLabel = "NAME", defaultValue = "local", description = "local (this machine's cores) or spark (default: ${DEFAULT-VALUE}).")
-  String engine;
-
-  @Option(names = "--threads", paramLabel = "N", description = "Threads of the local engine (default: all cores).")
-  Integer threads;
-
-  @Option(names = "--master", paramLabel = "URL", description = "Spark master for --engine spark.")
-  String master;
+  @CommandLine.Mixin EngineOptions engineOptions;
 
   @Option(names = "--system", paramLabel = "S", description = "Search this serving system's settings (vllm, vllm-v0, vattention, …) for the highest rate within --slo.")
   String system;
@@ -191,15 +184,7 @@ final class TuneCommand implements Callable<Integer> {
         }
       }
     }
-    int n = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
-    if (n < 1) {
-      throw new InputException("--threads: must be at least 1, got " + n);
-    }
-    Map<String, String> engineOptions = new LinkedHashMap<>();
-    if (master != null) {
-      engineOptions.put("master", master);
-    }
-    GridSweep.Engine e = GridSweep.engine(engine, n, engineOptions);
+    GridSweep.Engine e = engineOptions.engine();
 
     String name = "tune-" + file.getFileName().toString().replaceAll("\\.(pickle|pkl|jsonl)$", "").replaceAll("[^A-Za-z0-9._-]", "");
     ResultFolder.Target target = output != null ? ResultFolder.Target.at(output, ResultFolder.Kind.TUNE, force)

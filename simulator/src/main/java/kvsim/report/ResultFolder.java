@@ -147,6 +147,15 @@ public final class ResultFolder {
       return new Target(null, runsBase, runName, kind, false, false, List.of(), true);
     }
 
+    /**
+     * The folder that paths recorded in the result (a snapshot file the report links) are made
+     * relative to: {@code dir}, or for a fresh run id a name beside it under {@code runsBase}, the
+     * same depth, so a relative path is the same.
+     */
+    public Path linkBase() {
+      return dir != null ? dir : runsBase.resolve("run");
+    }
+
     /** This target, for a command that reads {@code files}: a folder that holds one is refused. */
     public Target reading(List<Path> files) {
       List<Path> all = new ArrayList<>(inputs);
