@@ -4,21 +4,25 @@
 # one core each, every one its own JVM, executors launched by the workers as Spark launches them.
 # It checks, on a grid whose cells take long enough to measure:
 #   1. with one worker, the table (sweep.csv, sweep.json) equals the local engine's byte for byte;
-#   2. with two workers, the same, both workers' executors ran cells (their logs), and the cells'
-#      wall time (the first task's start to the last task's end, from the executors' logs) is clearly
-#      below one worker's (at least KVSIM_CLUSTER_MIN_SPEEDUP); the whole run's wall time and its
-#      ratio are printed too (Note [Whole run against cells] below);
+#   2. with two workers, the same, both workers' executors ran cells (their logs), the two executors
+#      ran cells at the same time (their tasks' summed time over the cells' span, at least
+#      KVSIM_CLUSTER_MIN_PARALLELISM), and the cells' wall time (the first task's start to the last
+#      task's end, from the executors' logs) is below one worker's, by at least KVSIM_CLUSTER_MIN_SPEEDUP
+#      where set; both ratios and the whole run's are printed (Notes [Whole run against cells] and
+#      [Overlap, not speed, is gated] below);
 #   3. one worker's executor JVM killed mid-run: Spark runs its cells again elsewhere, and the table
 #      still equals the local engine's.
 # Every process it starts is ended by its pid when it exits, also on failure. Called by .ci/run.
 # Environment: KVSIM_SPARK_JAR (a built kvsim-spark.jar; else `mvn -Pspark package` builds it),
 # MVN_FLAGS (extra flags for mvn, e.g. -o), KVSIM_CLUSTER_GRID (a grid file instead of the default),
-# KVSIM_CLUSTER_MIN_SPEEDUP (default 1.3), KVSIM_CLUSTER_WORK (work folder).
+# KVSIM_CLUSTER_MIN_PARALLELISM (default 1.4), KVSIM_CLUSTER_MIN_SPEEDUP (default: only below 1 fails),
+# KVSIM_CLUSTER_WORK (work folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 work=${KVSIM_CLUSTER_WORK:-$root/target/spark-cluster}
-min_speedup=${KVSIM_CLUSTER_MIN_SPEEDUP:-1.3}
+min_speedup=${KVSIM_CLUSTER_MIN_SPEEDUP:-}
+min_parallelism=${KVSIM_CLUSTER_MIN_PARALLELISM:-1.4}
 mvn_flags=${MVN_FLAGS:-}
 
 pids=()
@@ -116,13 +120,33 @@ same_table() { # same_table OUT
 # whole run's wall time therefore includes a start-up that grows with the executors, and on this
 # grid of short cells it hid the scaling (40 cells of 200,000 operations, quiet 2-core machine: 20.6 s
 # with one worker, 23.9 s with two). On this grid: whole run 64.1 s and 46.1 s (1.39x), cells 54 s
-# and 33 s (1.64x). The cells' span is what adding an executor divides; it is what is checked.
+# and 33 s (1.64x). The cells' span is what adding an executor divides; it is what is measured.
+#
+# Note [Overlap, not speed, is gated]: how much a second executor divides the span depends on the
+# machine: two one-core workers on two idle cores gave 1.64x here, but where the two cores are
+# hyperthreads of one, or another job shares them, the same run gives 1.1-1.3x (a CI machine: whole
+# run 56.1 s and 49.1 s). What the engine controls is that both executors run cells at the same
+# time; a run that serialises its cells (one job per partition, as before) has a parallelism of at
+# most 1 whatever the machine. So the check is the parallelism: the executors' task seconds summed,
+# over the cells' span (2 when both are busy throughout). The span must also be below one worker's;
+# a stricter speed-up is KVSIM_CLUSTER_MIN_SPEEDUP, for a quiet machine. The README's table is
+# measured on a quiet machine, not here.
 cells_span() { # cells_span: seconds from the first task started to the last finished, all executors
   { cat worker1/app-*/*/stderr worker2/app-*/*/stderr 2>/dev/null || true; } \
     | awk '/Executor: (Running|Finished) task/ { split($2, t, ":"); s = t[1] * 3600 + t[2] * 60 + t[3];
         if ($0 ~ /Running task/ && (first == "" || s < first)) first = s;
         if ($0 ~ /Finished task/ && s > last) last = s }
       END { if (first == "" || last == "") print 0; else print last - first + 1 }'
+}
+task_seconds() { # task_seconds: every executor's tasks' seconds (start to end, from their logs), summed
+  local f
+  for f in worker1/app-*/*/stderr worker2/app-*/*/stderr; do
+    [ -f "$f" ] || continue
+    awk '/Executor: (Running|Finished) task/ { split($2, t, ":"); s = t[1] * 3600 + t[2] * 60 + t[3];
+        match($0, /\(TID [0-9]+\)/); id = substr($0, RSTART, RLENGTH);
+        if ($0 ~ /Running task/) start[id] = s; else if (id in start) { sum += s - start[id]; delete start[id] } }
+      END { print sum + 0 }' "$f"
+  done | awk '{ sum += $1 } END { print sum + 0 }'
 }
 finished_tasks() { # finished_tasks WORKER_DIR: tasks its executors finished, per their logs
   cat "$1"/app-*/*/stderr 2>/dev/null | grep -c "Finished task" || true
@@ -147,15 +171,24 @@ t0=$(now)
 sweep_spark two || fail "two workers: $(tail -n 5 two.log)"
 t_two=$(secs "$t0" "$(now)")
 c_two=$(cells_span)
+busy_two=$(task_seconds)
 same_table two
 n1=$(finished_tasks worker1)
 n2=$(finished_tasks worker2)
 [ "$n1" -gt 0 ] && [ "$n2" -gt 0 ] || fail "not both executors ran cells (worker 1: $n1 tasks, worker 2: $n2)"
 whole=$(awk -v a="$t_one" -v b="$t_two" 'BEGIN { printf "%.2f", a / b }')
 speedup=$(awk -v a="$c_one" -v b="$c_two" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-echo "spark-cluster: 2 workers: ${t_two} s (cells ${c_two} s), table equals the local engine's; tasks per executor: $n1, $n2; 1 -> 2 workers: cells ${speedup}x, whole run ${whole}x"
+parallelism=$(awk -v a="$busy_two" -v b="$c_two" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+echo "spark-cluster: 2 workers: ${t_two} s (cells ${c_two} s), table equals the local engine's; tasks per executor: $n1, $n2; parallelism ${parallelism} (${busy_two} task seconds over ${c_two} s)"
+echo "spark-cluster: 1 -> 2 workers: cells ${speedup}x, whole run ${whole}x"
 slow= # checked last, so that the killed executor is tried too
-awk -v s="$speedup" -v m="$min_speedup" 'BEGIN { exit !(s >= m) }' || slow="2 workers' cells only ${speedup}x faster than 1's (want >= $min_speedup)"
+awk -v p="$parallelism" -v m="$min_parallelism" 'BEGIN { exit !(p >= m) }' \
+  || slow="the 2 executors' cells overlapped too little: parallelism ${parallelism} (want >= $min_parallelism)"
+awk -v s="$speedup" 'BEGIN { exit !(s > 1) }' || slow="${slow:+$slow; }2 workers' cells took no less time than 1's (${speedup}x)"
+if [ -n "$min_speedup" ]; then
+  awk -v s="$speedup" -v m="$min_speedup" 'BEGIN { exit !(s >= m) }' \
+    || slow="${slow:+$slow; }2 workers' cells only ${speedup}x faster than 1's (want >= $min_speedup)"
+fi
 
 # An executor killed mid-run: once a few cells are done, worker 2's executor JVM gets SIGKILL.
 rm -rf worker1/app-* worker2/app-*
