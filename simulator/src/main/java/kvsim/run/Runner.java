@@ -74,7 +74,7 @@ public final class Runner {
     List<String> names = spec.allocators();
     int[] done = {0};
     List<Cell> cells = parallel(names.size(), i -> {
-      Cell c = runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p, false);
+      Cell c = runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p, spec.sampleEvery());
       synchronized (done) {
         p.runs(++done[0], names.size());
       }
@@ -111,7 +111,7 @@ public final class Runner {
     int[] done = {0};
     List<Cell> cells = parallel(total, i -> {
       // A sweep keeps each cell's headline values only, not its time series.
-      Cell c = runOne(spec, spec.workload().withSeed(seeds[i / names.size()]), names.get(i % names.size()), null, SILENT, true);
+      Cell c = runOne(spec, spec.workload().withSeed(seeds[i / names.size()]), names.get(i % names.size()), null, SILENT, RunMetrics.SWEEP_HEADLINES);
       synchronized (done) {
         p.cells(++done[0], total);
       }
@@ -149,18 +149,21 @@ public final class Runner {
    * series, no memory map (a cell of a grid).
    */
   public AllocatorResult headline(RunSpec spec, String allocator) throws IOException {
-    Cell c = runOne(spec, spec.workload(), allocator, null, SILENT, true);
+    Cell c = runOne(spec, spec.workload(), allocator, null, SILENT, RunMetrics.NO_SERIES);
     requireEvents(spec.workload(), c.timing().events());
     return c.result();
   }
 
   /**
-   * Runs one cell; {@code headlineOnly}: record neither a time series nor a memory map (sweeps
-   * keep neither, and a short run spends a fifth of its time recording the series).
+   * Runs one cell with metrics recorded as {@code sampleEvery} says ({@link RunMetrics#RunMetrics});
+   * below 0 (a sweep's or a grid's cell): neither a time series nor a memory map (sweeps keep
+   * neither, and a short run spends a fifth of its time recording the series), and with {@link
+   * RunMetrics#SWEEP_HEADLINES} only the gauges a seed sweep reads.
    */
   private static Cell runOne(
-      RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress, boolean headlineOnly)
+      RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress, long sampleEvery)
       throws IOException {
+    boolean headlineOnly = sampleEvery < 0;
     AllocatorContext context = spec.contextFor(name);
     Allocator tested = AllocatorRegistry.create(context);
     if (listener != null) {
@@ -169,7 +172,6 @@ public final class Runner {
     }
     // Every run records its memory map beside any listener given (bounded: Note [Memory map decimation]).
     MemoryMapRecorder map = headlineOnly ? null : new MemoryMapRecorder(name, MemoryMapRecorder.DEFAULT_MAX_RECTANGLES);
-    long sampleEvery = headlineOnly ? RunMetrics.NO_SERIES : spec.sampleEvery();
     AllocatorListener engineListener = AllocatorListener.both(listener, map);
     long start = System.nanoTime();
     ReplayEngine.Progress engineProgress = events -> progress.events(name, events, System.nanoTime() - start);

@@ -9,6 +9,43 @@ import org.junit.jupiter.api.Test;
 
 /** Summaries are exact over every event; the time series stays bounded and ends at the last event. */
 class RunMetricsTest {
+  /** Note [Headline gauges only]: the sweep's recorder keeps four gauges, each exactly as a full recorder has it, and every counter. */
+  @Test
+  void aSweepRecorderKeepsTheHeadlineGaugesExactly() {
+    RunMetrics full = new RunMetrics(RunMetrics.NO_SERIES);
+    RunMetrics sweep = new RunMetrics(RunMetrics.SWEEP_HEADLINES);
+    java.util.SplittableRandom r = new java.util.SplittableRandom(7);
+    long t = 0;
+    for (int i = 0; i < 5000; i++) {
+      t += r.nextInt(3) * 1000L;
+      long reserved = 1L << 36;
+      long allocated = r.nextLong(reserved);
+      long requested = allocated - r.nextLong(allocated / 10 + 1);
+      long free = reserved - allocated;
+      long largest = free == 0 ? 0 : r.nextLong(free + 1);
+      long live = r.nextInt(1000);
+      for (RunMetrics m : List.of(full, sweep)) {
+        m.record(t, reserved, allocated, requested, free, largest, live);
+        if (i % 7 == 0) {
+          m.countOom("fragmentation");
+        } else {
+          m.countAlloc();
+        }
+      }
+    }
+    assertEquals(RunMetrics.HEADLINE_GAUGES, List.copyOf(sweep.summaries().keySet()));
+    for (String g : RunMetrics.HEADLINE_GAUGES) {
+      assertEquals(full.summaries().get(g), sweep.summaries().get(g), g);
+    }
+    assertEquals(full.counters(), sweep.counters());
+    assertEquals(List.of(), sweep.samples());
+    // Every gauge a sweep's headline reads is kept.
+    for (String h : SeedSweep.HEADLINES) {
+      int dot = h.lastIndexOf('.');
+      assertTrue(dot < 0 || RunMetrics.HEADLINE_GAUGES.contains(h.substring(0, dot)), h);
+    }
+  }
+
   @Test
   void theMeanIsWeightedByTimeAndThePeakSeesEveryEvent() {
     Gauge g = new Gauge("x");
