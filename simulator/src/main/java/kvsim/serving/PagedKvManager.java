@@ -222,7 +222,9 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
       throw new IllegalStateException("a manager with given tokens needs each sequence's name and prompt");
     }
     int prompt = s.request.promptTokens();
-    int[] tokens = new int[prompt];
+    // Note [Token storage sized once] in PagedRequest: the buffer holds the whole final sequence,
+    // which the block manager never lets grow past max_model_len.
+    int[] tokens = new int[Math.max(prompt, Math.min(s.finalTokens(), blocks.config().maxModelLen()))];
     long id = s.request.id();
     tokens[0] = (int) (id >>> 32);
     if (prompt > 1) {
@@ -242,7 +244,7 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
       }
     }
     // A fanned-out group's other sequences are requests of their own: "id.index".
-    s.setKvState(STATE, blocks.addRequest(s.index == 0 ? Long.toString(id) : id + "." + s.index, tokens, null, null, hashIds));
+    s.setKvState(STATE, blocks.addRequest(s.index == 0 ? Long.toString(id) : id + "." + s.index, tokens, prompt, hashIds));
   }
 
   private static PagedRequest of(Sequence s) {

@@ -16,14 +16,17 @@ import java.util.Arrays;
  * <p>Open addressing with linear probing over a power-of-two table at least twice the number of
  * blocks (there are never more keys than blocks), with backward-shift deletion, so no tombstones
  * accumulate. Duplicates form a circular doubly linked list per key through {@code dupNext} and
- * {@code dupPrev}, indexed by block id; the table stores the first block.
+ * {@code dupPrev}, indexed by block id; the table stores the first block, and {@code slotOf}
+ * remembers, for each first block, the slot it is stored in (Note [Removal without a probe]).
  */
 final class BlockHashIndex {
   private static final int EMPTY = -1;
 
-  private final long[] keyHi;
-  private final long[] keyLo;
+  /** The keys, interleaved: slot {@code s} holds its high half at {@code 2s}, its low half at {@code 2s + 1}. */
+  private final long[] keyHalves;
   private final int[] firstBlock;
+  /** For a block that is the first of its key, the slot that key sits in; stale for any other block. */
+  private final int[] slotOf;
   private final int mask;
   private final int[] dupNext;
   private final int[] dupPrev;
@@ -33,18 +36,18 @@ final class BlockHashIndex {
   /** Builds an empty index for a pool of {@code numBlocks} blocks. */
   BlockHashIndex(int numBlocks) {
     int capacity = Integer.highestOneBit(Math.max(4, numBlocks) * 2 - 1) << 1;
-    keyHi = new long[capacity];
-    keyLo = new long[capacity];
+    keyHalves = new long[2 * capacity];
     firstBlock = new int[capacity];
     Arrays.fill(firstBlock, EMPTY);
     mask = capacity - 1;
     dupNext = new int[numBlocks];
     dupPrev = new int[numBlocks];
+    slotOf = new int[numBlocks];
     Arrays.fill(dupNext, EMPTY);
     Arrays.fill(dupPrev, EMPTY);
   }
 
-  private int slotOf(long hi, long lo) {
+  private int homeSlot(long hi, long lo) {
     long h = hi ^ (lo * 0x9E3779B97F4A7C15L);
     h ^= h >>> 33;
     h *= 0xff51afd7ed558ccdL;
@@ -53,9 +56,9 @@ final class BlockHashIndex {
   }
 
   private int find(long hi, long lo) {
-    int s = slotOf(hi, lo);
+    int s = homeSlot(hi, lo);
     while (firstBlock[s] != EMPTY) {
-      if (keyHi[s] == hi && keyLo[s] == lo) {
+      if (keyHalves[2 * s] == hi && keyHalves[2 * s + 1] == lo) {
         return s;
       }
       s = (s + 1) & mask;
@@ -84,9 +87,10 @@ final class BlockHashIndex {
       dupPrev[first] = block;
     } else {
       s = -1 - s;
-      keyHi[s] = hi;
-      keyLo[s] = lo;
+      keyHalves[2 * s] = hi;
+      keyHalves[2 * s + 1] = lo;
       firstBlock[s] = block;
+      slotOf[block] = s;
       dupNext[block] = block;
       dupPrev[block] = block;
       keys++;
@@ -94,21 +98,33 @@ final class BlockHashIndex {
     blocks++;
   }
 
+  // Note [Removal without a probe]: every block a serving run allocates is, once the cache has
+  // filled, a cached block evicted as it leaves the free queue, so removal is as frequent as
+  // insertion. It used to probe for the block's key first, a miss or two in a table of some
+  // hundred kilobytes; the key's slot changes only when the key is inserted, when its first block
+  // changes and when a backward shift moves it, so the index keeps it per first block instead.
+  // A block that is not first of its key needs no slot: it is only unlinked from its list.
+
   /** Removes {@code block}, which holds this hash, from the index. */
   void remove(long hi, long lo, int block) {
-    int s = find(hi, lo);
-    if (s < 0 || dupNext[block] == EMPTY) {
+    int n = dupNext[block];
+    if (n == EMPTY) {
       throw new IllegalStateException("block " + block + " is not in the hash index");
     }
-    int n = dupNext[block];
+    int s = slotOf[block];
+    boolean first = firstBlock[s] == block;
+    if (first && (keyHalves[2 * s] != hi || keyHalves[2 * s + 1] != lo)) {
+      throw new IllegalStateException("block " + block + " is not in the hash index under this hash");
+    }
     if (n == block) {
       deleteSlot(s);
     } else {
       int p = dupPrev[block];
       dupNext[p] = n;
       dupPrev[n] = p;
-      if (firstBlock[s] == block) {
+      if (first) {
         firstBlock[s] = n;
+        slotOf[n] = s;
       }
     }
     dupNext[block] = EMPTY;
@@ -122,13 +138,14 @@ final class BlockHashIndex {
     int hole = s;
     int i = (s + 1) & mask;
     while (firstBlock[i] != EMPTY) {
-      int home = slotOf(keyHi[i], keyLo[i]);
+      int home = homeSlot(keyHalves[2 * i], keyHalves[2 * i + 1]);
       // move entry i into the hole when its home slot is not in (hole, i] cyclically
       boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
       if (movable) {
-        keyHi[hole] = keyHi[i];
-        keyLo[hole] = keyLo[i];
+        keyHalves[2 * hole] = keyHalves[2 * i];
+        keyHalves[2 * hole + 1] = keyHalves[2 * i + 1];
         firstBlock[hole] = firstBlock[i];
+        slotOf[firstBlock[hole]] = hole;
         firstBlock[i] = EMPTY;
         hole = i;
       }
@@ -174,7 +191,7 @@ final class BlockHashIndex {
         continue;
       }
       seenKeys++;
-      if (find(keyHi[s], keyLo[s]) != s) {
+      if (find(keyHalves[2 * s], keyHalves[2 * s + 1]) != s) {
         return "hash at slot " + s + " is not reachable from its home slot";
       }
       int b = first;
@@ -187,7 +204,10 @@ final class BlockHashIndex {
           return "block " + b + " is listed twice in the hash index";
         }
         listed[b] = true;
-        if (!hashed[b] || hashHi[b] != keyHi[s] || hashLo[b] != keyLo[s]) {
+        if (b == first && slotOf[b] != s) {
+          return "first block " + b + " of the hash at slot " + s + " records slot " + slotOf[b];
+        }
+        if (!hashed[b] || hashHi[b] != keyHalves[2 * s] || hashLo[b] != keyHalves[2 * s + 1]) {
           return "block " + b + " is indexed under a hash it does not hold";
         }
         if (dupPrev[dupNext[b]] != b) {

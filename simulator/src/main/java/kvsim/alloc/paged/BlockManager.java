@@ -197,6 +197,18 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
    */
   @Override
   public PagedRequest addRequest(String id, int[] prompt, String loraName, String cacheSalt, long[] hashIds) {
+    return add(id, java.util.Arrays.copyOf(prompt, prompt.length + 16), prompt.length, loraName, cacheSalt, hashIds);
+  }
+
+  @Override
+  public PagedRequest addRequest(String id, int[] buffer, int promptLength, long[] hashIds) {
+    if (promptLength < 0 || promptLength > buffer.length) {
+      throw new IllegalArgumentException("a prompt of " + promptLength + " tokens in a buffer of " + buffer.length);
+    }
+    return add(id, buffer, promptLength, null, null, hashIds);
+  }
+
+  private PagedRequest add(String id, int[] buffer, int promptLength, String loraName, String cacheSalt, long[] hashIds) {
     beginOp();
     if (id == null || id.isEmpty()) {
       throw new BlockOpException("req", "a request needs a non-empty id");
@@ -204,22 +216,22 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     if (requests.containsKey(id)) {
       throw new BlockOpException("req", "request " + id + " already exists");
     }
-    if (prompt.length == 0) {
+    if (promptLength == 0) {
       throw new BlockOpException("prompt", "the prompt of request " + id + " is empty");
     }
-    if (prompt.length > config.maxModelLen()) {
+    if (promptLength > config.maxModelLen()) {
       throw new BlockOpException(
-          "prompt", "the prompt of request " + id + " has " + prompt.length + " tokens, more than max_model_len " + config.maxModelLen());
+          "prompt", "the prompt of request " + id + " has " + promptLength + " tokens, more than max_model_len " + config.maxModelLen());
     }
-    if (hashIds != null && hashIds.length > (prompt.length + blockSize - 1) / blockSize) {
+    if (hashIds != null && hashIds.length > (promptLength + blockSize - 1) / blockSize) {
       throw new BlockOpException(
-          "hash_ids", hashIds.length + " hash ids for a prompt of " + (prompt.length + blockSize - 1) / blockSize + " blocks");
+          "hash_ids", hashIds.length + " hash ids for a prompt of " + (promptLength + blockSize - 1) / blockSize + " blocks");
     }
     long[] supplied = null;
     if (hashIds != null) {
-      supplied = java.util.Arrays.copyOf(hashIds, Math.min(hashIds.length, prompt.length / blockSize));
+      supplied = java.util.Arrays.copyOf(hashIds, Math.min(hashIds.length, promptLength / blockSize));
     }
-    PagedRequest r = new PagedRequest(this, id, prompt, loraName, cacheSalt, supplied);
+    PagedRequest r = new PagedRequest(this, id, buffer, promptLength, loraName, cacheSalt, supplied, blockSize);
     if (caching) {
       hashNewBlocks(r);
     }

@@ -70,6 +70,15 @@ public interface KvBlockManager {
    */
   PagedRequest addRequest(String id, int[] prompt, String loraName, String cacheSalt, long[] hashIds);
 
+  /**
+   * Adds a waiting request without LoRA name or cache salt whose first {@code promptLength}
+   * entries of {@code buffer} are its prompt; the request keeps {@code buffer} as its token
+   * storage, so the caller must not touch it afterwards. The same request as {@link
+   * #addRequest(String, int[], String, String, long[])} of those tokens (Note [Token storage
+   * sized once] in {@link PagedRequest}).
+   */
+  PagedRequest addRequest(String id, int[] buffer, int promptLength, long[] hashIds);
+
   /** Appends sampled tokens to a request (hashing every block they fill). */
   void appendTokens(PagedRequest r, int[] tokens);
 

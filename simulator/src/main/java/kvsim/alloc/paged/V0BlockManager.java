@@ -162,7 +162,8 @@ public final class V0BlockManager extends BlockManager {
     if (childId == null || childId.isEmpty() || requests.containsKey(childId)) {
       throw new BlockOpException("child", "fork: child id '" + childId + "' is empty or already exists");
     }
-    PagedRequest child = new PagedRequest(this, childId, parent.tokens(), parent.loraName, parent.cacheSalt, parent.suppliedHashIds);
+    PagedRequest child = new PagedRequest(this, childId, parent.tokens.raw().clone(), parent.numTokens(), parent.loraName, parent.cacheSalt,
+        parent.suppliedHashIds.clone(), blockSize);
     child.ensureHashCapacity(parent.numHashes);
     System.arraycopy(parent.hashes, 0, child.hashes, 0, 2 * parent.numHashes);
     child.numHashes = parent.numHashes;
