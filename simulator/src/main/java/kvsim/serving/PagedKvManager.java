@@ -183,6 +183,8 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
     this.blockTokens = blocks.config().blockSize();
     this.hashBlockTokens = hashBlockTokens;
     this.latency = latency;
+    // Serving reads only the log's counts and verdicts (Note [Block lists on demand] in OpLog).
+    blocks.recordBlockLists(false);
     // v1 keeps block 0 as the null block; v0 uses every block.
     this.usableBlocks = blocks.config().numBlocks() - (blocks.config().mode() == BlockManagerConfig.Mode.V1 ? 1 : 0);
     if (hashBlockTokens > 0 && hashBlockTokens % blockTokens != 0) {

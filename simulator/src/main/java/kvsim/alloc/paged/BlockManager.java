@@ -78,6 +78,11 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     return log;
   }
 
+  @Override
+  public void recordBlockLists(boolean on) {
+    log.blockLists = on;
+  }
+
   /** Returns the prefix-cache statistics so far. */
   @Override
   public PrefixCacheStats stats() {
@@ -293,7 +298,9 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
   public int lookup(PagedRequest r) {
     beginOp();
     int hits = lookupInternal(r);
-    log.hitBlocks.addAll(r.pendingHits);
+    if (log.blockLists) {
+      log.hitBlocks.addAll(r.pendingHits);
+    }
     return hits;
   }
 
@@ -353,7 +360,9 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
       throw new BlockOpException(
           "num_new_tokens", numNewTokens + " new tokens exceed the " + uncomputed + " tokens of " + r + " not yet computed or hit");
     }
-    log.hitBlocks.addAll(hits);
+    if (log.blockLists) {
+      log.hitBlocks.addAll(hits);
+    }
     long local = (long) r.numComputedTokens + hitTokens;
     long total = Math.min(local, config.maxModelLen());
     long slots = Math.min(total + numNewTokens + numLookaheadTokens, config.maxModelLen());
@@ -400,19 +409,23 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
       for (int j = firstWritten; j <= lastWritten; j++) {
         int old = table.get(j);
         if (pool.refCnt(old) > 1) {
-          int fresh = pool.popBlock(log.evicted);
+          int fresh = pool.popBlock(log.blockLists ? log.evicted : null);
           pool.freeBlock(old);
           table.set(j, fresh);
           log.copies.add(old);
           log.copies.add(fresh);
-          log.newBlocks.add(fresh);
+          if (log.blockLists) {
+            log.newBlocks.add(fresh);
+          }
         }
       }
     }
     for (int n = required - table.size(); n > 0; n--) {
-      int b = pool.popBlock(log.evicted);
+      int b = pool.popBlock(log.blockLists ? log.evicted : null);
       table.add(b);
-      log.newBlocks.add(b);
+      if (log.blockLists) {
+        log.newBlocks.add(b);
+      }
     }
     r.numComputedTokens += hitTokens + numNewTokens;
     r.pendingHits.clear();
@@ -438,7 +451,9 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
         continue;
       }
       pool.cacheBlock(b, hi, lo, (i + 1) * blockSize);
-      log.newlyCached.add(b);
+      if (log.blockLists) {
+        log.newlyCached.add(b);
+      }
     }
     r.numCachedBlocks = numFull;
   }

@@ -37,6 +37,13 @@ public interface KvBlockManager {
   /** Returns what the last operation did. */
   OpLog log();
 
+  /**
+   * Sets whether each operation lists its hit, new, evicted and newly cached blocks in {@link
+   * #log()} (on from construction); off, those lists stay empty and asking for them throws
+   * (Note [Block lists on demand] in {@link OpLog}).
+   */
+  void recordBlockLists(boolean on);
+
   /** Returns the prefix-cache statistics so far. */
   PrefixCacheStats stats();
 
