@@ -16,14 +16,18 @@ import java.util.Arrays;
  * <p>Open addressing with linear probing over a power-of-two table at least twice the number of
  * blocks (there are never more keys than blocks), with backward-shift deletion, so no tombstones
  * accumulate. Duplicates form a circular doubly linked list per key through {@code dupNext} and
- * {@code dupPrev}, indexed by block id; the table stores the first block, and {@code slotOf}
- * remembers, for each first block, the slot it is stored in (Note [Removal without a probe]).
+ * {@code dupPrev}, indexed by block id; the table stores the first block only, whose key is the
+ * hash the block itself holds (Note [Keys read from the blocks]), and {@code slotOf} remembers, for
+ * each first block, the slot it is stored in (Note [Removal without a probe]).
  */
 final class BlockHashIndex {
   private static final int EMPTY = -1;
 
-  /** The keys, interleaved: slot {@code s} holds its high half at {@code 2s}, its low half at {@code 2s + 1}. */
-  private final long[] keyHalves;
+  /**
+   * The blocks' hashes, owned by the pool: block {@code b}'s high half at {@code 2b}, its low half
+   * at {@code 2b + 1}; a block's entry must not change while it is in the index.
+   */
+  private final long[] blockHashes;
   private final int[] firstBlock;
   /** For a block that is the first of its key, the slot that key sits in; stale for any other block. */
   private final int[] slotOf;
@@ -33,10 +37,21 @@ final class BlockHashIndex {
   private int keys;
   private int blocks;
 
-  /** Builds an empty index for a pool of {@code numBlocks} blocks. */
-  BlockHashIndex(int numBlocks) {
+  // Note [Keys read from the blocks]: a serving run inserts and removes a block's hash for almost
+  // every block it allocates. The table used to hold each key beside its first block, 20 bytes a
+  // slot at twice the blocks: 300 KiB for 7,600 blocks, more than the pool's own arrays, and with
+  // them more than a core's L2 cache. A key is always the hash its first block holds, which the
+  // pool keeps anyway, so the table holds only the block id (4 bytes a slot) and a probe reads the
+  // key from the block. The pool writes a block's hash before inserting it and clears it only
+  // after removing it, so the key never changes under the index.
+
+  /** Builds an empty index over the hashes of {@code numBlocks} blocks, interleaved in {@code blockHashes}. */
+  BlockHashIndex(int numBlocks, long[] blockHashes) {
+    if (blockHashes.length < 2 * numBlocks) {
+      throw new IllegalArgumentException("hashes of " + blockHashes.length / 2 + " blocks for " + numBlocks);
+    }
     int capacity = Integer.highestOneBit(Math.max(4, numBlocks) * 2 - 1) << 1;
-    keyHalves = new long[2 * capacity];
+    this.blockHashes = blockHashes;
     firstBlock = new int[capacity];
     Arrays.fill(firstBlock, EMPTY);
     mask = capacity - 1;
@@ -57,8 +72,9 @@ final class BlockHashIndex {
 
   private int find(long hi, long lo) {
     int s = homeSlot(hi, lo);
-    while (firstBlock[s] != EMPTY) {
-      if (keyHalves[2 * s] == hi && keyHalves[2 * s + 1] == lo) {
+    int b;
+    while ((b = firstBlock[s]) != EMPTY) {
+      if (blockHashes[2 * b] == hi && blockHashes[2 * b + 1] == lo) {
         return s;
       }
       s = (s + 1) & mask;
@@ -72,10 +88,13 @@ final class BlockHashIndex {
     return s >= 0 ? firstBlock[s] : -1;
   }
 
-  /** Adds {@code block} under this hash, after any blocks already there. */
+  /** Adds {@code block}, which holds this hash already, after any blocks there under it. */
   void insert(long hi, long lo, int block) {
     if (dupNext[block] != EMPTY) {
       throw new IllegalStateException("block " + block + " is already in the hash index");
+    }
+    if (blockHashes[2 * block] != hi || blockHashes[2 * block + 1] != lo) {
+      throw new IllegalStateException("block " + block + " does not hold the hash it is indexed under");
     }
     int s = find(hi, lo);
     if (s >= 0) {
@@ -87,8 +106,6 @@ final class BlockHashIndex {
       dupPrev[first] = block;
     } else {
       s = -1 - s;
-      keyHalves[2 * s] = hi;
-      keyHalves[2 * s + 1] = lo;
       firstBlock[s] = block;
       slotOf[block] = s;
       dupNext[block] = block;
@@ -100,22 +117,19 @@ final class BlockHashIndex {
 
   // Note [Removal without a probe]: every block a serving run allocates is, once the cache has
   // filled, a cached block evicted as it leaves the free queue, so removal is as frequent as
-  // insertion. It used to probe for the block's key first, a miss or two in a table of some
-  // hundred kilobytes; the key's slot changes only when the key is inserted, when its first block
-  // changes and when a backward shift moves it, so the index keeps it per first block instead.
-  // A block that is not first of its key needs no slot: it is only unlinked from its list.
+  // insertion. It used to probe for the block's key first; the key's slot changes only when the
+  // key is inserted, when its first block changes and when a backward shift moves it, so the index
+  // keeps it per first block instead. A block that is not first of its key needs no slot: it is
+  // only unlinked from its list.
 
-  /** Removes {@code block}, which holds this hash, from the index. */
-  void remove(long hi, long lo, int block) {
+  /** Removes {@code block}, which must still hold the hash it was inserted under, from the index. */
+  void remove(int block) {
     int n = dupNext[block];
     if (n == EMPTY) {
       throw new IllegalStateException("block " + block + " is not in the hash index");
     }
     int s = slotOf[block];
     boolean first = firstBlock[s] == block;
-    if (first && (keyHalves[2 * s] != hi || keyHalves[2 * s + 1] != lo)) {
-      throw new IllegalStateException("block " + block + " is not in the hash index under this hash");
-    }
     if (n == block) {
       deleteSlot(s);
     } else {
@@ -137,15 +151,14 @@ final class BlockHashIndex {
     keys--;
     int hole = s;
     int i = (s + 1) & mask;
-    while (firstBlock[i] != EMPTY) {
-      int home = homeSlot(keyHalves[2 * i], keyHalves[2 * i + 1]);
+    int b;
+    while ((b = firstBlock[i]) != EMPTY) {
+      int home = homeSlot(blockHashes[2 * b], blockHashes[2 * b + 1]);
       // move entry i into the hole when its home slot is not in (hole, i] cyclically
       boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
       if (movable) {
-        keyHalves[2 * hole] = keyHalves[2 * i];
-        keyHalves[2 * hole + 1] = keyHalves[2 * i + 1];
-        firstBlock[hole] = firstBlock[i];
-        slotOf[firstBlock[hole]] = hole;
+        firstBlock[hole] = b;
+        slotOf[b] = hole;
         firstBlock[i] = EMPTY;
         hole = i;
       }
@@ -178,11 +191,12 @@ final class BlockHashIndex {
   }
 
   /**
-   * Checks the index against the blocks' own hashes: every entry is reachable from its home slot,
-   * every listed block holds the key, the duplicate lists are proper circular lists, and the counts
-   * match; marks the listed blocks in {@code listed}. Returns the problem or null.
+   * Checks the index against the blocks' own hashes: every entry is reachable from its home slot
+   * and records its slot, every listed block is marked as hashed and holds its first block's key,
+   * the duplicate lists are proper circular lists, and the counts match; marks the listed blocks in
+   * {@code listed}. Returns the problem or null.
    */
-  String check(long[] hashHi, long[] hashLo, boolean[] hashed, boolean[] listed) {
+  String check(boolean[] hashed, boolean[] listed) {
     int seenKeys = 0;
     int seenBlocks = 0;
     for (int s = 0; s <= mask; s++) {
@@ -191,8 +205,16 @@ final class BlockHashIndex {
         continue;
       }
       seenKeys++;
-      if (find(keyHalves[2 * s], keyHalves[2 * s + 1]) != s) {
+      if (first < 0 || first >= dupNext.length) {
+        return "index lists block " + first + " outside the pool";
+      }
+      long keyHi = blockHashes[2 * first];
+      long keyLo = blockHashes[2 * first + 1];
+      if (find(keyHi, keyLo) != s) {
         return "hash at slot " + s + " is not reachable from its home slot";
+      }
+      if (slotOf[first] != s) {
+        return "first block " + first + " of the hash at slot " + s + " records slot " + slotOf[first];
       }
       int b = first;
       int steps = 0;
@@ -204,10 +226,7 @@ final class BlockHashIndex {
           return "block " + b + " is listed twice in the hash index";
         }
         listed[b] = true;
-        if (b == first && slotOf[b] != s) {
-          return "first block " + b + " of the hash at slot " + s + " records slot " + slotOf[b];
-        }
-        if (!hashed[b] || hashHi[b] != keyHalves[2 * s] || hashLo[b] != keyHalves[2 * s + 1]) {
+        if (!hashed[b] || blockHashes[2 * b] != keyHi || blockHashes[2 * b + 1] != keyLo) {
           return "block " + b + " is indexed under a hash it does not hold";
         }
         if (dupPrev[dupNext[b]] != b) {
