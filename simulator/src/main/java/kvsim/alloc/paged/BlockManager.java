@@ -80,7 +80,7 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
 
   @Override
   public void recordBlockLists(boolean on) {
-    log.blockLists = on;
+    log.setBlockLists(on);
   }
 
   /** Returns the prefix-cache statistics so far. */

@@ -39,13 +39,22 @@ public final class OpLog {
    * Whether operations list their hit, new, evicted and newly cached blocks (Note [Block lists
    * on demand]); the other fields are always kept.
    */
-  boolean blockLists = true;
+  boolean blockLists = true; // set through setBlockLists
 
   // Note [Block lists on demand]: a serving run allocates and caches some 1.5 million blocks an
   // hour and reads none of these four lists; only the counts of copies and bytes moved and the
   // admission verdict. Filling them cost a list append per block and per hit. A manager that is
   // told not to list blocks (KvBlockManager.recordBlockLists) leaves them empty, and asking for
   // them then is an error rather than an empty answer.
+
+  /** Turns the four block lists on or off, emptying them either way. */
+  void setBlockLists(boolean on) {
+    hitBlocks.clear();
+    newBlocks.clear();
+    evicted.clear();
+    newlyCached.clear();
+    blockLists = on;
+  }
 
   private void requireLists() {
     if (!blockLists) {
@@ -54,10 +63,12 @@ public final class OpLog {
   }
 
   void reset() {
-    hitBlocks.clear();
-    newBlocks.clear();
-    evicted.clear();
-    newlyCached.clear();
+    if (blockLists) { // otherwise they stay empty
+      hitBlocks.clear();
+      newBlocks.clear();
+      evicted.clear();
+      newlyCached.clear();
+    }
     copies.clear();
     dedups.clear();
     mapping.clear();
