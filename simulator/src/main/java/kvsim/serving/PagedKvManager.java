@@ -73,8 +73,8 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
       // A serving run prints no block hash, so it hashes with the faster function (BlockHasher's Note [Block hash]).
       BlockManagerConfig c = new BlockManagerConfig((int) numBlocks, b.blockTokens(), true, BlockManagerConfig.Mode.V1, 0,
           BlockManagerConfig.FreeOrder.FIFO, 0, config.maxModelLen(), b.kvBytesPerToken(), BlockHasher.Algorithm.MURMUR3);
-      PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(c), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(b.calibration()),
-          b.calibration().cost().copyCost(b.device()));
+      PagedKvManager kv = new PagedKvManager(listless(AllocatorRegistry.blockManager(c)), b.hashBlockTokens(),
+          AllocatorRegistry.blockManagerLatency(b.calibration()), b.calibration().cost().copyCost(b.device()));
       parts.put("block_tokens", b.blockTokens());
       parts.put("num_gpu_blocks", numBlocks);
       parts.put("prefix_caching", true);
@@ -107,8 +107,8 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
       }
       BlockManagerConfig c = new BlockManagerConfig((int) numBlocks, b.blockTokens(), false, BlockManagerConfig.Mode.V0,
           config.watermark(), BlockManagerConfig.FreeOrder.LIFO, (int) hostBlocks, config.maxModelLen(), b.kvBytesPerToken());
-      PagedKvManager kv = new PagedKvManager(AllocatorRegistry.blockManager(c), b.hashBlockTokens(), AllocatorRegistry.blockManagerLatency(b.calibration()),
-          b.calibration().cost().copyCost(b.device()));
+      PagedKvManager kv = new PagedKvManager(listless(AllocatorRegistry.blockManager(c)), b.hashBlockTokens(),
+          AllocatorRegistry.blockManagerLatency(b.calibration()), b.calibration().cost().copyCost(b.device()));
       parts.put("block_tokens", b.blockTokens());
       parts.put("num_gpu_blocks", numBlocks);
       parts.put("prefix_caching", false);
@@ -117,6 +117,16 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
       return kv;
     }
   };
+
+  /**
+   * A block manager of a serving system's own, which lists no blocks per operation: a serving run
+   * reads only the log's counts and verdicts (Note [Block lists on demand] in {@code OpLog}). A
+   * manager shared with a block script keeps its lists.
+   */
+  private static KvBlockManager listless(KvBlockManager blocks) {
+    blocks.recordBlockLists(false);
+    return blocks;
+  }
 
   private static long checkedBlocks(ServingSystems.Build b) {
     long numBlocks = ServingSystems.numBlocks(b.kvMemoryBytes(), b.kvBytesPerToken(), b.blockTokens());
@@ -222,7 +232,9 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
       throw new IllegalStateException("a manager with given tokens needs each sequence's name and prompt");
     }
     int prompt = s.request.promptTokens();
-    int[] tokens = new int[prompt];
+    // Note [Token storage sized once] in PagedRequest: the buffer holds the whole final sequence,
+    // which the block manager never lets grow past max_model_len.
+    int[] tokens = new int[Math.max(prompt, Math.min(s.finalTokens(), blocks.config().maxModelLen()))];
     long id = s.request.id();
     tokens[0] = (int) (id >>> 32);
     if (prompt > 1) {
@@ -242,7 +254,7 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
       }
     }
     // A fanned-out group's other sequences are requests of their own: "id.index".
-    s.setKvState(STATE, blocks.addRequest(s.index == 0 ? Long.toString(id) : id + "." + s.index, tokens, null, null, hashIds));
+    s.setKvState(STATE, blocks.addRequest(s.index == 0 ? Long.toString(id) : id + "." + s.index, tokens, prompt, hashIds));
   }
 
   private static PagedRequest of(Sequence s) {

@@ -78,6 +78,11 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     return log;
   }
 
+  @Override
+  public void recordBlockLists(boolean on) {
+    log.setBlockLists(on);
+  }
+
   /** Returns the prefix-cache statistics so far. */
   @Override
   public PrefixCacheStats stats() {
@@ -197,6 +202,18 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
    */
   @Override
   public PagedRequest addRequest(String id, int[] prompt, String loraName, String cacheSalt, long[] hashIds) {
+    return add(id, java.util.Arrays.copyOf(prompt, prompt.length + 16), prompt.length, loraName, cacheSalt, hashIds);
+  }
+
+  @Override
+  public PagedRequest addRequest(String id, int[] buffer, int promptLength, long[] hashIds) {
+    if (promptLength < 0 || promptLength > buffer.length) {
+      throw new IllegalArgumentException("a prompt of " + promptLength + " tokens in a buffer of " + buffer.length);
+    }
+    return add(id, buffer, promptLength, null, null, hashIds);
+  }
+
+  private PagedRequest add(String id, int[] buffer, int promptLength, String loraName, String cacheSalt, long[] hashIds) {
     beginOp();
     if (id == null || id.isEmpty()) {
       throw new BlockOpException("req", "a request needs a non-empty id");
@@ -204,22 +221,22 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     if (requests.containsKey(id)) {
       throw new BlockOpException("req", "request " + id + " already exists");
     }
-    if (prompt.length == 0) {
+    if (promptLength == 0) {
       throw new BlockOpException("prompt", "the prompt of request " + id + " is empty");
     }
-    if (prompt.length > config.maxModelLen()) {
+    if (promptLength > config.maxModelLen()) {
       throw new BlockOpException(
-          "prompt", "the prompt of request " + id + " has " + prompt.length + " tokens, more than max_model_len " + config.maxModelLen());
+          "prompt", "the prompt of request " + id + " has " + promptLength + " tokens, more than max_model_len " + config.maxModelLen());
     }
-    if (hashIds != null && hashIds.length > (prompt.length + blockSize - 1) / blockSize) {
+    if (hashIds != null && hashIds.length > (promptLength + blockSize - 1) / blockSize) {
       throw new BlockOpException(
-          "hash_ids", hashIds.length + " hash ids for a prompt of " + (prompt.length + blockSize - 1) / blockSize + " blocks");
+          "hash_ids", hashIds.length + " hash ids for a prompt of " + (promptLength + blockSize - 1) / blockSize + " blocks");
     }
     long[] supplied = null;
     if (hashIds != null) {
-      supplied = java.util.Arrays.copyOf(hashIds, Math.min(hashIds.length, prompt.length / blockSize));
+      supplied = java.util.Arrays.copyOf(hashIds, Math.min(hashIds.length, promptLength / blockSize));
     }
-    PagedRequest r = new PagedRequest(this, id, prompt, loraName, cacheSalt, supplied);
+    PagedRequest r = new PagedRequest(this, id, buffer, promptLength, loraName, cacheSalt, supplied, blockSize);
     if (caching) {
       hashNewBlocks(r);
     }
@@ -281,7 +298,9 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
   public int lookup(PagedRequest r) {
     beginOp();
     int hits = lookupInternal(r);
-    log.hitBlocks.addAll(r.pendingHits);
+    if (log.blockLists) {
+      log.hitBlocks.addAll(r.pendingHits);
+    }
     return hits;
   }
 
@@ -341,7 +360,9 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
       throw new BlockOpException(
           "num_new_tokens", numNewTokens + " new tokens exceed the " + uncomputed + " tokens of " + r + " not yet computed or hit");
     }
-    log.hitBlocks.addAll(hits);
+    if (log.blockLists) {
+      log.hitBlocks.addAll(hits);
+    }
     long local = (long) r.numComputedTokens + hitTokens;
     long total = Math.min(local, config.maxModelLen());
     long slots = Math.min(total + numNewTokens + numLookaheadTokens, config.maxModelLen());
@@ -388,19 +409,23 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
       for (int j = firstWritten; j <= lastWritten; j++) {
         int old = table.get(j);
         if (pool.refCnt(old) > 1) {
-          int fresh = pool.popBlock(log.evicted);
+          int fresh = pool.popBlock(log.blockLists ? log.evicted : null);
           pool.freeBlock(old);
           table.set(j, fresh);
           log.copies.add(old);
           log.copies.add(fresh);
-          log.newBlocks.add(fresh);
+          if (log.blockLists) {
+            log.newBlocks.add(fresh);
+          }
         }
       }
     }
     for (int n = required - table.size(); n > 0; n--) {
-      int b = pool.popBlock(log.evicted);
+      int b = pool.popBlock(log.blockLists ? log.evicted : null);
       table.add(b);
-      log.newBlocks.add(b);
+      if (log.blockLists) {
+        log.newBlocks.add(b);
+      }
     }
     r.numComputedTokens += hitTokens + numNewTokens;
     r.pendingHits.clear();
@@ -426,7 +451,9 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
         continue;
       }
       pool.cacheBlock(b, hi, lo, (i + 1) * blockSize);
-      log.newlyCached.add(b);
+      if (log.blockLists) {
+        log.newlyCached.add(b);
+      }
     }
     r.numCachedBlocks = numFull;
   }

@@ -55,8 +55,8 @@ final class BlockPool {
   private final int nullBlock;
 
   private final int[] refCnt;
-  private final long[] hashHi;
-  private final long[] hashLo;
+  /** Block hashes, interleaved: block {@code b}'s high half at {@code 2b}, low half at {@code 2b + 1}; the index reads them too. */
+  private final long[] hashes;
   private final boolean[] hashed;
   private final int[] hashedTokens;
   private final long[] lastAccessed;
@@ -81,12 +81,11 @@ final class BlockPool {
     this.caching = caching;
     this.kind = kind;
     this.refCnt = new int[numBlocks];
-    this.hashHi = new long[numBlocks];
-    this.hashLo = new long[numBlocks];
+    this.hashes = new long[2 * numBlocks];
     this.hashed = new boolean[numBlocks];
     this.hashedTokens = new int[numBlocks];
     this.lastAccessed = new long[numBlocks];
-    this.index = new BlockHashIndex(numBlocks);
+    this.index = new BlockHashIndex(numBlocks, hashes);
     if (kind == Kind.V1) {
       queue = new FreeBlockQueue(numBlocks);
       nullBlock = queue.popLeft();
@@ -162,12 +161,12 @@ final class BlockPool {
 
   /** Returns the high 64 bits of a block's hash. */
   long hashHi(int block) {
-    return hashHi[block];
+    return hashes[2 * block];
   }
 
   /** Returns the low 64 bits of a block's hash. */
   long hashLo(int block) {
-    return hashLo[block];
+    return hashes[2 * block + 1];
   }
 
   /** Returns the tokens from the start of the sequence to the end of a cached block. */
@@ -226,10 +225,10 @@ final class BlockPool {
   }
 
   private void evict(int b, IntList evicted) {
-    index.remove(hashHi[b], hashLo[b], b);
+    index.remove(b); // before the hash is cleared: the index reads it
     hashed[b] = false;
-    hashHi[b] = 0;
-    hashLo[b] = 0;
+    hashes[2 * b] = 0;
+    hashes[2 * b + 1] = 0;
     hashedTokens[b] = 0;
     evictionCount++;
     if (evicted != null) {
@@ -350,8 +349,8 @@ final class BlockPool {
       throw new IllegalStateException("block " + b + " already holds a hash");
     }
     hashed[b] = true;
-    hashHi[b] = hi;
-    hashLo[b] = lo;
+    hashes[2 * b] = hi; // before the index reads it
+    hashes[2 * b + 1] = lo;
     hashedTokens[b] = tokensThroughBlock;
     index.insert(hi, lo, b);
   }
@@ -372,8 +371,8 @@ final class BlockPool {
     }
     for (int b = 0; b < numBlocks; b++) {
       hashed[b] = false;
-      hashHi[b] = 0;
-      hashLo[b] = 0;
+      hashes[2 * b] = 0;
+      hashes[2 * b + 1] = 0;
       hashedTokens[b] = 0;
     }
     index.clear();
@@ -460,7 +459,7 @@ final class BlockPool {
       }
     }
     boolean[] listed = new boolean[numBlocks];
-    fail(index.check(hashHi, hashLo, hashed, listed));
+    fail(index.check(hashed, listed));
     for (int b = 0; b < numBlocks; b++) {
       if (listed[b] != hashed[b]) {
         fail("block " + b + (hashed[b] ? " holds a hash but is not indexed" : " is indexed without a hash"));

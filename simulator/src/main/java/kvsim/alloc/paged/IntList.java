@@ -15,6 +15,14 @@ final class IntList {
     items = new int[Math.max(1, capacity)];
   }
 
+  /** Returns a list over {@code items}, whose first {@code size} entries are its elements; it owns the array from now on. */
+  static IntList adopt(int[] items, int size) {
+    IntList l = new IntList(0);
+    l.items = items.length == 0 ? new int[1] : items;
+    l.size = size;
+    return l;
+  }
+
   /** Returns the number of elements. */
   int size() {
     return size;

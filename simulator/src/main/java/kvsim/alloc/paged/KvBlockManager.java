@@ -37,6 +37,13 @@ public interface KvBlockManager {
   /** Returns what the last operation did. */
   OpLog log();
 
+  /**
+   * Sets whether each operation lists its hit, new, evicted and newly cached blocks in {@link
+   * #log()} (on from construction); off, those lists stay empty and asking for them throws
+   * (Note [Block lists on demand] in {@link OpLog}).
+   */
+  void recordBlockLists(boolean on);
+
   /** Returns the prefix-cache statistics so far. */
   PrefixCacheStats stats();
 
@@ -69,6 +76,15 @@ public interface KvBlockManager {
    * hashIds}, when not null, supplies the hashes of the prompt's first full blocks.
    */
   PagedRequest addRequest(String id, int[] prompt, String loraName, String cacheSalt, long[] hashIds);
+
+  /**
+   * Adds a waiting request without LoRA name or cache salt whose first {@code promptLength}
+   * entries of {@code buffer} are its prompt; the request keeps {@code buffer} as its token
+   * storage, so the caller must not touch it afterwards. The same request as {@link
+   * #addRequest(String, int[], String, String, long[])} of those tokens (Note [Token storage
+   * sized once] in {@link PagedRequest}).
+   */
+  PagedRequest addRequest(String id, int[] buffer, int promptLength, long[] hashIds);
 
   /** Appends sampled tokens to a request (hashing every block they fill). */
   void appendTokens(PagedRequest r, int[] tokens);

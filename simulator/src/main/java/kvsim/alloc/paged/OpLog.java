@@ -35,12 +35,40 @@ public final class OpLog {
   final IntList mapping = new IntList(16);
   long bytesMoved;
   Admission admission;
+  /**
+   * Whether operations list their hit, new, evicted and newly cached blocks (Note [Block lists
+   * on demand]); the other fields are always kept.
+   */
+  boolean blockLists = true; // set through setBlockLists
 
-  void reset() {
+  // Note [Block lists on demand]: a serving run allocates and caches some 1.5 million blocks an
+  // hour and reads none of these four lists; only the counts of copies and bytes moved and the
+  // admission verdict. Filling them cost a list append per block and per hit. A manager that is
+  // told not to list blocks (KvBlockManager.recordBlockLists) leaves them empty, and asking for
+  // them then is an error rather than an empty answer.
+
+  /** Turns the four block lists on or off, emptying them either way. */
+  void setBlockLists(boolean on) {
     hitBlocks.clear();
     newBlocks.clear();
     evicted.clear();
     newlyCached.clear();
+    blockLists = on;
+  }
+
+  private void requireLists() {
+    if (!blockLists) {
+      throw new IllegalStateException("this block manager does not list blocks per operation (recordBlockLists(false))");
+    }
+  }
+
+  void reset() {
+    if (blockLists) { // otherwise they stay empty
+      hitBlocks.clear();
+      newBlocks.clear();
+      evicted.clear();
+      newlyCached.clear();
+    }
     copies.clear();
     dedups.clear();
     mapping.clear();
@@ -50,21 +78,25 @@ public final class OpLog {
 
   /** Returns the prefix-cache hits of the last lookup, in table order. */
   public int[] hitBlocks() {
+    requireLists();
     return hitBlocks.toArray();
   }
 
   /** Returns the blocks popped from the free structures, in the order they were popped. */
   public int[] newBlocks() {
+    requireLists();
     return newBlocks.toArray();
   }
 
   /** Returns the cached blocks evicted when they were popped, in eviction order. */
   public int[] evicted() {
+    requireLists();
     return evicted.toArray();
   }
 
   /** Returns the blocks that became cached (entered the hash index). */
   public int[] newlyCached() {
+    requireLists();
     return newlyCached.toArray();
   }
 

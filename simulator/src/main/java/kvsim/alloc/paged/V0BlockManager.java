@@ -162,7 +162,8 @@ public final class V0BlockManager extends BlockManager {
     if (childId == null || childId.isEmpty() || requests.containsKey(childId)) {
       throw new BlockOpException("child", "fork: child id '" + childId + "' is empty or already exists");
     }
-    PagedRequest child = new PagedRequest(this, childId, parent.tokens(), parent.loraName, parent.cacheSalt, parent.suppliedHashIds);
+    PagedRequest child = new PagedRequest(this, childId, parent.tokens.raw().clone(), parent.numTokens(), parent.loraName, parent.cacheSalt,
+        parent.suppliedHashIds.clone(), blockSize);
     child.ensureHashCapacity(parent.numHashes);
     System.arraycopy(parent.hashes, 0, child.hashes, 0, 2 * parent.numHashes);
     child.numHashes = parent.numHashes;
@@ -294,15 +295,19 @@ public final class V0BlockManager extends BlockManager {
     for (int i = 0; i < n; i++) {
       if (hitAt[i] >= 0) {
         pool.touch(hitAt[i]);
-        log.hitBlocks.add(hitAt[i]);
+        if (log.blockLists) {
+          log.hitBlocks.add(hitAt[i]);
+        }
       }
     }
     Map<Integer, Integer> deviceOf = new LinkedHashMap<>();
     for (int i = 0; i < n; i++) {
       int b = hitAt[i];
       if (b < 0) {
-        b = pool.popBlock(log.evicted);
-        log.newBlocks.add(b);
+        b = pool.popBlock(log.blockLists ? log.evicted : null);
+        if (log.blockLists) {
+          log.newBlocks.add(b);
+        }
         log.mapping.add(hosts[i]);
         log.mapping.add(b);
         log.bytesMoved += config.blockBytes();
@@ -311,7 +316,9 @@ public final class V0BlockManager extends BlockManager {
         int j = at[1];
         if (caching && j < r.numCachedBlocks) {
           pool.cacheBlock(b, r.hashHi(j), r.hashLo(j), (j + 1) * blockSize);
-          log.newlyCached.add(b);
+          if (log.blockLists) {
+            log.newlyCached.add(b);
+          }
         }
       }
       deviceOf.put(hosts[i], b);

@@ -445,4 +445,63 @@ class BlockManagerV1Test {
     assertEquals(9, a.numComputedTokens());
     assertThrows(BlockOpException.class, () -> m.preempt(m.addRequest("W", range(0, 3), null, null)));
   }
+
+  // Token storage and block lists (Note [Token storage sized once], Note [Block lists on demand]) ----
+
+  @Test
+  void aRequestAddedFromABufferIsTheRequestOfItsPromptAndGrowsPastTheBuffer() {
+    BlockManager plain = v1(12, 4);
+    BlockManager buffered = v1(12, 4);
+    int[] prompt = range(0, 9);
+    int[] buffer = Arrays.copyOf(prompt, 11);
+    buffer[9] = 77; // past the prompt: not a token
+    buffer[10] = 78;
+    PagedRequest a = plain.addRequest("A", prompt, null, null);
+    PagedRequest b = buffered.addRequest("A", buffer, prompt.length, null);
+    assertArrayEquals(prompt, b.tokens(), "only the prompt's entries are tokens");
+    assertTrue(plain.admit(a));
+    assertTrue(buffered.admit(b));
+    for (int t = 100; t < 110; t++) { // the buffer holds 11 tokens: the last eight grow it
+      assertTrue(plain.decode(a, t));
+      assertTrue(buffered.decode(b, t));
+    }
+    assertArrayEquals(a.tokens(), b.tokens());
+    assertArrayEquals(a.blockTable(), b.blockTable());
+    assertEquals(a.numBlockHashes(), b.numBlockHashes());
+    for (int i = 0; i < a.numBlockHashes(); i++) {
+      assertEquals(plain.blockHashPrefix(a, i), buffered.blockHashPrefix(b, i), "hash of block " + i);
+    }
+    assertArrayEquals(plain.freeQueue(), buffered.freeQueue());
+    buffered.checkInvariants();
+    assertThrows(IllegalArgumentException.class, () -> buffered.addRequest("B", new int[4], 5, null));
+  }
+
+  @Test
+  void withoutBlockListsAManagerTakesTheSameBlocksAndRefusesToListThem() {
+    BlockManager listing = v1(10, 4);
+    BlockManager quiet = v1(10, 4);
+    quiet.recordBlockLists(false);
+    for (BlockManager m : new BlockManager[] {listing, quiet}) {
+      PagedRequest a = admitted(m, "A", range(0, 12));
+      m.free(a);
+      PagedRequest b = m.addRequest("B", concat(range(0, 8), range(40, 45)), null, null);
+      assertEquals(2, m.lookup(b));
+      assertTrue(m.allocateSlots(b, 5, 0));
+      PagedRequest c = admitted(m, "C", range(60, 80));
+      if (m == listing) {
+        assertTrue(m.log().evicted().length > 0, "C evicts cached blocks of A");
+      }
+      assertTrue(m.decode(c, 5));
+      m.checkInvariants();
+    }
+    assertArrayEquals(listing.freeQueue(), quiet.freeQueue());
+    assertArrayEquals(listing.request("C").blockTable(), quiet.request("C").blockTable());
+    assertEquals(listing.cachedBlocks(), quiet.cachedBlocks());
+    assertEquals(listing.evictionCount(), quiet.evictionCount());
+    assertEquals(0, quiet.log().numCopies());
+    assertThrows(IllegalStateException.class, () -> quiet.log().newBlocks());
+    assertThrows(IllegalStateException.class, () -> quiet.log().evicted());
+    assertThrows(IllegalStateException.class, () -> quiet.log().hitBlocks());
+    assertThrows(IllegalStateException.class, () -> quiet.log().newlyCached());
+  }
 }

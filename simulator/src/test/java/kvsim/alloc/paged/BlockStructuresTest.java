@@ -31,32 +31,40 @@ class BlockStructuresTest {
   @Test
   void theHashIndexKeepsDuplicatesInInsertionOrderAndSurvivesRandomChurn() {
     int n = 64;
-    BlockHashIndex index = new BlockHashIndex(n);
-    long[] hi = new long[n];
-    long[] lo = new long[n];
+    long[] hashes = new long[2 * n]; // block b's hash at 2b, 2b + 1, as the pool keeps them
+    BlockHashIndex index = new BlockHashIndex(n, hashes);
     boolean[] hashed = new boolean[n];
     Map<Long, List<Integer>> model = new HashMap<>();
     SplittableRandom rng = new SplittableRandom(7);
     for (int step = 0; step < 50_000; step++) {
       int b = rng.nextInt(n);
       if (hashed[b]) {
-        index.remove(hi[b], lo[b], b);
+        index.remove(b);
         hashed[b] = false;
-        model.get(lo[b]).remove(Integer.valueOf(b));
+        model.get(hashes[2 * b + 1]).remove(Integer.valueOf(b));
       } else {
         long key = rng.nextInt(12); // few keys: many duplicates and long probe runs
-        hi[b] = key * 31;
-        lo[b] = key;
+        hashes[2 * b] = key * 31;
+        hashes[2 * b + 1] = key;
         hashed[b] = true;
-        index.insert(hi[b], lo[b], b);
+        index.insert(key * 31, key, b);
         model.computeIfAbsent(key, k -> new ArrayList<>()).add(b);
       }
       for (long key = 0; key < 12; key++) {
         List<Integer> expected = model.getOrDefault(key, List.of());
         assertEquals(expected.isEmpty() ? -1 : expected.get(0), index.get(key * 31, key), "first inserted for " + key);
       }
-      assertNull(index.check(hi, lo, hashed, new boolean[n]));
+      assertNull(index.check(hashed, new boolean[n]));
     }
+    int free = 0;
+    while (hashed[free]) {
+      free++;
+    }
+    hashes[2 * free] = 5;
+    hashes[2 * free + 1] = 6;
+    int unindexed = free;
+    assertThrows(IllegalStateException.class, () -> index.insert(5, 7, unindexed), "a key the block does not hold");
+    assertThrows(IllegalStateException.class, () -> index.remove(unindexed), "a block not in the index");
   }
 
   @Test
