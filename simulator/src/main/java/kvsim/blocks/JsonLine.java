@@ -28,6 +28,8 @@ final class JsonLine {
   private static final byte BOOLEAN = 1;
   private static final byte DOUBLE = 2;
   private static final byte OBJECT = 3;
+  /** Text already encoded: a byte[] written as it is. */
+  private static final byte RAW = 4;
 
   private String[] names = new String[12];
   private byte[] kinds = new byte[12];
@@ -58,6 +60,14 @@ final class JsonLine {
   /** Puts a copy of {@code values} as an array of integers. */
   void putInts(String field, int[] values) {
     set(field, OBJECT, 0, Arrays.copyOf(values, values.length));
+  }
+
+  /**
+   * Puts an array of integers already encoded by {@link JsonSink#intsJson} (the caller keeps such
+   * encodings for arrays it prints again); {@code json} is not copied.
+   */
+  void putIntsJson(String field, byte[] json) {
+    set(field, RAW, 0, json);
   }
 
   JsonLine putObject(String field) {
@@ -139,12 +149,15 @@ final class JsonLine {
       if (k > 0) {
         out.ascii(',');
       }
-      string(out, names[k]);
-      out.ascii(':');
+      if (!out.name(names[k])) {
+        string(out, names[k]);
+        out.ascii(':');
+      }
       switch (kinds[k]) {
         case LONG -> out.decimal(longs[k]);
         case BOOLEAN -> out.ascii(longs[k] != 0 ? "true" : "false");
         case DOUBLE -> out.ascii(Double.toString(Double.longBitsToDouble(longs[k])));
+        case RAW -> out.bytes((byte[]) objects[k]);
         default -> value(out, objects[k]);
       }
     }
@@ -157,14 +170,7 @@ final class JsonLine {
     } else if (v instanceof String s) {
       string(out, s);
     } else if (v instanceof int[] ints) {
-      out.ascii('[');
-      for (int k = 0; k < ints.length; k++) {
-        if (k > 0) {
-          out.ascii(',');
-        }
-        out.decimal(ints[k]);
-      }
-      out.ascii(']');
+      out.ints(ints);
     } else if (v instanceof Long l) {
       out.decimal(l);
     } else if (v instanceof JsonLine o) {

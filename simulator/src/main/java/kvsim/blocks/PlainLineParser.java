@@ -125,6 +125,17 @@ final class PlainLineParser {
 
   /** An integer as JSON writes it (no leading zero, no fraction, no exponent), at most 18 digits. */
   private Long integer() {
+    return number() ? number : null;
+  }
+
+  /** The integer last read by {@link #number}. */
+  private long number;
+
+  /**
+   * Reads an integer as {@link #integer} does into {@link #number}, without boxing it (a prompt's
+   * thousand tokens are a thousand integers); false where {@link #integer} returns null.
+   */
+  private boolean number() {
     boolean negative = take('-');
     int from = i;
     long v = 0;
@@ -134,12 +145,13 @@ final class PlainLineParser {
     }
     int digits = i - from;
     if (digits == 0 || digits > 18 || (digits > 1 && b[from] == '0')) {
-      return null;
+      return false;
     }
     if (i < end && !delimiter(b[i])) {
-      return null; // a fraction, an exponent, or something malformed
+      return false; // a fraction, an exponent, or something malformed
     }
-    return negative ? -v : v;
+    number = negative ? -v : v;
+    return true;
   }
 
   private long[] integers() {
@@ -149,14 +161,13 @@ final class PlainLineParser {
     int n = 0;
     if (!take(']')) {
       while (true) {
-        Long v = i < end && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) ? integer() : null;
-        if (v == null) {
+        if (!(i < end && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) && number())) {
           return null;
         }
         if (n == values.length) {
           values = Arrays.copyOf(values, n * 2);
         }
-        values[n++] = v;
+        values[n++] = number;
         blanks();
         if (take(',')) {
           blanks();
