@@ -32,6 +32,8 @@ final class JsonLine {
   private static final byte RAW = 4;
 
   private String[] names = new String[12];
+  /** The names' hash codes, so that a new name is told from the others without comparing text. */
+  private int[] hashes = new int[12];
   private byte[] kinds = new byte[12];
   private long[] longs = new long[12];
   private Object[] objects = new Object[12];
@@ -84,19 +86,22 @@ final class JsonLine {
 
   /** Sets a field: in its place when it was put before, else after the others. */
   private void set(String field, byte kind, long bits, Object object) {
+    int hash = field.hashCode();
     int k = 0;
-    while (k < size && !names[k].equals(field)) {
+    while (k < size && !(hashes[k] == hash && names[k].equals(field))) {
       k++;
     }
     if (k == size) {
       if (size == names.length) {
         int n = size * 2;
         names = Arrays.copyOf(names, n);
+        hashes = Arrays.copyOf(hashes, n);
         kinds = Arrays.copyOf(kinds, n);
         longs = Arrays.copyOf(longs, n);
         objects = Arrays.copyOf(objects, n);
       }
       names[k] = field;
+      hashes[k] = hash;
       size++;
     }
     kinds[k] = kind;

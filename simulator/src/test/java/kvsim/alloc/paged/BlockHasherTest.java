@@ -53,6 +53,28 @@ class BlockHasherTest {
   }
 
   @Test
+  void blocksWithoutExtraKeysHashAsMessageDigestHashesTheirEncoding() throws Exception {
+    // Note [SHA-256 over words]: every padding case (1 to 3 message blocks, the length word at
+    // each place) and random parents and tokens, against MessageDigest over the bytes.
+    java.util.SplittableRandom r = new java.util.SplittableRandom(11);
+    BlockHasher h = new BlockHasher();
+    int[] tokens = new int[200];
+    long[] out = new long[2];
+    for (int count = 1; count <= 60; count++) {
+      for (int k = 0; k < tokens.length; k++) {
+        tokens[k] = r.nextInt() & Integer.MAX_VALUE;
+      }
+      long hi = r.nextLong();
+      long lo = r.nextLong();
+      int from = r.nextInt(100);
+      h.hashBlock(hi, lo, tokens, from, count, null, null, out, 0);
+      long[] want = direct(hi, lo, java.util.Arrays.copyOfRange(tokens, from, from + count), null, null);
+      assertEquals(want[0], out[0], "count " + count);
+      assertEquals(want[1], out[1], "count " + count);
+    }
+  }
+
+  @Test
   void theNoneHashIsFixedSoHashesAreReproducible() throws Exception {
     ByteBuffer d =
         ByteBuffer.wrap(MessageDigest.getInstance("SHA-256").digest("kvsim NONE_HASH".getBytes(StandardCharsets.US_ASCII)));
