@@ -5,6 +5,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStreamWriter;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -70,10 +71,11 @@ final class BlocksCommand implements Callable<Integer> {
   // messages and help stay picocli's own.
   /**
    * Runs {@code kvsim blocks} for {@code args} ({@code args[0]} is {@code blocks}) when they are of
-   * the plain forms and returns the exit status; returns null, having done nothing, for picocli to
-   * run them (Note [Blocks without a command line]).
+   * the plain forms, printing to {@code stdout} and {@code stderr} (the process's streams, in
+   * main), and returns the exit status; returns null, having done nothing, for picocli to run them
+   * (Note [Blocks without a command line]).
    */
-  static Integer runPlain(String[] args) {
+  static Integer runPlain(String[] args, PrintStream stdout, PrintStream stderr) {
     String script = null;
     String output = null;
     boolean check = false;
@@ -118,12 +120,12 @@ final class BlocksCommand implements Callable<Integer> {
     } catch (InvalidPathException e) {
       return null;
     }
-    PrintWriter out = new KvSim.Stdout(System.out, KvSim.streamCharset("sun.stdout.encoding"));
+    PrintWriter out = new KvSim.Stdout(stdout, KvSim.streamCharset("sun.stdout.encoding"));
     try {
       return run(scriptPath, outputPath, check, force, out);
     } catch (Exception e) {
       PrintWriter err = new PrintWriter(
-          new BufferedWriter(new OutputStreamWriter(System.err, KvSim.streamCharset("sun.stderr.encoding"))), true);
+          new BufferedWriter(new OutputStreamWriter(stderr, KvSim.streamCharset("sun.stderr.encoding"))), true);
       return KvSim.failed(e, err);
     }
   }

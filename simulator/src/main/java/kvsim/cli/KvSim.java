@@ -75,7 +75,7 @@ public final class KvSim implements Runnable {
     int status;
     try {
       // A block script with plain arguments runs without picocli (Note [Blocks without a command line]).
-      Integer plain = args.length > 0 && args[0].equals("blocks") ? BlocksCommand.runPlain(args) : null;
+      Integer plain = args.length > 0 && args[0].equals("blocks") ? BlocksCommand.runPlain(args, System.out, System.err) : null;
       if (plain != null) {
         status = plain;
       } else {

@@ -53,7 +53,7 @@ public final class Training {
       int status;
       try {
         // A block script runs as main runs it: without picocli (Note [Blocks without a command line]).
-        Integer plain = run[0].equals("blocks") ? BlocksCommand.runPlain(run) : null;
+        Integer plain = run[0].equals("blocks") ? BlocksCommand.runPlain(run, System.out, System.err) : null;
         status = plain != null ? plain : KvSim.newCommandLine(run).execute(run);
       } finally {
         System.setOut(out);
