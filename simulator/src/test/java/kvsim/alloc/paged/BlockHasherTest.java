@@ -75,6 +75,36 @@ class BlockHasherTest {
   }
 
   @Test
+  void hashesKeptForSharedPrefixesAreThoseOfTheirInputs() throws Exception {
+    // Note [Hashes of shared prefixes]: prompts sharing a prefix, then diverging under the same
+    // parent (same parent, other tokens), a token changed in place, and another block count.
+    java.util.SplittableRandom r = new java.util.SplittableRandom(5);
+    BlockHasher h = new BlockHasher();
+    int[] shared = new int[64];
+    for (int k = 0; k < shared.length; k++) {
+      shared[k] = r.nextInt(32_000);
+    }
+    for (int prompt = 0; prompt < 40; prompt++) {
+      int[] tokens = shared.clone();
+      int diverge = r.nextInt(64);
+      for (int k = diverge; k < 64; k++) {
+        tokens[k] = r.nextInt(32_000);
+      }
+      int count = prompt % 5 == 0 ? 8 : 16;
+      long[] out = {BlockHasher.NONE_HI, BlockHasher.NONE_LO};
+      for (int from = 0; from + count <= 64; from += count) {
+        long hi = out[0];
+        long lo = out[1];
+        h.hashBlock(hi, lo, tokens, from, count, null, null, out, 0);
+        long[] want = direct(hi, lo, java.util.Arrays.copyOfRange(tokens, from, from + count), null, null);
+        assertEquals(want[0], out[0], "prompt " + prompt + " block at " + from);
+        assertEquals(want[1], out[1], "prompt " + prompt + " block at " + from);
+      }
+      shared[r.nextInt(64)] = r.nextInt(32_000); // the next prompts share a prefix changed in one place
+    }
+  }
+
+  @Test
   void theNoneHashIsFixedSoHashesAreReproducible() throws Exception {
     ByteBuffer d =
         ByteBuffer.wrap(MessageDigest.getInstance("SHA-256").digest("kvsim NONE_HASH".getBytes(StandardCharsets.US_ASCII)));
