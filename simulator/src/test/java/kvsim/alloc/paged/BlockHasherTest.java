@@ -39,7 +39,12 @@ class BlockHasherTest {
 
   @Test
   void theHashIsSha256OfTheCanonicalEncodingTruncatedTo128Bits() throws Exception {
-    BlockHasher h = new BlockHasher();
+    for (boolean inJava : new boolean[] {false, true}) {
+      theHashIsSha256OfTheCanonicalEncoding(new BlockHasher(BlockHasher.Algorithm.SHA256, inJava));
+    }
+  }
+
+  private static void theHashIsSha256OfTheCanonicalEncoding(BlockHasher h) throws Exception {
     int[] tokens = {5, 70000, -1 >>> 1, 0};
     long[] out = new long[4];
     h.hashBlock(BlockHasher.NONE_HI, BlockHasher.NONE_LO, tokens, 0, 4, null, null, out, 0);
@@ -57,7 +62,7 @@ class BlockHasherTest {
     // Note [SHA-256 over words]: every padding case (1 to 3 message blocks, the length word at
     // each place) and random parents and tokens, against MessageDigest over the bytes.
     java.util.SplittableRandom r = new java.util.SplittableRandom(11);
-    BlockHasher h = new BlockHasher();
+    BlockHasher h = new BlockHasher(BlockHasher.Algorithm.SHA256, true);
     int[] tokens = new int[200];
     long[] out = new long[2];
     for (int count = 1; count <= 60; count++) {
@@ -79,7 +84,7 @@ class BlockHasherTest {
     // Note [Hashes of shared prefixes]: prompts sharing a prefix, then diverging under the same
     // parent (same parent, other tokens), a token changed in place, and another block count.
     java.util.SplittableRandom r = new java.util.SplittableRandom(5);
-    BlockHasher h = new BlockHasher();
+    BlockHasher h = new BlockHasher(BlockHasher.Algorithm.SHA256, true);
     int[] shared = new int[64];
     for (int k = 0; k < shared.length; k++) {
       shared[k] = r.nextInt(32_000);
