@@ -6,8 +6,10 @@ import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ArrayBlockingQueue;
 import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.BlockOpException;
 import kvsim.alloc.paged.KvBlockManager;
@@ -72,24 +74,137 @@ public final class BlockScriptRunner {
 
   /**
    * Runs every line of {@code in}, writing each operation's output line to {@code out}, and
-   * flushes it. Lines are read and parsed as bytes (Note [Script lines as bytes]).
+   * flushes it. Lines are read and parsed as bytes (Note [Script lines as bytes]), on a second
+   * thread a little ahead of the operations (Note [Parsing ahead]).
    */
   public void run(InputStream in, OutputStream out) throws IOException {
-    ByteLines lines = new ByteLines(in);
     JsonSink sink = new JsonSink(out);
-    long lineNo = 0;
-    while (lines.next()) {
-      lineNo++;
-      JsonLine result = execute(lines.buffer(), lines.start(), lines.end(), lineNo);
-      if (result != null) {
-        result.writeTo(sink);
-        sink.endLine();
+    try (Ahead ahead = new Ahead(in)) {
+      while (true) {
+        Batch batch = ahead.take();
+        for (int k = 0; k < batch.size; k++) {
+          Object item = batch.items[k];
+          if (item instanceof ScriptLine line) {
+            execute(line).writeTo(sink);
+            sink.endLine();
+          } else if (item != null) {
+            throw rethrown(item);
+          }
+        }
+        if (batch.last) {
+          break;
+        }
       }
     }
     sink.flush();
     if (manager == null) {
       throw InputException.at(source, 0, null, "the script has no operations (the first must be config)");
     }
+  }
+
+  // Note [Parsing ahead]: reading and parsing a script's lines was two fifths of a long script's
+  // run (its prompts are thousands of numbers), and nothing in it depends on the block manager. A
+  // second thread reads and parses the lines in order, in batches of 256, at most 8 batches ahead
+  // of the operations, which run on the caller's thread in order as before: a batch holds for each
+  // line its parsed operation, null for a blank line or comment, or the exception its parsing
+  // threw (an InputException for a malformed line, an I/O error), which the caller throws when it
+  // reaches that line, after every earlier operation ran, exactly where reading and parsing on one
+  // thread throws it. Output lines are made and written by the caller alone, so the output is that
+  // of one thread byte for byte. When the caller stops (an operation fails), the parser stops too
+  // and is waited for.
+  private static final int BATCH_LINES = 256;
+  private static final int BATCHES_AHEAD = 8;
+
+  /** Parsed lines, in order (Note [Parsing ahead]). */
+  private static final class Batch {
+    final Object[] items = new Object[BATCH_LINES];
+    int size;
+    /** No batch follows. */
+    boolean last;
+  }
+
+  /** The thread that parses ahead, and the batches it handed over (Note [Parsing ahead]). */
+  private final class Ahead implements AutoCloseable, Runnable {
+    private final InputStream in;
+    private final ArrayBlockingQueue<Batch> batches = new ArrayBlockingQueue<>(BATCHES_AHEAD);
+    private final Thread thread;
+
+    Ahead(InputStream in) {
+      this.in = in;
+      thread = new Thread(this, "kvsim-blocks-parser");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    @Override
+    public void run() {
+      Batch batch = new Batch();
+      try {
+        ByteLines lines = new ByteLines(in);
+        long lineNo = 0;
+        while (true) {
+          Object item;
+          try {
+            if (!lines.next()) {
+              break;
+            }
+            lineNo++;
+            item = parse(lines.buffer(), lines.start(), lines.end(), lineNo);
+          } catch (IOException | RuntimeException | Error e) {
+            item = e;
+          }
+          batch.items[batch.size++] = item;
+          if (item instanceof Throwable) {
+            break;
+          }
+          if (batch.size == BATCH_LINES) {
+            batches.put(batch);
+            batch = new Batch();
+          }
+        }
+        batch.last = true;
+        batches.put(batch);
+      } catch (InterruptedException e) {
+        // the caller stopped: nobody takes the rest
+      }
+    }
+
+    Batch take() throws IOException {
+      try {
+        return batches.take();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("interrupted while reading the script");
+      }
+    }
+
+    @Override
+    public void close() {
+      thread.interrupt();
+      boolean interrupted = false;
+      while (true) {
+        try {
+          thread.join();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Returns the exception a batch held, to be thrown as it is. */
+  private static IOException rethrown(Object item) {
+    if (item instanceof RuntimeException e) {
+      throw e;
+    }
+    if (item instanceof Error e) {
+      throw e;
+    }
+    return (IOException) item;
   }
 
   /** Returns the manager (after the config line), for tests. */
@@ -99,16 +214,17 @@ public final class BlockScriptRunner {
 
   /** Runs one script line; returns its output line, or null for a comment or blank line. */
   public String execute(String text, long lineNo) {
-    JsonLine out = executeText(text, lineNo);
-    return out == null ? null : out.toJson();
+    ScriptLine line = parseText(text, lineNo);
+    return line == null ? null : execute(line).toJson();
   }
 
-  private JsonLine executeText(String text, long lineNo) {
+  /** Parses one line of text: null for a comment or blank line. */
+  private ScriptLine parseText(String text, long lineNo) {
     String trimmed = text.strip();
     if (trimmed.isEmpty() || trimmed.startsWith("#")) {
       return null;
     }
-    return execute(ScriptLine.parse(source, lineNo, trimmed));
+    return ScriptLine.parse(source, lineNo, trimmed);
   }
 
   // Note [Script lines as bytes]: a script is almost all ASCII digits and punctuation. A line of
@@ -117,7 +233,8 @@ public final class BlockScriptRunner {
   // line with any other byte is decoded as strict UTF-8 (a comment too: a script that is not UTF-8
   // text is refused, as when it was read as text) and takes the path of text, so every line is
   // stripped, skipped and parsed exactly as a line of text.
-  private JsonLine execute(byte[] buf, int start, int end, long lineNo) {
+  /** Parses one line of bytes: null for a comment or blank line. */
+  private ScriptLine parse(byte[] buf, int start, int end, long lineNo) {
     while (start < end && asciiWhitespace(buf[start])) {
       start++;
     }
@@ -130,13 +247,13 @@ public final class BlockScriptRunner {
     for (int k = start; k < end; k++) {
       if (buf[k] < 0) { // a byte of 0x80 or more: not ASCII
         try {
-          return executeText(StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(buf, start, end - start)).toString(), lineNo);
+          return parseText(StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(buf, start, end - start)).toString(), lineNo);
         } catch (CharacterCodingException e) {
           throw InputException.at(source, lineNo, null, "not UTF-8 text");
         }
       }
     }
-    return buf[start] == '#' ? null : execute(ScriptLine.parse(source, lineNo, buf, start, end - start));
+    return buf[start] == '#' ? null : ScriptLine.parse(source, lineNo, buf, start, end - start);
   }
 
   /** The ASCII characters {@link Character#isWhitespace} accepts, which {@link String#strip} removes. */
@@ -593,8 +710,33 @@ public final class BlockScriptRunner {
     }
     out.put("num_computed_tokens", r.numComputedTokens());
     out.put("num_tokens", r.numTokens());
-    putInts(out, "block_table", r.blockTable());
+    putBlockTable(out, r);
     putPool(out);
+  }
+
+  // Note [Block tables printed again]: every decode prints its request's whole block table, which
+  // gains a block only once per block_size tokens, so most of a script's output is the same tables
+  // printed again (60 numbers on each of 25,600 decodes in the benchmark script). The last encoding
+  // of a table is kept in a small table of slots chosen by the request id's hash and used again
+  // when the request's table is equal to it, element for element; otherwise the table is encoded
+  // and replaces the slot's. What is printed never depends on the slots: a kept encoding is used
+  // only for an equal table, whose bytes it is.
+  private static final int TABLE_SLOTS = 256;
+  private final int[][] tableValues = new int[TABLE_SLOTS][];
+  private final byte[][] tableJson = new byte[TABLE_SLOTS][];
+
+  private void putBlockTable(JsonLine out, PagedRequest r) {
+    int[] table = r.blockTable();
+    int slot = r.id().hashCode() & (TABLE_SLOTS - 1);
+    byte[] json;
+    if (Arrays.equals(tableValues[slot], table)) {
+      json = tableJson[slot];
+    } else {
+      json = JsonSink.intsJson(table);
+      tableValues[slot] = table; // a fresh array (PagedRequest.blockTable), never changed
+      tableJson[slot] = json;
+    }
+    out.putIntsJson("block_table", json);
   }
 
   private void putPool(JsonLine out) {

@@ -28,8 +28,12 @@ final class JsonLine {
   private static final byte BOOLEAN = 1;
   private static final byte DOUBLE = 2;
   private static final byte OBJECT = 3;
+  /** Text already encoded: a byte[] written as it is. */
+  private static final byte RAW = 4;
 
   private String[] names = new String[12];
+  /** The names' hash codes, so that a new name is told from the others without comparing text. */
+  private int[] hashes = new int[12];
   private byte[] kinds = new byte[12];
   private long[] longs = new long[12];
   private Object[] objects = new Object[12];
@@ -60,6 +64,14 @@ final class JsonLine {
     set(field, OBJECT, 0, Arrays.copyOf(values, values.length));
   }
 
+  /**
+   * Puts an array of integers already encoded by {@link JsonSink#intsJson} (the caller keeps such
+   * encodings for arrays it prints again); {@code json} is not copied.
+   */
+  void putIntsJson(String field, byte[] json) {
+    set(field, RAW, 0, json);
+  }
+
   JsonLine putObject(String field) {
     JsonLine o = new JsonLine();
     set(field, OBJECT, 0, o);
@@ -74,19 +86,22 @@ final class JsonLine {
 
   /** Sets a field: in its place when it was put before, else after the others. */
   private void set(String field, byte kind, long bits, Object object) {
+    int hash = field.hashCode();
     int k = 0;
-    while (k < size && !names[k].equals(field)) {
+    while (k < size && !(hashes[k] == hash && names[k].equals(field))) {
       k++;
     }
     if (k == size) {
       if (size == names.length) {
         int n = size * 2;
         names = Arrays.copyOf(names, n);
+        hashes = Arrays.copyOf(hashes, n);
         kinds = Arrays.copyOf(kinds, n);
         longs = Arrays.copyOf(longs, n);
         objects = Arrays.copyOf(objects, n);
       }
       names[k] = field;
+      hashes[k] = hash;
       size++;
     }
     kinds[k] = kind;
@@ -139,12 +154,15 @@ final class JsonLine {
       if (k > 0) {
         out.ascii(',');
       }
-      string(out, names[k]);
-      out.ascii(':');
+      if (!out.name(names[k])) {
+        string(out, names[k]);
+        out.ascii(':');
+      }
       switch (kinds[k]) {
         case LONG -> out.decimal(longs[k]);
         case BOOLEAN -> out.ascii(longs[k] != 0 ? "true" : "false");
         case DOUBLE -> out.ascii(Double.toString(Double.longBitsToDouble(longs[k])));
+        case RAW -> out.bytes((byte[]) objects[k]);
         default -> value(out, objects[k]);
       }
     }
@@ -157,14 +175,7 @@ final class JsonLine {
     } else if (v instanceof String s) {
       string(out, s);
     } else if (v instanceof int[] ints) {
-      out.ascii('[');
-      for (int k = 0; k < ints.length; k++) {
-        if (k > 0) {
-          out.ascii(',');
-        }
-        out.decimal(ints[k]);
-      }
-      out.ascii(']');
+      out.ints(ints);
     } else if (v instanceof Long l) {
       out.decimal(l);
     } else if (v instanceof JsonLine o) {

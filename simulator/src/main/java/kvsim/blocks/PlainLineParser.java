@@ -7,18 +7,19 @@ import java.util.Map;
 
 /**
  * Reads the common shape of a script line straight from its ASCII bytes: one object of fields
- * whose values are strings without escapes, integers of at most 18 digits, {@code true}, {@code
- * false}, {@code null}, and arrays of such integers. It gives up (returns null) on anything else —
- * an escape, a fraction or exponent, a nested object, white space other than blanks and tabs —
- * and on anything malformed; the line then goes to Jackson, so every message about a bad line is
- * Jackson's (Note [Plain lines]).
+ * whose values are strings without escapes, integers of at most 18 digits, numbers with a fraction
+ * or exponent of at most 100 characters, {@code true}, {@code false}, {@code null}, and arrays of
+ * such integers. It gives up (returns null) on anything else — an escape, a nested object, white
+ * space other than blanks and tabs — and on anything malformed; the line then goes to Jackson, so
+ * every message about a bad line is Jackson's (Note [Plain lines]).
  *
  * <p>Note [Plain lines]: a block script is tens of thousands of such lines. Creating a Jackson
  * parser for each (its buffers, its symbol table) and walking its tokens took a third of a short
- * script's run before the JIT had warmed up. Values come out as Jackson's path makes them (Note
- * [Streaming script lines] in {@link ScriptLine}): a {@code String}, a {@code Long}, a {@code
- * Boolean}, the null marker, a {@code long[]}; a field given twice keeps its first place and its
- * last value. {@code PlainLineParserProperties} checks that against Jackson on random lines.
+ * script's run before the JIT had warmed up, and loading Jackson at all a tenth of a short one.
+ * Values come out as Jackson's path makes them (Note [Streaming script lines] in {@link
+ * ScriptLine}): a {@code String}, a {@code Long}, a {@code Double}, a {@code Boolean}, the null
+ * marker, a {@code long[]}; a field given twice keeps its first place and its last value. {@code
+ * PlainLineParserProperties} checks that against Jackson on random lines.
  */
 final class PlainLineParser {
   private final byte[] b;
@@ -85,7 +86,12 @@ final class PlainLineParser {
       return string();
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
-      return integer();
+      int from = i;
+      if (number()) {
+        return number;
+      }
+      i = from;
+      return real();
     }
     if (c == '[') {
       return integers();
@@ -123,8 +129,62 @@ final class PlainLineParser {
     return null;
   }
 
-  /** An integer as JSON writes it (no leading zero, no fraction, no exponent), at most 18 digits. */
-  private Long integer() {
+  /**
+   * A number with a fraction or an exponent as JSON writes it ({@code -}, an integer part without
+   * a leading zero, {@code .} and digits, {@code e} or {@code E}, a sign, digits), of at most 100
+   * characters, as a {@code Double}: what {@link Double#parseDouble} reads from its text, as
+   * Jackson's path reads it ({@code JsonParser.getDoubleValue}); null for anything else (Note [Plain
+   * lines]: a v0 script's watermark needs no Jackson).
+   */
+  private Double real() {
+    int from = i;
+    take('-');
+    int digits = i;
+    while (i < end && b[i] >= '0' && b[i] <= '9') {
+      i++;
+    }
+    if (i == digits || (i - digits > 1 && b[digits] == '0')) {
+      return null;
+    }
+    boolean fraction = take('.');
+    if (fraction) {
+      int f = i;
+      while (i < end && b[i] >= '0' && b[i] <= '9') {
+        i++;
+      }
+      if (i == f) {
+        return null;
+      }
+    }
+    boolean exponent = i < end && (b[i] == 'e' || b[i] == 'E');
+    if (exponent) {
+      i++;
+      if (i < end && (b[i] == '+' || b[i] == '-')) {
+        i++;
+      }
+      int e = i;
+      while (i < end && b[i] >= '0' && b[i] <= '9') {
+        i++;
+      }
+      if (i == e) {
+        return null;
+      }
+    }
+    if (!fraction && !exponent || i - from > 100 || (i < end && !delimiter(b[i]))) {
+      return null; // an integer too long for number(), a number too long, something malformed
+    }
+    return Double.parseDouble(new String(b, from, i - from, StandardCharsets.ISO_8859_1));
+  }
+
+  /** The integer last read by {@link #number}. */
+  private long number;
+
+  /**
+   * Reads an integer as JSON writes it (no leading zero, no fraction, no exponent, at most 18
+   * digits) into {@link #number}, without boxing it (a prompt's thousand tokens are a thousand
+   * integers); false for anything else.
+   */
+  private boolean number() {
     boolean negative = take('-');
     int from = i;
     long v = 0;
@@ -134,12 +194,13 @@ final class PlainLineParser {
     }
     int digits = i - from;
     if (digits == 0 || digits > 18 || (digits > 1 && b[from] == '0')) {
-      return null;
+      return false;
     }
     if (i < end && !delimiter(b[i])) {
-      return null; // a fraction, an exponent, or something malformed
+      return false; // a fraction, an exponent, or something malformed
     }
-    return negative ? -v : v;
+    number = negative ? -v : v;
+    return true;
   }
 
   private long[] integers() {
@@ -149,14 +210,13 @@ final class PlainLineParser {
     int n = 0;
     if (!take(']')) {
       while (true) {
-        Long v = i < end && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) ? integer() : null;
-        if (v == null) {
+        if (!(i < end && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) && number())) {
           return null;
         }
         if (n == values.length) {
           values = Arrays.copyOf(values, n * 2);
         }
-        values[n++] = v;
+        values[n++] = number;
         blanks();
         if (take(',')) {
           blanks();

@@ -1,11 +1,15 @@
 package kvsim.cli;
 
+import java.io.BufferedWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
@@ -53,6 +57,86 @@ final class BlocksCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
+    return run(script, output, check, force, spec.commandLine().getOut());
+  }
+
+  // Note [Blocks without a command line]: picocli's model of a command is built by reflection over
+  // its annotations (a class generated at run time for each annotation type), which was a tenth
+  // of a 27,200-operation script's run. Arguments of the plain forms, `blocks SCRIPT`, `-o OUT` or
+  // `--output OUT`, `--check` and `--force`, each at most once, in any order, are read here and
+  // the script is run as picocli would run it, with its writers and kvsim's messages
+  // (KvSim.failed). Anything else, an argument starting with - or @ that is not one of those
+  // options (help, a value joined to its option, an argument file), a second script, a
+  // repeated option, a missing value or one that is not a path, goes to picocli, so its
+  // messages and help stay picocli's own.
+  /**
+   * Runs {@code kvsim blocks} for {@code args} ({@code args[0]} is {@code blocks}) when they are of
+   * the plain forms, printing to {@code stdout} and {@code stderr} (the process's streams, in
+   * main), and returns the exit status; returns null, having done nothing, for picocli to run them
+   * (Note [Blocks without a command line]).
+   */
+  static Integer runPlain(String[] args, PrintStream stdout, PrintStream stderr) {
+    String script = null;
+    String output = null;
+    boolean check = false;
+    boolean force = false;
+    for (int k = 1; k < args.length; k++) {
+      String a = args[k];
+      switch (a) {
+        case "--check" -> {
+          if (check) {
+            return null;
+          }
+          check = true;
+        }
+        case "--force" -> {
+          if (force) {
+            return null;
+          }
+          force = true;
+        }
+        case "-o", "--output" -> {
+          if (output != null || k + 1 == args.length || !plainValue(args[k + 1])) {
+            return null;
+          }
+          output = args[++k];
+        }
+        default -> {
+          if (script != null || !plainValue(a)) {
+            return null;
+          }
+          script = a;
+        }
+      }
+    }
+    if (script == null) {
+      return null;
+    }
+    Path scriptPath;
+    Path outputPath;
+    try {
+      scriptPath = Path.of(script);
+      outputPath = output == null ? null : Path.of(output);
+    } catch (InvalidPathException e) {
+      return null;
+    }
+    PrintWriter out = new KvSim.Stdout(stdout, KvSim.streamCharset("sun.stdout.encoding"));
+    try {
+      return run(scriptPath, outputPath, check, force, out);
+    } catch (Exception e) {
+      PrintWriter err = new PrintWriter(
+          new BufferedWriter(new OutputStreamWriter(stderr, KvSim.streamCharset("sun.stderr.encoding"))), true);
+      return KvSim.failed(e, err);
+    }
+  }
+
+  /** An argument picocli takes as a value as it is: not empty, not an option, not an argument file. */
+  private static boolean plainValue(String a) {
+    return !a.isEmpty() && a.charAt(0) != '-' && a.charAt(0) != '@';
+  }
+
+  /** Runs the script, printing to {@code out} or writing {@code output}; returns the exit status. */
+  private static int run(Path script, Path output, boolean check, boolean force, PrintWriter out) throws IOException {
     String source = script.toString();
     BlockScriptRunner runner = new BlockScriptRunner(source, check);
     if (Files.isDirectory(script)) {
@@ -64,7 +148,6 @@ final class BlocksCommand implements Callable<Integer> {
         // Printed only once the whole script succeeded.
         ByteArrayOutputStream lines = new ByteArrayOutputStream();
         runner.run(in, lines);
-        PrintWriter out = spec.commandLine().getOut();
         if (out instanceof KvSim.Stdout stdout && stdout.charset().equals(StandardCharsets.UTF_8)) {
           stdout.writeBytes(lines); // the bytes as they are: 60 ms less for a 13 MB output
         } else {
@@ -72,7 +155,7 @@ final class BlocksCommand implements Callable<Integer> {
           out.flush();
         }
       } else {
-        target.write(out -> runner.run(in, out));
+        target.write(file -> runner.run(in, file));
       }
     } catch (NoSuchFileException e) {
       throw new InputException(source + ": no such file");

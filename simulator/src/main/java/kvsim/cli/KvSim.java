@@ -74,11 +74,17 @@ public final class KvSim implements Runnable {
     }
     int status;
     try {
-      CommandLine cl = newCommandLine(args);
-      if (System.getProperty("sun.stdout.encoding") == null) { // else picocli picks that encoding: leave it
-        cl.setOut(new Stdout(System.out));
+      // A block script with plain arguments runs without picocli (Note [Blocks without a command line]).
+      Integer plain = args.length > 0 && args[0].equals("blocks") ? BlocksCommand.runPlain(args, System.out, System.err) : null;
+      if (plain != null) {
+        status = plain;
+      } else {
+        CommandLine cl = newCommandLine(args);
+        if (System.getProperty("sun.stdout.encoding") == null) { // else picocli picks that encoding: leave it
+          cl.setOut(new Stdout(System.out));
+        }
+        status = cl.execute(args);
       }
-      status = cl.execute(args);
     } catch (OutOfMemoryError e) {
       // Outside a run's event loop (which reports the live set itself): still one line, no trace.
       System.err.println("kvsim: out of memory: the Java heap (" + kvsim.core.Bytes.format(Runtime.getRuntime().maxMemory())
@@ -164,36 +170,7 @@ public final class KvSim implements Runnable {
 
   private static CommandLine withErrorHandling(CommandLine cl) {
     cl.setExitCodeExceptionMapper(e -> e instanceof InputException ? EXIT_BAD_INPUT : e instanceof kvsim.gpu.device.GpuUnavailableException ? EXIT_NO_GPU : EXIT_FAILED);
-    cl.setExecutionExceptionHandler(
-        (e, commandLine, parseResult) -> {
-          PrintWriter err = commandLine.getErr();
-          if (e instanceof InputException) {
-            err.println("kvsim: error: " + e.getMessage());
-            err.flush();
-            return EXIT_BAD_INPUT;
-          }
-          if (e instanceof kvsim.gpu.device.GpuUnavailableException) {
-            err.println("kvsim: error: " + e.getMessage());
-            err.flush();
-            return EXIT_NO_GPU;
-          }
-          if (e instanceof kvsim.core.HeapExhaustedException) {
-            err.println("kvsim: " + e.getMessage());
-            err.flush();
-            return EXIT_FAILED;
-          }
-          if (e instanceof IOException) {
-            err.println("kvsim: I/O error: " + e.getMessage());
-            err.flush();
-            return EXIT_FAILED;
-          }
-          err.println("kvsim: failed: " + e);
-          if (System.getenv("KVSIM_DEBUG") != null) {
-            e.printStackTrace(err);
-          }
-          err.flush();
-          return EXIT_FAILED;
-        });
+    cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> failed(e, commandLine.getErr()));
     cl.setParameterExceptionHandler(
         (ex, args) -> {
           CommandLine c = ex.getCommandLine();
@@ -210,6 +187,53 @@ public final class KvSim implements Runnable {
           return EXIT_BAD_INPUT;
         });
     return cl;
+  }
+
+  /** Prints the one line for a command that failed with {@code e} and returns the exit status. */
+  static int failed(Exception e, PrintWriter err) {
+    if (e instanceof InputException) {
+      err.println("kvsim: error: " + e.getMessage());
+      err.flush();
+      return EXIT_BAD_INPUT;
+    }
+    if (e instanceof kvsim.gpu.device.GpuUnavailableException) {
+      err.println("kvsim: error: " + e.getMessage());
+      err.flush();
+      return EXIT_NO_GPU;
+    }
+    if (e instanceof kvsim.core.HeapExhaustedException) {
+      err.println("kvsim: " + e.getMessage());
+      err.flush();
+      return EXIT_FAILED;
+    }
+    if (e instanceof IOException) {
+      err.println("kvsim: I/O error: " + e.getMessage());
+      err.flush();
+      return EXIT_FAILED;
+    }
+    err.println("kvsim: failed: " + e);
+    if (System.getenv("KVSIM_DEBUG") != null) {
+      e.printStackTrace(err);
+    }
+    err.flush();
+    return EXIT_FAILED;
+  }
+
+  /**
+   * Returns the charset picocli writes a standard stream in: the one the system property {@code
+   * property} ({@code sun.stdout.encoding}, {@code sun.stderr.encoding}) names, {@code cp65001} as
+   * UTF-8, the default charset when it is not set or not available.
+   */
+  static Charset streamCharset(String property) {
+    String encoding = System.getProperty(property);
+    if (encoding == null) {
+      return Charset.defaultCharset();
+    }
+    try {
+      return Charset.forName("cp65001".equalsIgnoreCase(encoding) ? "UTF-8" : encoding);
+    } catch (RuntimeException e) {
+      return Charset.defaultCharset();
+    }
   }
 
   /** Reads the version the build wrote into {@code kvsim/version.properties}. */

@@ -22,13 +22,14 @@ import java.util.SplittableRandom;
 public final class Training {
   private Training() {}
 
-  /** Runs the training commands under {@code args[0]}. */
+  /** Runs the training commands under {@code args[0]}; with {@code blocks} after it, those of {@link #runBlocks}. */
   public static void main(String[] args) throws IOException {
-    if (args.length != 1) {
-      System.err.println("usage: java -cp kvsim.jar kvsim.cli.Training DIR");
+    if (args.length != 1 && !(args.length == 2 && args[1].equals("blocks"))) {
+      System.err.println("usage: java -cp kvsim.jar kvsim.cli.Training DIR [blocks]");
       System.exit(KvSim.EXIT_BAD_INPUT);
     }
-    System.exit(run(Path.of(args[0])) == 0 ? KvSim.EXIT_OK : KvSim.EXIT_FAILED);
+    Path dir = Path.of(args[0]);
+    System.exit((args.length == 2 ? runBlocks(dir) : run(dir)) == 0 ? KvSim.EXIT_OK : KvSim.EXIT_FAILED);
   }
 
   /** Runs the training commands under {@code dir}; returns how many failed (each is named on standard error). */
@@ -36,13 +37,55 @@ public final class Training {
     Files.createDirectories(dir);
     Path script = dir.resolve("script.jsonl");
     Files.write(script, blockScript(60, 7), StandardCharsets.UTF_8);
-    List<String[]> runs = List.of(
+    return runAll(List.of(
         new String[] {"--help"},
         new String[] {"compare", "churn:ops=300", "--quiet", "-o", dir.resolve("compare").toString()},
         new String[] {"replay", "churn:ops=1000", "--seeds", "1..40", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep").toString()},
         new String[] {"replay", "churn:ops=5000", "--seeds", "1..20", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep-long").toString()},
         new String[] {"blocks", script.toString(), "-o", dir.resolve("blocks.jsonl").toString()},
-        new String[] {"serving", "requests:preset=sharegpt,rate=2,count=60", "--system", "vllm", "--quiet", "-o", dir.resolve("serving").toString()});
+        new String[] {"serving", "requests:preset=sharegpt,rate=2,count=60", "--system", "vllm", "--quiet", "-o", dir.resolve("serving").toString()}));
+  }
+
+  /**
+   * Runs the training of the launcher's cache for {@code kvsim blocks} alone (Note [A cache for
+   * blocks] in the launcher) under {@code dir}: the benchmark-shaped script to a file and to
+   * standard output, a v0 script (fork, copy-on-write, swapping, a fractional watermark) with the
+   * invariant checker, and vLLM v1's scheduler stepping; returns how
+   * many failed.
+   */
+  static int runBlocks(Path dir) throws IOException {
+    Files.createDirectories(dir);
+    Path script = Files.write(dir.resolve("script.jsonl"), blockScript(60, 7), StandardCharsets.UTF_8);
+    Path v0 = Files.write(dir.resolve("v0.jsonl"), List.of(
+        "# v0: fork, copy-on-write, swapping",
+        "{\"op\":\"config\",\"mode\":\"v0\",\"num_blocks\":10,\"block_size\":4,\"enable_caching\":true,\"watermark\":0.1,\"num_host_blocks\":4}",
+        "{\"op\":\"add\",\"req\":\"P\",\"prompt_range\":[0,6]}",
+        "{\"op\":\"admit\",\"req\":\"P\"}",
+        "{\"op\":\"fork\",\"parent\":\"P\",\"child\":\"C\"}",
+        "{\"op\":\"decode\",\"req\":\"P\",\"token\":6}",
+        "{\"op\":\"swap_out\",\"req\":\"C\"}",
+        "{\"op\":\"swap_in\",\"req\":\"C\"}",
+        "{\"op\":\"state\"}",
+        "{\"op\":\"free\",\"req\":\"C\"}",
+        "{\"op\":\"free\",\"req\":\"P\"}"), StandardCharsets.UTF_8);
+    List<String> steps = new ArrayList<>(List.of(
+        "{\"op\":\"config\",\"num_blocks\":5,\"block_size\":4,\"max_num_batched_tokens\":10,\"max_num_seqs\":3}",
+        "{\"op\":\"submit\",\"req\":\"A\",\"prompt_range\":[0,7],\"max_tokens\":4,\"output\":[100,101,102,103]}",
+        "{\"op\":\"submit\",\"req\":\"B\",\"prompt_range\":[100,107],\"max_tokens\":3}"));
+    for (int k = 0; k < 8; k++) {
+      steps.add("{\"op\":\"step\"}");
+    }
+    steps.add("{\"op\":\"state\"}");
+    Path scheduler = Files.write(dir.resolve("steps.jsonl"), steps, StandardCharsets.UTF_8);
+    return runAll(List.of(
+        new String[] {"blocks", script.toString(), "-o", dir.resolve("blocks.jsonl").toString()},
+        new String[] {"blocks", script.toString()},
+        new String[] {"blocks", "--check", v0.toString(), "-o", dir.resolve("v0.out.jsonl").toString()},
+        new String[] {"blocks", scheduler.toString(), "-o", dir.resolve("steps.out.jsonl").toString()}));
+  }
+
+  /** Runs each command with standard output and error discarded; returns how many failed (each named on standard error). */
+  private static int runAll(List<String[]> runs) {
     PrintStream out = System.out;
     PrintStream err = System.err;
     PrintStream nowhere = new PrintStream(OutputStream.nullOutputStream(), false, StandardCharsets.UTF_8);
@@ -52,7 +95,9 @@ public final class Training {
       System.setErr(nowhere);
       int status;
       try {
-        status = KvSim.newCommandLine(run).execute(run);
+        // A block script runs as main runs it: without picocli (Note [Blocks without a command line]).
+        Integer plain = run[0].equals("blocks") ? BlocksCommand.runPlain(run, System.out, System.err) : null;
+        status = plain != null ? plain : KvSim.newCommandLine(run).execute(run);
       } finally {
         System.setOut(out);
         System.setErr(err);

@@ -73,7 +73,7 @@ class PlainLineParserProperties {
   }
 
   private static String value(SplittableRandom rng, boolean plainOnly) {
-    int kind = rng.nextInt(plainOnly ? 6 : 11);
+    int kind = rng.nextInt(plainOnly ? 7 : 11);
     return switch (kind) {
       case 0 -> Long.toString(rng.nextLong(-1_000_000_000_000L, 1_000_000_000_000L));
       case 1 -> "\"" + text(rng) + "\"";
@@ -86,12 +86,30 @@ class PlainLineParserProperties {
         }
         yield "[" + blanks(rng) + String.join("," + blanks(rng), items) + blanks(rng) + "]";
       }
-      case 6 -> rng.nextBoolean() ? "1.5" : "2e3";
+      case 6 -> real(rng);
       case 7 -> "\"a\\\"b\\u0041\"";
       case 8 -> "{\"x\":1}";
       case 9 -> rng.nextBoolean() ? "123456789012345678901" : "-9223372036854775808";
       default -> "[1,\"x\"]";
     };
+  }
+
+  /** A number with a fraction, an exponent or both, as JSON writes it. */
+  private static String real(SplittableRandom rng) {
+    StringBuilder sb = new StringBuilder();
+    if (rng.nextBoolean()) {
+      sb.append('-');
+    }
+    sb.append(rng.nextInt(4) == 0 ? 0 : rng.nextLong(1, 1_000_000_000L));
+    boolean fraction = rng.nextBoolean();
+    if (fraction) {
+      sb.append('.').append(rng.nextInt(4) == 0 ? "0" : Long.toString(rng.nextLong(0, 100_000_000_000L)));
+    }
+    if (!fraction || rng.nextBoolean()) {
+      sb.append(rng.nextBoolean() ? 'e' : 'E').append(switch (rng.nextInt(3)) { case 0 -> "+"; case 1 -> "-"; default -> ""; });
+      sb.append(rng.nextInt(10) == 0 ? rng.nextInt(300, 400) : rng.nextInt(30));
+    }
+    return sb.toString();
   }
 
   private static String text(SplittableRandom rng) {

@@ -23,4 +23,13 @@ class TrainingTest {
     long blockLines = Files.readAllLines(dir.resolve("blocks.jsonl")).size();
     assertEquals(Training.blockScript(60, 7).size(), blockLines, "one output line per script line");
   }
+
+  @Test
+  void everyRunOfTheBlocksTrainingSucceeds(@TempDir Path dir) throws IOException {
+    assertEquals(0, Training.runBlocks(dir), "failed training runs (named on standard error)");
+    assertEquals(Training.blockScript(60, 7).size(), Files.readAllLines(dir.resolve("blocks.jsonl")).size());
+    // The v0 script's 10 operations and the scheduler's 12, one output line each.
+    assertEquals(10, Files.readAllLines(dir.resolve("v0.out.jsonl")).size());
+    assertEquals(12, Files.readAllLines(dir.resolve("steps.out.jsonl")).size());
+  }
 }

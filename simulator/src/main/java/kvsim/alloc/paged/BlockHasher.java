@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.DigestException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 
 /**
  * Chained block hashes, as vLLM v1's {@code hash_block_tokens} ({@code
@@ -85,6 +86,8 @@ public final class BlockHasher {
   private static final VarHandle BIG_ENDIAN_INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
 
   private final Algorithm algorithm;
+  /** SHA-256 of blocks without extra keys over words, in Java (Note [SHA-256 over words]). */
+  private final boolean sha256InJava;
   private final MessageDigest sha;
   private final byte[] digest = new byte[32];
   private byte[] buf = new byte[256];
@@ -96,6 +99,15 @@ public final class BlockHasher {
 
   /** Builds a hasher of {@code algorithm}; not thread-safe (one per manager). */
   public BlockHasher(Algorithm algorithm) {
+    this(algorithm, algorithm == Algorithm.SHA256 && !Intrinsic.SHA256);
+  }
+
+  /**
+   * Builds a hasher of {@code algorithm} that computes SHA-256 of blocks without extra keys in Java
+   * when {@code sha256InJava} (Note [SHA-256 over words]; tests set it on every JVM).
+   */
+  BlockHasher(Algorithm algorithm, boolean sha256InJava) {
+    this.sha256InJava = algorithm == Algorithm.SHA256 && sha256InJava;
     this.algorithm = algorithm;
     try {
       sha = algorithm == Algorithm.SHA256 ? MessageDigest.getInstance("SHA-256") : null;
@@ -112,6 +124,10 @@ public final class BlockHasher {
    */
   public void hashBlock(
       long parentHi, long parentLo, int[] tokens, int from, int count, byte[] lora, byte[] salt, long[] out, int outAt) {
+    if (sha256InJava && lora == null && salt == null) {
+      sha256Words(parentHi, parentLo, tokens, from, count, out, outAt);
+      return;
+    }
     int size = 16 + 4 + 4 * count + (lora == null ? 0 : 5 + lora.length) + (salt == null ? 0 : 5 + salt.length);
     if (size > buf.length) {
       buf = new byte[Math.max(size, buf.length * 2)];
@@ -146,6 +162,191 @@ public final class BlockHasher {
     }
     out[outAt] = readLong(digest, 0);
     out[outAt + 1] = readLong(digest, 8);
+  }
+
+  /**
+   * Whether this JVM computes MessageDigest's SHA-256 with the processor's SHA instructions: its
+   * second JIT tier is on and {@code UseSHA256Intrinsics} is set (Note [SHA-256 over words]).
+   */
+  private static final class Intrinsic {
+    static final boolean SHA256 = sha256();
+
+    private static boolean sha256() {
+      try {
+        com.sun.management.HotSpotDiagnosticMXBean vm =
+            java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+        boolean secondTier = "false".equals(vm.getVMOption("TieredCompilation").getValue())
+            || Integer.parseInt(vm.getVMOption("TieredStopAtLevel").getValue()) >= 4;
+        return secondTier && "true".equals(vm.getVMOption("UseSHA256Intrinsics").getValue());
+      } catch (RuntimeException | LinkageError e) {
+        return false; // a JVM without these options or without jdk.management: SHA-256 in Java here
+      }
+    }
+  }
+
+  // Note [SHA-256 over words]: without extra keys, the canonical encoding (Note [Block hash]) is
+  // whole 32-bit big-endian words: the parent's four, the count, the tokens. SHA-256 (FIPS 180-4)
+  // reads its message as exactly such words, so the words go into its message schedule as they
+  // are, padded as FIPS 180-4 section 5.1.1 pads a message of 32 * n bits (one word 0x80000000,
+  // zero words, the length in bits in the last two words of the last 16-word block): the same
+  // bytes, so the same digest as MessageDigest's (BlockHasherTest compares them on random
+  // blocks), without writing the tokens into bytes that the digest reads back into words, nor
+  // MessageDigest's buffering. A block script runs on the JIT's first tier (Note [Flags per
+  // command] in the launcher), which has no intrinsic for the JDK's SHA-256, so this was a sixth
+  // of a 27,200-operation script's run, and is now less than half of that (JMH BlockHashBenchmark
+  // on the first tier: 1,842 to 1,400 ns a block). With the second tier on and the processor's SHA
+  // instructions, MessageDigest's intrinsic is four times faster than this (203 against 864 ns),
+  // so it is used then (Intrinsic). Extra keys are bytes, not words; a block with one goes through
+  // MessageDigest.
+  private static final int[] SHA256_K = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2
+  };
+  private static final int[] SHA256_IV = {
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19
+  };
+
+  /** The padded message, in words (Note [SHA-256 over words]). */
+  private int[] words = new int[32];
+  private final int[] schedule = new int[64];
+  private final int[] state = new int[8];
+
+  // Note [Hashes of shared prefixes]: requests that share a prompt prefix hash the same blocks
+  // under the same parents again (half the benchmark script's requests share 31 blocks). The last
+  // hash computed under each parent is kept in a table of 4,096 slots chosen by the parent's bits,
+  // with its whole input (parent, count, tokens), and used again only when the input is equal to
+  // it; so a kept hash is returned only for the input it is the SHA-256 of.
+  private static final int MEMO_SLOTS = 4096;
+  private long[] memoParent;
+  private long[] memoHash;
+  private int[][] memoTokens;
+
+  private void sha256Words(long parentHi, long parentLo, int[] tokens, int from, int count, long[] out, int outAt) {
+    if (memoParent == null) {
+      memoParent = new long[2 * MEMO_SLOTS];
+      memoHash = new long[2 * MEMO_SLOTS];
+      memoTokens = new int[MEMO_SLOTS][];
+    }
+    long mix = (parentHi ^ parentLo) * 0x9E3779B97F4A7C15L;
+    int slot = (int) (mix >>> 52); // 12 bits: MEMO_SLOTS
+    int[] kept = memoTokens[slot];
+    if (kept != null
+        && memoParent[2 * slot] == parentHi
+        && memoParent[2 * slot + 1] == parentLo
+        && kept.length == count
+        && Arrays.equals(kept, 0, count, tokens, from, from + count)) {
+      out[outAt] = memoHash[2 * slot];
+      out[outAt + 1] = memoHash[2 * slot + 1];
+      return;
+    }
+    sha256(parentHi, parentLo, tokens, from, count, out, outAt);
+    memoParent[2 * slot] = parentHi;
+    memoParent[2 * slot + 1] = parentLo;
+    memoHash[2 * slot] = out[outAt];
+    memoHash[2 * slot + 1] = out[outAt + 1];
+    if (kept != null && kept.length == count) {
+      System.arraycopy(tokens, from, kept, 0, count);
+    } else {
+      memoTokens[slot] = Arrays.copyOfRange(tokens, from, from + count);
+    }
+  }
+
+  private void sha256(long parentHi, long parentLo, int[] tokens, int from, int count, long[] out, int outAt) {
+    int n = 5 + count;
+    int total = (n + 3 + 15) & ~15; // n words, 0x80000000, zeros, two words of length
+    if (total > words.length) {
+      words = new int[total];
+    }
+    int[] m = words;
+    m[0] = (int) (parentHi >>> 32);
+    m[1] = (int) parentHi;
+    m[2] = (int) (parentLo >>> 32);
+    m[3] = (int) parentLo;
+    m[4] = count;
+    System.arraycopy(tokens, from, m, 5, count);
+    m[n] = 0x80000000;
+    for (int k = n + 1; k < total - 2; k++) {
+      m[k] = 0;
+    }
+    long bits = 32L * n;
+    m[total - 2] = (int) (bits >>> 32);
+    m[total - 1] = (int) bits;
+    System.arraycopy(SHA256_IV, 0, state, 0, 8);
+    for (int off = 0; off < total; off += 16) {
+      compress(m, off);
+    }
+    out[outAt] = ((long) state[0] << 32) | (state[1] & 0xffffffffL);
+    out[outAt + 1] = ((long) state[2] << 32) | (state[3] & 0xffffffffL);
+  }
+
+  /** One SHA-256 compression of words {@code m[off, off + 16)} into {@link #state} (FIPS 180-4, 6.2.2). */
+  private void compress(int[] m, int off) {
+    int[] w = schedule;
+    System.arraycopy(m, off, w, 0, 16);
+    for (int t = 16; t < 64; t++) {
+      int x = w[t - 15];
+      int y = w[t - 2];
+      int s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
+      int s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
+      w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+    }
+    int[] s = state;
+    int a = s[0];
+    int b = s[1];
+    int c = s[2];
+    int d = s[3];
+    int e = s[4];
+    int f = s[5];
+    int g = s[6];
+    int h = s[7];
+    for (int t = 0; t < 64; t += 8) {
+      h += ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+      h += (g ^ (e & (f ^ g))) + SHA256_K[t + 0] + w[t + 0];
+      d += h;
+      h += (((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10))) + ((a & b) ^ ((a ^ b) & c));
+      g += ((d >>> 6) | (d << 26)) ^ ((d >>> 11) | (d << 21)) ^ ((d >>> 25) | (d << 7));
+      g += (f ^ (d & (e ^ f))) + SHA256_K[t + 1] + w[t + 1];
+      c += g;
+      g += (((h >>> 2) | (h << 30)) ^ ((h >>> 13) | (h << 19)) ^ ((h >>> 22) | (h << 10))) + ((h & a) ^ ((h ^ a) & b));
+      f += ((c >>> 6) | (c << 26)) ^ ((c >>> 11) | (c << 21)) ^ ((c >>> 25) | (c << 7));
+      f += (e ^ (c & (d ^ e))) + SHA256_K[t + 2] + w[t + 2];
+      b += f;
+      f += (((g >>> 2) | (g << 30)) ^ ((g >>> 13) | (g << 19)) ^ ((g >>> 22) | (g << 10))) + ((g & h) ^ ((g ^ h) & a));
+      e += ((b >>> 6) | (b << 26)) ^ ((b >>> 11) | (b << 21)) ^ ((b >>> 25) | (b << 7));
+      e += (d ^ (b & (c ^ d))) + SHA256_K[t + 3] + w[t + 3];
+      a += e;
+      e += (((f >>> 2) | (f << 30)) ^ ((f >>> 13) | (f << 19)) ^ ((f >>> 22) | (f << 10))) + ((f & g) ^ ((f ^ g) & h));
+      d += ((a >>> 6) | (a << 26)) ^ ((a >>> 11) | (a << 21)) ^ ((a >>> 25) | (a << 7));
+      d += (c ^ (a & (b ^ c))) + SHA256_K[t + 4] + w[t + 4];
+      h += d;
+      d += (((e >>> 2) | (e << 30)) ^ ((e >>> 13) | (e << 19)) ^ ((e >>> 22) | (e << 10))) + ((e & f) ^ ((e ^ f) & g));
+      c += ((h >>> 6) | (h << 26)) ^ ((h >>> 11) | (h << 21)) ^ ((h >>> 25) | (h << 7));
+      c += (b ^ (h & (a ^ b))) + SHA256_K[t + 5] + w[t + 5];
+      g += c;
+      c += (((d >>> 2) | (d << 30)) ^ ((d >>> 13) | (d << 19)) ^ ((d >>> 22) | (d << 10))) + ((d & e) ^ ((d ^ e) & f));
+      b += ((g >>> 6) | (g << 26)) ^ ((g >>> 11) | (g << 21)) ^ ((g >>> 25) | (g << 7));
+      b += (a ^ (g & (h ^ a))) + SHA256_K[t + 6] + w[t + 6];
+      f += b;
+      b += (((c >>> 2) | (c << 30)) ^ ((c >>> 13) | (c << 19)) ^ ((c >>> 22) | (c << 10))) + ((c & d) ^ ((c ^ d) & e));
+      a += ((f >>> 6) | (f << 26)) ^ ((f >>> 11) | (f << 21)) ^ ((f >>> 25) | (f << 7));
+      a += (h ^ (f & (g ^ h))) + SHA256_K[t + 7] + w[t + 7];
+      e += a;
+      a += (((b >>> 2) | (b << 30)) ^ ((b >>> 13) | (b << 19)) ^ ((b >>> 22) | (b << 10))) + ((b & c) ^ ((b ^ c) & d));
+    }
+    s[0] += a;
+    s[1] += b;
+    s[2] += c;
+    s[3] += d;
+    s[4] += e;
+    s[5] += f;
+    s[6] += g;
+    s[7] += h;
   }
 
   /**

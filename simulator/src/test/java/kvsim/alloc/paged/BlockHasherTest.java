@@ -39,7 +39,12 @@ class BlockHasherTest {
 
   @Test
   void theHashIsSha256OfTheCanonicalEncodingTruncatedTo128Bits() throws Exception {
-    BlockHasher h = new BlockHasher();
+    for (boolean inJava : new boolean[] {false, true}) {
+      theHashIsSha256OfTheCanonicalEncoding(new BlockHasher(BlockHasher.Algorithm.SHA256, inJava));
+    }
+  }
+
+  private static void theHashIsSha256OfTheCanonicalEncoding(BlockHasher h) throws Exception {
     int[] tokens = {5, 70000, -1 >>> 1, 0};
     long[] out = new long[4];
     h.hashBlock(BlockHasher.NONE_HI, BlockHasher.NONE_LO, tokens, 0, 4, null, null, out, 0);
@@ -50,6 +55,58 @@ class BlockHasherTest {
     long[] want2 = direct(out[0], out[1], new int[] {70000, -1 >>> 1, 0}, "lora-é", "salt");
     assertEquals(want2[0], out[2]);
     assertEquals(want2[1], out[3]);
+  }
+
+  @Test
+  void blocksWithoutExtraKeysHashAsMessageDigestHashesTheirEncoding() throws Exception {
+    // Note [SHA-256 over words]: every padding case (1 to 3 message blocks, the length word at
+    // each place) and random parents and tokens, against MessageDigest over the bytes.
+    java.util.SplittableRandom r = new java.util.SplittableRandom(11);
+    BlockHasher h = new BlockHasher(BlockHasher.Algorithm.SHA256, true);
+    int[] tokens = new int[200];
+    long[] out = new long[2];
+    for (int count = 1; count <= 60; count++) {
+      for (int k = 0; k < tokens.length; k++) {
+        tokens[k] = r.nextInt() & Integer.MAX_VALUE;
+      }
+      long hi = r.nextLong();
+      long lo = r.nextLong();
+      int from = r.nextInt(100);
+      h.hashBlock(hi, lo, tokens, from, count, null, null, out, 0);
+      long[] want = direct(hi, lo, java.util.Arrays.copyOfRange(tokens, from, from + count), null, null);
+      assertEquals(want[0], out[0], "count " + count);
+      assertEquals(want[1], out[1], "count " + count);
+    }
+  }
+
+  @Test
+  void hashesKeptForSharedPrefixesAreThoseOfTheirInputs() throws Exception {
+    // Note [Hashes of shared prefixes]: prompts sharing a prefix, then diverging under the same
+    // parent (same parent, other tokens), a token changed in place, and another block count.
+    java.util.SplittableRandom r = new java.util.SplittableRandom(5);
+    BlockHasher h = new BlockHasher(BlockHasher.Algorithm.SHA256, true);
+    int[] shared = new int[64];
+    for (int k = 0; k < shared.length; k++) {
+      shared[k] = r.nextInt(32_000);
+    }
+    for (int prompt = 0; prompt < 40; prompt++) {
+      int[] tokens = shared.clone();
+      int diverge = r.nextInt(64);
+      for (int k = diverge; k < 64; k++) {
+        tokens[k] = r.nextInt(32_000);
+      }
+      int count = prompt % 5 == 0 ? 8 : 16;
+      long[] out = {BlockHasher.NONE_HI, BlockHasher.NONE_LO};
+      for (int from = 0; from + count <= 64; from += count) {
+        long hi = out[0];
+        long lo = out[1];
+        h.hashBlock(hi, lo, tokens, from, count, null, null, out, 0);
+        long[] want = direct(hi, lo, java.util.Arrays.copyOfRange(tokens, from, from + count), null, null);
+        assertEquals(want[0], out[0], "prompt " + prompt + " block at " + from);
+        assertEquals(want[1], out[1], "prompt " + prompt + " block at " + from);
+      }
+      shared[r.nextInt(64)] = r.nextInt(32_000); // the next prompts share a prefix changed in one place
+    }
   }
 
   @Test
