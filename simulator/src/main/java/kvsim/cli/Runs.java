@@ -83,8 +83,6 @@ final class Runs {
     ResultFolder.Target target = outputTarget(o, spec.workload()).reading(Inputs.of(label, spec.workload().file())).withReport(o.report.report()).check();
     if (target.report() && o.seeds == null) { // a seed sweep's folder has no chart: nothing to warm up
       kvsim.report.ChartWarmUp.start(); // Note [Charts off the critical path] on report.ChartJobs
-    } else if (o.seeds != null) {
-      kvsim.report.ResultsWarmUp.start(); // its summary.json, read back for the report
     }
     Runner runner = new Runner(KvSim.Version.version());
     if (o.seeds != null) {
