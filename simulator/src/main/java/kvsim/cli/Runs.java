@@ -53,21 +53,8 @@ final class Runs {
    * @param yaml the workload spec file's content, or null
    * @param yamlDir the folder paths in the spec are relative to, or null
    * @param listeners optional listeners per allocator
+   * @param oom {@code --snapshot-at-oom}, or null: writes its snapshots after the run, before the folder
    */
-  static int execute(
-      PrintWriter out,
-      PrintWriter err,
-      String command,
-      String label,
-      WorkloadSpec yaml,
-      Path yamlDir,
-      RunOptions o,
-      Map<String, ? extends AllocatorListener> listeners)
-      throws IOException {
-    return execute(out, err, command, label, yaml, yamlDir, o, listeners, null);
-  }
-
-  /** As above; {@code oom} ({@code --snapshot-at-oom}, or null) writes its snapshots after the run, before the folder. */
   static int execute(
       PrintWriter out,
       PrintWriter err,
