@@ -9,14 +9,13 @@ import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUmemAccessDesc;
-import jcuda.driver.CUmemAccess_flags;
 import jcuda.driver.CUmemAllocationGranularity_flags;
 import jcuda.driver.CUmemAllocationProp;
 import jcuda.driver.CUmemAllocationType;
 import jcuda.driver.CUmemGenericAllocationHandle;
 import jcuda.driver.CUmemLocation;
 import jcuda.driver.CUmemLocationType;
+import jcuda.driver.CUresult;
 import jcuda.driver.JCudaDriver;
 
 /**
@@ -25,6 +24,8 @@ import jcuda.driver.JCudaDriver;
  * calls ({@code cuMemAddressReserve}, {@code cuMemCreate} with pinned device-located memory,
  * {@code cuMemMap} + {@code cuMemSetAccess}), copies through a pinned host buffer ({@code
  * cuMemAllocHost}) that grows to the largest host copy asked for. Opened by {@link CudaDevices#open}.
+ * {@code cuMemCreate} and {@code cuMemSetAccess} go to the driver through {@link DriverVmm}, since
+ * JCuda 12.6 passes their structures wrongly (Note [Structures JCuda 12.6 passes wrongly] there).
  *
  * <p>JCuda's exceptions are on: every failing call throws a {@link CudaException} named after its
  * {@code CUresult}; {@code CUDA_ERROR_OUT_OF_MEMORY} on an allocation becomes a {@link
@@ -49,10 +50,22 @@ final class CudaDevice implements GpuDevice {
     }
   }
 
-  /** A physical-memory handle whose native value kvsim can read. */
+  /** A physical-memory handle whose native value kvsim can read, and set from {@code cuMemCreate}'s result (Note [Structures JCuda 12.6 passes wrongly] in {@link DriverVmm}). */
   static final class Handle extends CUmemGenericAllocationHandle {
     long value() {
       return getNativePointer();
+    }
+
+    static Handle of(long value) {
+      Handle h = new Handle();
+      try {
+        java.lang.reflect.Field f = jcuda.NativePointerObject.class.getDeclaredField("nativePointer");
+        f.setAccessible(true);
+        f.setLong(h, value);
+      } catch (ReflectiveOperationException e) {
+        throw new IllegalStateException("JCuda's handle class has changed: " + e, e);
+      }
+      return h;
     }
   }
 
@@ -68,6 +81,7 @@ final class CudaDevice implements GpuDevice {
   private Pointer host;
   private long hostBytes;
   private boolean closed;
+  private DriverVmm.Binding vmm;
 
   CudaDevice(int ordinal, CUdevice device, CUcontext context) {
     this.ordinal = ordinal;
@@ -187,15 +201,13 @@ final class CudaDevice implements GpuDevice {
 
   @Override
   public long createPhysical(long sizeBytes) throws DeviceOutOfMemoryException {
-    Handle h = new Handle();
-    try {
-      JCudaDriver.cuMemCreate(h, sizeBytes, prop(), 0);
-    } catch (CudaException e) {
-      if (CudaDevices.isOutOfMemory(e)) {
-        throw new DeviceOutOfMemoryException(sizeBytes);
-      }
-      throw e;
+    long[] created = new long[1];
+    int result = vmm().memCreate(created, sizeBytes, ordinal);
+    if (result == CUresult.CUDA_ERROR_OUT_OF_MEMORY) {
+      throw new DeviceOutOfMemoryException(sizeBytes);
     }
+    check(result);
+    Handle h = Handle.of(created[0]);
     handles.put(h.value(), h);
     return h.value();
   }
@@ -217,9 +229,22 @@ final class CudaDevice implements GpuDevice {
     }
     JCudaDriver.cuMemMap(at(address), sizeBytes, 0, h, 0);
     mappings.put(address, sizeBytes);
-    CUmemAccessDesc access = new CUmemAccessDesc(new CUmemLocation(CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, ordinal),
-        CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
-    JCudaDriver.cuMemSetAccess(at(address), sizeBytes, new CUmemAccessDesc[] {access}, 1);
+    check(vmm().memSetAccess(address, sizeBytes, ordinal));
+  }
+
+  /** The driver's own cuMemCreate and cuMemSetAccess, bound on first use (Note [Structures JCuda 12.6 passes wrongly] in {@link DriverVmm}). */
+  private DriverVmm vmm() {
+    if (vmm == null) {
+      vmm = DriverVmm.open();
+    }
+    return vmm.calls().orElseThrow(() -> new GpuUnavailableException(vmm.reason()));
+  }
+
+  /** A failing {@code CUresult} as JCuda reports one: a {@link CudaException} named after it. */
+  private static void check(int result) {
+    if (result != CUresult.CUDA_SUCCESS) {
+      throw new CudaException(CUresult.stringFor(result));
+    }
   }
 
   @Override
