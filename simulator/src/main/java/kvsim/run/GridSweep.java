@@ -338,6 +338,45 @@ public final class GridSweep {
   }
 
   /**
+   * A cell's cost estimated before it runs, for an engine that deals cells into batches, in units
+   * alike within one grid; 0 where nothing says (Note [Estimated cell cost]).
+   *
+   * <p>Note [Estimated cell cost]: a generator's size parameter ({@code ops=}, {@code requests=},
+   * {@code count=}) is its number of operations or requests; a trace or an imported log counts its
+   * file's bytes over 64 (about one event a line of JSON; a {@code .kvt} event is smaller, so a
+   * binary trace is underestimated). The allocator, the options and the seed are not weighed: they
+   * change a cell's cost many-fold but in ways no formula here would know, and cells that differ
+   * only in them are spread over batches anyway. An estimate only has to rank cells roughly: a
+   * batch of cells that costs more than its share still ends sooner than one giant cell would.
+   */
+  public static long estimatedCost(GridSpec g, Cell cell) {
+    String w = cell.params().get("workload");
+    if (w == null) {
+      return 0;
+    }
+    java.util.regex.Matcher size = ESTIMATE_SIZE.matcher(w);
+    if (size.find()) {
+      return Long.parseLong(size.group(2).replace("_", ""));
+    }
+    long[] bytes = {0};
+    try {
+      workload(g, w, null, file -> {
+        try {
+          bytes[0] += java.nio.file.Files.size(file);
+        } catch (IOException e) {
+          // unknown: the engine gives it the grid's median
+        }
+        return file;
+      });
+    } catch (RuntimeException e) {
+      return 0;
+    }
+    return bytes[0] / 64;
+  }
+
+  private static final java.util.regex.Pattern ESTIMATE_SIZE = java.util.regex.Pattern.compile("[:,](ops|requests|count)=([0-9][0-9_]*)");
+
+  /**
    * Resolves a cell into the spec its run takes: a {@link ServingSpec} of its one system (with
    * {@code check}, built once to see that it can be: {@link ServingGrid#checkBuilds}) or a {@link
    * RunSpec} of its one allocator (built with its options).

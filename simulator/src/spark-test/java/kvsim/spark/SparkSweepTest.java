@@ -99,16 +99,33 @@ class SparkSweepTest {
     List<Integer> arrived = new ArrayList<>();
     GridSweep.engine("spark", 1, Map.of("master", "local[2]")).run(grid, cells, (cell, row) -> arrived.add(cell.index()));
     assertEquals(1, Jobs.JOBS.get(), "jobs");
-    assertEquals(2 * SparkSweepEngine.TASKS_PER_CORE, Jobs.TASKS.get(), "tasks: 64 per core of local[2]");
+    assertEquals(2 * SparkSweepEngine.TASKS_PER_CORE, Jobs.TASKS.get(), "tasks: 16 per core of local[2]");
     assertEquals(131, arrived.stream().distinct().count(), arrived.toString());
   }
 
   @Test
-  void cellsAreDealtOnePerTaskOrRoundRobinPastTheLimit() {
+  void cellsAreDealtOnePerTaskOrRoundRobinPastTheLimitWhenAlike() {
     GridSpec g = grid("g.yaml", "workloads: [\"churn:ops=300\"]\nallocators: [first-fit]\nseeds: 1..5\n").spec();
     List<GridSweep.Cell> cells = GridSweep.cells(g);
-    assertEquals(List.of(List.of(0), List.of(1), List.of(2), List.of(3), List.of(4)), indices(SparkSweepEngine.tasks(cells, 10)));
-    assertEquals(List.of(List.of(0, 2, 4), List.of(1, 3)), indices(SparkSweepEngine.tasks(cells, 2)));
+    long[] alike = {300, 300, 300, 300, 300};
+    assertEquals(List.of(List.of(0), List.of(1), List.of(2), List.of(3), List.of(4)), indices(SparkSweepEngine.tasks(cells, 10, alike)));
+    assertEquals(List.of(List.of(0, 2, 4), List.of(1, 3)), indices(SparkSweepEngine.tasks(cells, 2, alike)));
+    assertEquals(List.of(List.of(0, 2, 4), List.of(1, 3)), indices(SparkSweepEngine.tasks(cells, 2, new long[5])), "no estimates: alike");
+  }
+
+  @Test
+  void groupedCellsAreBalancedByEstimatedCostLongestFirst() {
+    GridSpec g = grid("g.yaml", "workloads: [\"churn:ops=300\"]\nallocators: [first-fit]\nseeds: 1..7\n").spec();
+    List<GridSweep.Cell> cells = GridSweep.cells(g);
+    // One long cell (6) among short ones: a task of its own, started first; the rest split evenly.
+    assertEquals(List.of(List.of(6), List.of(0, 2, 4), List.of(1, 3, 5)),
+        indices(SparkSweepEngine.tasks(cells, 3, new long[] {10, 10, 10, 10, 10, 10, 100})));
+    // Longest first, each to the lighter task: 7 | 5, 4 -> 9 | 3 -> 10 | 3 -> 12 | 2 -> 12 | 1 on the tie to the first: 13 and 12.
+    assertEquals(List.of(List.of(0, 3, 5, 6), List.of(1, 2, 4)),
+        indices(SparkSweepEngine.tasks(cells, 2, new long[] {7, 5, 4, 3, 3, 2, 1})));
+    // Cells without an estimate (0) count the median of the others (20): 30, 20, 20, 20, 10 -> {30, 20} and {20, 20, 10}.
+    assertEquals(List.of(List.of(0, 4), List.of(1, 2, 3)),
+        indices(SparkSweepEngine.tasks(cells.subList(0, 5), 2, new long[] {30, 10, 20, 0, 0})));
   }
 
   @Test

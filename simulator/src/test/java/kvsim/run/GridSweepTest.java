@@ -21,6 +21,16 @@ class GridSweepTest {
   }
 
   @Test
+  void aCellsCostIsEstimatedFromItsGeneratorsSizeOrItsTracesBytes(@org.junit.jupiter.api.io.TempDir Path dir) throws IOException {
+    java.nio.file.Files.writeString(dir.resolve("t.jsonl"), "x".repeat(6400));
+    GridSpec g = GridSpec.parse("g.yaml",
+        "workloads: [\"churn:ops=2_000\", \"requests:preset=azure-conv,count=300\", t.jsonl, gone.jsonl, churn]\nallocators: [first-fit]\n", dir);
+    List<GridSweep.Cell> cells = GridSweep.cells(g);
+    assertEquals(List.of(2000L, 300L, 100L, 0L, 0L), cells.stream().map(c -> GridSweep.estimatedCost(g, c)).toList(),
+        "ops=, count=, a trace's bytes / 64, a missing file and a generator without a size: unknown (0)");
+  }
+
+  @Test
   void cellsAreTheCrossProductWithTheSeedVaryingFastest() {
     List<GridSweep.Cell> cells = GridSweep.cells(grid(
         "workloads: [\"churn:ops=10\", \"churn:ops=20\"]\nallocators: [first-fit, buddy]\nset: {first-fit.alignment: [512, 4KiB]}\nseeds: 1..3\n"));
