@@ -37,10 +37,11 @@ import jcuda.driver.JCudaDriver;
  * reads the address through the protected getter, and an address goes back to the driver as the
  * pointer object the driver returned where it starts an allocation or a reserved range, inside one
  * as that object with the byte offset to the address ({@code withByteOffset}), and else as a null
- * pointer with that byte offset, which JCuda passes on as their sum (its {@code getPointer}). A
- * run on an H200 of a build that passed every mapping inside a reservation as a null pointer with
- * an offset failed with CUDA_ERROR_INVALID_VALUE. Handles of physical
- * memory are kept in a map keyed by their native value for the same reason.
+ * pointer with that byte offset, which JCuda passes on as their sum (its {@code getPointer}).
+ * (An earlier H200 run's CUDA_ERROR_INVALID_VALUE was first blamed on null pointers with offsets;
+ * it came from cuMemCreate's structure, Note [Structures JCuda 12.6 passes wrongly] in {@link
+ * DriverVmm}.) Handles of physical memory are kept in a map keyed by their native value for the
+ * same reason.
  */
 final class CudaDevice implements GpuDevice {
   /** A device pointer whose address kvsim can read (Note [Device addresses as longs]). */

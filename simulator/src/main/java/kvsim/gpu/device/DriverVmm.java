@@ -43,8 +43,8 @@ final class DriverVmm {
   private static final int CU_MEM_LOCATION_TYPE_DEVICE = 1;
   private static final int CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3;
 
-  private final MethodHandle memCreate; // (Object handleOut, long size, Object prop, long flags) int
-  private final MethodHandle memSetAccess; // (long ptr, long size, Object desc, long count) int
+  private final MethodHandle createCall; // (Object handleOut, long size, Object prop, long flags) int
+  private final MethodHandle setAccessCall; // (long ptr, long size, Object desc, long count) int
   private final Object handleSegment;
   private final ByteBuffer handle;
   private final Object propSegment;
@@ -52,9 +52,9 @@ final class DriverVmm {
   private final Object descSegment;
   private final ByteBuffer desc;
 
-  private DriverVmm(MethodHandle memCreate, MethodHandle memSetAccess, Object[] segments, ByteBuffer[] views) {
-    this.memCreate = memCreate;
-    this.memSetAccess = memSetAccess;
+  private DriverVmm(MethodHandle createCall, MethodHandle setAccessCall, Object[] segments, ByteBuffer[] views) {
+    this.createCall = createCall;
+    this.setAccessCall = setAccessCall;
     this.handleSegment = segments[0];
     this.handle = views[0];
     this.propSegment = segments[1];
@@ -98,7 +98,7 @@ final class DriverVmm {
     handle.putLong(0, 0L);
     int result;
     try {
-      result = (int) memCreate.invokeExact(handleSegment, sizeBytes, propSegment, 0L);
+      result = (int) createCall.invokeExact(handleSegment, sizeBytes, propSegment, 0L);
     } catch (Throwable t) {
       throw new IllegalStateException("cuMemCreate could not be called", t);
     }
@@ -110,7 +110,7 @@ final class DriverVmm {
   int memSetAccess(long address, long sizeBytes, int ordinal) {
     writeAccessDesc(desc, ordinal);
     try {
-      return (int) memSetAccess.invokeExact(address, sizeBytes, descSegment, 1L);
+      return (int) setAccessCall.invokeExact(address, sizeBytes, descSegment, 1L);
     } catch (Throwable t) {
       throw new IllegalStateException("cuMemSetAccess could not be called", t);
     }
