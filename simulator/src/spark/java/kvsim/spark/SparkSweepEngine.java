@@ -184,7 +184,7 @@ public final class SparkSweepEngine implements GridSweep.EngineProvider {
         costs[i] = GridSweep.estimatedCost(spec, cells.get(i));
       }
       List<List<GridSweep.Cell>> tasks = tasks(cells, (int) Math.min(MAX_TASKS, (long) TASKS_PER_CORE * sc.defaultParallelism()), costs);
-      HashMap<String, String> shipped = ship(sc, GridSweep.inputs(grid.spec()), staging);
+      HashMap<String, String> shipped = ship(sc, GridSweep.inputs(spec), staging);
       List<Object> partitions = new ArrayList<>(tasks.size());
       for (int i = 0; i < tasks.size(); i++) {
         partitions.add(i);

@@ -298,9 +298,7 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
   public int lookup(PagedRequest r) {
     beginOp();
     int hits = lookupInternal(r);
-    if (log.blockLists) {
-      log.hitBlocks.addAll(r.pendingHits);
-    }
+    log.listHits(r.pendingHits);
     return hits;
   }
 
@@ -360,9 +358,7 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
       throw new BlockOpException(
           "num_new_tokens", numNewTokens + " new tokens exceed the " + uncomputed + " tokens of " + r + " not yet computed or hit");
     }
-    if (log.blockLists) {
-      log.hitBlocks.addAll(hits);
-    }
+    log.listHits(hits);
     long local = (long) r.numComputedTokens + hitTokens;
     long total = Math.min(local, config.maxModelLen());
     long slots = Math.min(total + numNewTokens + numLookaheadTokens, config.maxModelLen());
@@ -409,23 +405,19 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
       for (int j = firstWritten; j <= lastWritten; j++) {
         int old = table.get(j);
         if (pool.refCnt(old) > 1) {
-          int fresh = pool.popBlock(log.blockLists ? log.evicted : null);
+          int fresh = pool.popBlock(log.evictedList());
           pool.freeBlock(old);
           table.set(j, fresh);
           log.copies.add(old);
           log.copies.add(fresh);
-          if (log.blockLists) {
-            log.newBlocks.add(fresh);
-          }
+          log.listNew(fresh);
         }
       }
     }
     for (int n = required - table.size(); n > 0; n--) {
-      int b = pool.popBlock(log.blockLists ? log.evicted : null);
+      int b = pool.popBlock(log.evictedList());
       table.add(b);
-      if (log.blockLists) {
-        log.newBlocks.add(b);
-      }
+      log.listNew(b);
     }
     r.numComputedTokens += hitTokens + numNewTokens;
     r.pendingHits.clear();
@@ -451,9 +443,7 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
         continue;
       }
       pool.cacheBlock(b, hi, lo, (i + 1) * blockSize);
-      if (log.blockLists) {
-        log.newlyCached.add(b);
-      }
+      log.listNewlyCached(b);
     }
     r.numCachedBlocks = numFull;
   }

@@ -49,11 +49,48 @@ public final class OpLog {
 
   /** Turns the four block lists on or off, emptying them either way. */
   void setBlockLists(boolean on) {
+    clearBlockLists();
+    blockLists = on;
+  }
+
+  private void clearBlockLists() {
     hitBlocks.clear();
     newBlocks.clear();
     evicted.clear();
     newlyCached.clear();
-    blockLists = on;
+  }
+
+  /** Lists prefix-cache hits, when blocks are listed. */
+  void listHits(IntList hits) {
+    if (blockLists) {
+      hitBlocks.addAll(hits);
+    }
+  }
+
+  /** Lists one prefix-cache hit, when blocks are listed. */
+  void listHit(int block) {
+    if (blockLists) {
+      hitBlocks.add(block);
+    }
+  }
+
+  /** Lists a block popped from the free structures, when blocks are listed. */
+  void listNew(int block) {
+    if (blockLists) {
+      newBlocks.add(block);
+    }
+  }
+
+  /** Lists a block that became cached, when blocks are listed. */
+  void listNewlyCached(int block) {
+    if (blockLists) {
+      newlyCached.add(block);
+    }
+  }
+
+  /** The list a pool records its evictions in, or null when blocks are not listed. */
+  IntList evictedList() {
+    return blockLists ? evicted : null;
   }
 
   private void requireLists() {
@@ -63,12 +100,7 @@ public final class OpLog {
   }
 
   void reset() {
-    if (blockLists) { // otherwise they stay empty
-      hitBlocks.clear();
-      newBlocks.clear();
-      evicted.clear();
-      newlyCached.clear();
-    }
+    clearBlockLists();
     copies.clear();
     dedups.clear();
     mapping.clear();

@@ -295,19 +295,15 @@ public final class V0BlockManager extends BlockManager {
     for (int i = 0; i < n; i++) {
       if (hitAt[i] >= 0) {
         pool.touch(hitAt[i]);
-        if (log.blockLists) {
-          log.hitBlocks.add(hitAt[i]);
-        }
+        log.listHit(hitAt[i]);
       }
     }
     Map<Integer, Integer> deviceOf = new LinkedHashMap<>();
     for (int i = 0; i < n; i++) {
       int b = hitAt[i];
       if (b < 0) {
-        b = pool.popBlock(log.blockLists ? log.evicted : null);
-        if (log.blockLists) {
-          log.newBlocks.add(b);
-        }
+        b = pool.popBlock(log.evictedList());
+        log.listNew(b);
         log.mapping.add(hosts[i]);
         log.mapping.add(b);
         log.bytesMoved += config.blockBytes();
@@ -316,9 +312,7 @@ public final class V0BlockManager extends BlockManager {
         int j = at[1];
         if (caching && j < r.numCachedBlocks) {
           pool.cacheBlock(b, r.hashHi(j), r.hashLo(j), (j + 1) * blockSize);
-          if (log.blockLists) {
-            log.newlyCached.add(b);
-          }
+          log.listNewlyCached(b);
         }
       }
       deviceOf.put(hosts[i], b);

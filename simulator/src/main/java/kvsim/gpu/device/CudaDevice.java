@@ -57,13 +57,24 @@ final class CudaDevice implements GpuDevice {
       return getNativePointer();
     }
 
-    static Handle of(long value) {
-      Handle h = new Handle();
+    /** JCuda's private field of a handle's value, looked up once (a page's create is timed). */
+    private static final java.lang.reflect.Field NATIVE_POINTER = nativePointerField();
+
+    private static java.lang.reflect.Field nativePointerField() {
       try {
         java.lang.reflect.Field f = jcuda.NativePointerObject.class.getDeclaredField("nativePointer");
         f.setAccessible(true);
-        f.setLong(h, value);
+        return f;
       } catch (ReflectiveOperationException e) {
+        throw new IllegalStateException("JCuda's handle class has changed: " + e, e);
+      }
+    }
+
+    static Handle of(long value) {
+      Handle h = new Handle();
+      try {
+        NATIVE_POINTER.setLong(h, value);
+      } catch (IllegalAccessException e) {
         throw new IllegalStateException("JCuda's handle class has changed: " + e, e);
       }
       return h;
