@@ -1,10 +1,8 @@
 package kvsim.cli;
 
-import java.io.BufferedWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -63,12 +61,9 @@ final class BlocksCommand implements Callable<Integer> {
   // Note [Blocks without a command line]: picocli's model of a command is built by reflection over
   // its annotations (a class generated at run time for each annotation type), which was a tenth
   // of a 27,200-operation script's run. Arguments of the plain forms, `blocks SCRIPT`, `-o OUT` or
-  // `--output OUT`, `--check` and `--force`, each at most once, in any order, are read here and
-  // the script is run as picocli would run it, with its writers and kvsim's messages
-  // (KvSim.failed). Anything else, an argument starting with - or @ that is not one of those
-  // options (help, a value joined to its option, an argument file), a second script, a
-  // repeated option, a missing value or one that is not a path, goes to picocli, so its
-  // messages and help stay picocli's own.
+  // `--output OUT`, `--check` and `--force`, each at most once, in any order, are read without it
+  // (Note [Plain arguments] on PlainArguments) and the script is run as picocli would run it, with
+  // its writers and kvsim's messages (KvSim.failed); anything else goes to picocli.
   /**
    * Runs {@code kvsim blocks} for {@code args} ({@code args[0]} is {@code blocks}) when they are of
    * the plain forms, printing to {@code stdout} and {@code stderr} (the process's streams, in
@@ -76,63 +71,19 @@ final class BlocksCommand implements Callable<Integer> {
    * (Note [Blocks without a command line]).
    */
   static Integer runPlain(String[] args, PrintStream stdout, PrintStream stderr) {
-    String script = null;
-    String output = null;
-    boolean check = false;
-    boolean force = false;
-    for (int k = 1; k < args.length; k++) {
-      String a = args[k];
-      switch (a) {
-        case "--check" -> {
-          if (check) {
-            return null;
-          }
-          check = true;
-        }
-        case "--force" -> {
-          if (force) {
-            return null;
-          }
-          force = true;
-        }
-        case "-o", "--output" -> {
-          if (output != null || k + 1 == args.length || !plainValue(args[k + 1])) {
-            return null;
-          }
-          output = args[++k];
-        }
-        default -> {
-          if (script != null || !plainValue(a)) {
-            return null;
-          }
-          script = a;
-        }
-      }
-    }
-    if (script == null) {
+    PlainArguments p = PlainArguments.read(args, List.of(List.of("--output", "-o")), List.of(List.of("--check"), List.of("--force")));
+    if (p == null) {
       return null;
     }
     Path scriptPath;
     Path outputPath;
     try {
-      scriptPath = Path.of(script);
-      outputPath = output == null ? null : Path.of(output);
+      scriptPath = Path.of(p.positional());
+      outputPath = p.value("--output") == null ? null : Path.of(p.value("--output"));
     } catch (InvalidPathException e) {
       return null;
     }
-    PrintWriter out = new KvSim.Stdout(stdout, KvSim.streamCharset("sun.stdout.encoding"));
-    try {
-      return run(scriptPath, outputPath, check, force, out);
-    } catch (Exception e) {
-      PrintWriter err = new PrintWriter(
-          new BufferedWriter(new OutputStreamWriter(stderr, KvSim.streamCharset("sun.stderr.encoding"))), true);
-      return KvSim.failed(e, err);
-    }
-  }
-
-  /** An argument picocli takes as a value as it is: not empty, not an option, not an argument file. */
-  private static boolean plainValue(String a) {
-    return !a.isEmpty() && a.charAt(0) != '-' && a.charAt(0) != '@';
+    return PlainArguments.run((out, err) -> run(scriptPath, outputPath, p.flag("--check"), p.flag("--force"), out), stdout, stderr);
   }
 
   /** Runs the script, printing to {@code out} or writing {@code output}; returns the exit status. */

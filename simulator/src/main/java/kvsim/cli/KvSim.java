@@ -74,8 +74,9 @@ public final class KvSim implements Runnable {
     }
     int status;
     try {
-      // A block script with plain arguments runs without picocli (Note [Blocks without a command line]).
-      Integer plain = args.length > 0 && args[0].equals("blocks") ? BlocksCommand.runPlain(args, System.out, System.err) : null;
+      // A block script, a replay or a serving run with plain arguments runs without picocli (Note
+      // [Plain arguments] on PlainArguments).
+      Integer plain = runPlain(args);
       if (plain != null) {
         status = plain;
       } else {
@@ -92,6 +93,23 @@ public final class KvSim implements Runnable {
       status = EXIT_FAILED;
     }
     System.exit(status);
+  }
+
+  /**
+   * Runs {@code args} without picocli where they are of the plain forms of {@code blocks}, {@code
+   * replay} or {@code serving} (Note [Plain arguments] on PlainArguments), on the process's
+   * streams, and returns the exit status; null for picocli to run them.
+   */
+  static Integer runPlain(String[] args) {
+    if (args.length == 0) {
+      return null;
+    }
+    return switch (args[0]) {
+      case "blocks" -> BlocksCommand.runPlain(args, System.out, System.err);
+      case "replay" -> ReplayCommand.runPlain(args, System.out, System.err);
+      case "serving" -> ServingCommand.runPlain(args, System.out, System.err);
+      default -> null;
+    };
   }
 
   /**

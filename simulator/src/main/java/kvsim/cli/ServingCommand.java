@@ -1,6 +1,8 @@
 package kvsim.cli;
 
+import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,8 +70,53 @@ final class ServingCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    PrintWriter out = spec.commandLine().getOut();
-    PrintWriter err = spec.commandLine().getErr();
+    return run(spec.commandLine().getOut(), spec.commandLine().getErr());
+  }
+
+  /**
+   * Runs {@code kvsim serving} for {@code args} ({@code args[0]} is {@code serving}) when they are of
+   * the plain forms (Note [Plain arguments] on PlainArguments: one WORKLOAD and any of {@code
+   * --system NAMES}, {@code --model MODEL}, {@code --device DEVICE}, {@code -o}/{@code --output
+   * DIR}, {@code -q}/{@code --quiet}, {@code --force}, {@code --no-report}), printing to {@code
+   * stdout} and {@code stderr} (the process's streams, in main), and returns the exit status;
+   * returns null, having done nothing, for picocli to run them.
+   */
+  static Integer runPlain(String[] args, PrintStream stdout, PrintStream stderr) {
+    ServingCommand c = plain(args);
+    return c == null ? null : PlainArguments.run(c::run, stdout, stderr);
+  }
+
+  /** The command with {@code args} read into it as picocli would, or null where they are not of the plain forms. */
+  static ServingCommand plain(String[] args) {
+    PlainArguments p = PlainArguments.read(args,
+        List.of(List.of("--system"), List.of("--model"), List.of("--device"), List.of("--output", "-o")),
+        List.of(List.of("--quiet", "-q"), List.of("--force"), List.of("--no-report")));
+    List<String> systems = p == null ? null : p.list("--system");
+    if (systems == null) {
+      return null;
+    }
+    ServingCommand c = new ServingCommand();
+    c.workload = p.positional();
+    c.options = new ServingOptions();
+    c.options.systems.addAll(systems);
+    c.options.model = p.value("--model");
+    c.options.device = p.value("--device");
+    c.force = p.flag("--force");
+    c.quiet = new QuietOption();
+    c.quiet.quiet = p.flag("--quiet");
+    c.report = new NoReportOption();
+    c.report.noReport = p.flag("--no-report");
+    c.snapshotAtOom = new OomSnapshotFiles.Flag();
+    try {
+      c.output = p.value("--output") == null ? null : Path.of(p.value("--output"));
+    } catch (InvalidPathException e) {
+      return null;
+    }
+    return c;
+  }
+
+  /** Runs the command with these options, printing to {@code out} and {@code err}; returns the exit status. */
+  private int run(PrintWriter out, PrintWriter err) throws Exception {
     kvsim.run.SloTargets sloTargets = slos.isEmpty() ? null : kvsim.run.SloTargets.parse(slos);
     List<ServingGrid.Axis> axes = options.axes();
     List<ServingGrid.Cell> cells = ServingGrid.cells(options.request(workload), axes);

@@ -95,8 +95,8 @@ public final class Training {
       System.setErr(nowhere);
       int status;
       try {
-        // A block script runs as main runs it: without picocli (Note [Blocks without a command line]).
-        Integer plain = run[0].equals("blocks") ? BlocksCommand.runPlain(run, System.out, System.err) : null;
+        // Plain arguments run as main runs them: without picocli (Note [Plain arguments] on PlainArguments).
+        Integer plain = KvSim.runPlain(run);
         status = plain != null ? plain : KvSim.newCommandLine(run).execute(run);
       } finally {
         System.setOut(out);
