@@ -78,8 +78,30 @@ public final class HtmlReport {
    * again (Note [Charts off the critical path] on {@link ChartJobs}): the same bytes, sooner.
    */
   static void writeInto(Path dir, String title, ChartJobs drawn) throws IOException {
-    byte[] html = build(List.of(new Source(dir, title)), null, drawn).getBytes(StandardCharsets.UTF_8);
-    AtomicFiles.write(dir.resolve(FILE), o -> o.write(html));
+    writeLoaded(load(new Source(dir, title)), drawn);
+  }
+
+  /**
+   * Writes the report of the replay folder {@code dir} as {@link #writeInto(Path, String, ChartJobs)}
+   * does, from {@code read} and {@code maps} (null where the folder has no memory map), what its
+   * files were just read back as by the folder's writer, instead of reading them a second time.
+   */
+  static void writeInto(Path dir, String title, ChartJobs drawn, RunResults read, List<MemoryMap> maps) throws IOException {
+    writeLoaded(new Loaded(new Source(dir, title), ResultsReader.RUN_FORMAT, read, maps, null, null, null, null), drawn);
+  }
+
+  /**
+   * Writes the report of the serving folder {@code dir} as {@link #writeInto(Path, String, ChartJobs)}
+   * does, from {@code read}, what its files were just read back as by the folder's writer, instead
+   * of reading them a second time.
+   */
+  static void writeInto(Path dir, String title, ChartJobs drawn, ServingResults read) throws IOException {
+    writeLoaded(new Loaded(new Source(dir, title), ResultsReader.SERVING_FORMAT, null, null, null, read, null, null), drawn);
+  }
+
+  private static void writeLoaded(Loaded folder, ChartJobs drawn) throws IOException {
+    byte[] html = build(List.of(folder), null, drawn).getBytes(StandardCharsets.UTF_8);
+    AtomicFiles.write(folder.source().dir().resolve(FILE), o -> o.write(html));
   }
 
   /** A report file, recognised by its generator line (Note [Output rule] on {@code core.OutputFile}). */
@@ -238,18 +260,18 @@ public final class HtmlReport {
 
   /** Builds the report of {@code sources}, in order, after {@code intro} (or none). */
   private static String build(List<Source> sources, Intro intro) throws IOException {
-    return build(sources, intro, null);
-  }
-
-  /** Builds the report of {@code sources} after {@code intro}, a single folder's charts taken from {@code drawn} where not null. */
-  private static String build(List<Source> sources, Intro intro, ChartJobs drawn) throws IOException {
     List<Loaded> loaded = new ArrayList<>();
     for (Source s : sources) {
       loaded.add(load(s));
     }
+    return build(loaded, intro, null);
+  }
+
+  /** Builds the report of the folders {@code loaded}, in order, after {@code intro} (or none), a single folder's charts taken from {@code drawn} where not null. */
+  private static String build(List<Loaded> loaded, Intro intro, ChartJobs drawn) throws IOException {
     HtmlReport r = new HtmlReport();
     r.intro = intro;
-    r.drawn = sources.size() == 1 && intro == null ? drawn : null;
+    r.drawn = loaded.size() == 1 && intro == null ? drawn : null;
     r.page(loaded);
     return r.out.toString();
   }

@@ -121,14 +121,17 @@ public final class ResultsWriter {
       ChartJobs charts = new ChartJobs(tmp);
       FragmentationChart.add(charts, read.results(), Headline.subject(read.config()));
       charts.finishWith(d -> {
+        List<MemoryMap> maps = null;
         if (memoryMaps != null) {
           MemoryMapFile.write(d, memoryMaps);
-          MemoryMapChart.add(charts, readBack(() -> MemoryMapFile.read(d)), Headline.subject(read.config()));
+          maps = readBack(() -> MemoryMapFile.read(d));
+          MemoryMapChart.add(charts, maps, Headline.subject(read.config()));
         }
         if (extra != null) {
           extra.write(d);
         }
-        HtmlReport.writeInto(d, HtmlReport.titleOf(config), charts);
+        // The report from the files as read back here, not read a second time.
+        HtmlReport.writeInto(d, HtmlReport.titleOf(config), charts, read, maps);
       });
     }, later);
   }
@@ -198,7 +201,7 @@ public final class ResultsWriter {
       // Note [Charts off the critical path] on ChartJobs
       ChartJobs charts = new ChartJobs(tmp);
       ServingCharts.addAll(charts, read);
-      charts.finishWith(d -> HtmlReport.writeInto(d, HtmlReport.titleOf(results.config()), charts));
+      charts.finishWith(d -> HtmlReport.writeInto(d, HtmlReport.titleOf(results.config()), charts, read)); // read once for charts and report
     }, later);
   }
 
