@@ -36,6 +36,15 @@ import kvsim.trace.TraceEvent;
  *       out the run stops with {@link HeapExhaustedException}, which says how many allocations were
  *       live.
  * </ul>
+ *
+ * <p>Note [One table of live ids]: a trace file's reader checks that every allocated id is not
+ * live and every freed id is, and the engine maps the same live ids to handles. Two tables of a
+ * replay's live ids, each far larger than the caches, were a third of a 2 M-event trace's replay,
+ * one cache miss per event in each. For a source that may free refused ids (a file), the
+ * engine's table holds every live id, served or refused, so it is exactly the reader's; the
+ * engine then asks the reader to leave its table out ({@link EventSource#leaveLiveIdsToCaller})
+ * and, where its own check fails, reports the reader's own message for that event ({@link
+ * EventSource#liveIdError}, which reads the file again up to it), so errors read as before.
  */
 public final class ReplayEngine {
   private static final long REFUSED = -2;
@@ -149,6 +158,9 @@ public final class ReplayEngine {
       this.metrics = new RunMetrics(options.sampleEvery());
       this.oomsByRegion = new long[regions.size()];
       this.freesRefused = source.freesRefused();
+      if (freesRefused) { // handles then holds every live id, served or refused: Note [One table of live ids]
+        source.leaveLiveIdsToCaller();
+      }
       this.requestedById = listener == null || !listener.readsFreeDetails() ? null : new LongLongMap(INITIAL_IDS);
     }
 
@@ -233,7 +245,7 @@ public final class ReplayEngine {
     private void free(TraceEvent e) {
       long code = handles.remove(e.id(), ABSENT);
       if (code == ABSENT) {
-        throw at(e, "free of id " + e.id() + ", which is not live (never allocated, or already freed: double free)");
+        throw notLive(e);
       }
       if (code == REFUSED) {
         metrics.countFreeOfRefused();
@@ -265,7 +277,13 @@ public final class ReplayEngine {
     }
 
     private InputException duplicate(TraceEvent e) {
-      return at(e, "id " + e.id() + " is already live");
+      InputException own = source.liveIdError(e);
+      return own != null ? own : at(e, "id " + e.id() + " is already live");
+    }
+
+    private InputException notLive(TraceEvent e) {
+      InputException own = source.liveIdError(e);
+      return own != null ? own : at(e, "free of id " + e.id() + ", which is not live (never allocated, or already freed: double free)");
     }
 
     private InputException at(TraceEvent e, String problem) {

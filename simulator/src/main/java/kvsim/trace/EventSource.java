@@ -29,6 +29,43 @@ public interface EventSource extends AutoCloseable {
     return true;
   }
 
+  /**
+   * Leaves the check that an allocated id is not live and a freed id is to the caller, which keeps
+   * the live ids in a table of its own anyway and asks {@link #liveIdError} for the message when the
+   * check fails (Note [One table of live ids] on {@code engine.ReplayEngine}). Called before the
+   * first {@link #next}; a source that makes no such check ignores it.
+   */
+  default void leaveLiveIdsToCaller() {}
+
+  /**
+   * The error this source would have reported itself at {@code event}, an allocation of a live id
+   * or a free of an id that is not live, after {@link #leaveLiveIdsToCaller}; null where it cannot
+   * tell, and the caller then reports the problem in its own words.
+   */
+  default kvsim.core.InputException liveIdError(TraceEvent event) {
+    return null;
+  }
+
+  /**
+   * Reads {@code again}, the same trace opened anew with every check, up to {@code event} and
+   * returns the error it stops with there, which is the one it would have reported the first time;
+   * null where it stops with none. For {@link #liveIdError}: a problem with live ids is rare and
+   * the whole run fails with it, so reading the trace again costs nothing that matters.
+   */
+  static kvsim.core.InputException errorOnReadingAgain(EventSource again, TraceEvent event) {
+    try (again) {
+      TraceEvent e;
+      do {
+        e = again.next();
+      } while (e != null && e.line() < event.line());
+      return null;
+    } catch (kvsim.core.InputException e) {
+      return e;
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
   /** Returns a short name for reports ({@code t.jsonl}, {@code churn}). */
   String name();
 

@@ -21,7 +21,8 @@ import kvsim.core.Tag;
 public final class L1BinaryReader implements EventSource {
   private final BinaryBlocks.In in;
   private final String source;
-  private final LongLongMap liveEventById = new LongLongMap(1 << 12);
+  private final Path file;
+  private LongLongMap liveEventById = new LongLongMap(1 << 12);
   private BinaryBlocks.Cursor block;
   private int left;
   private long blockIndex = -1;
@@ -30,19 +31,20 @@ public final class L1BinaryReader implements EventSource {
   private long blockTimeNanos;
   private long lastId;
 
-  private L1BinaryReader(String source, InputStream in) throws IOException {
+  private L1BinaryReader(String source, Path file, InputStream in) throws IOException {
     this.source = source;
+    this.file = file;
     this.in = new BinaryBlocks.In(source, in, BinaryTraceFormat.L1_MAGIC, L1Format.NAME, L1Format.VERSION, "L1 trace", "event");
   }
 
   /** Opens a binary trace file and reads its header. */
   public static L1BinaryReader open(Path file) throws IOException {
-    return new L1BinaryReader(file.toString(), BinaryBlocks.openFile(file, "trace"));
+    return new L1BinaryReader(file.toString(), file, BinaryBlocks.openFile(file, "trace"));
   }
 
   /** Reads a binary trace from a stream; {@code source} names it in messages. */
   public static L1BinaryReader open(String source, InputStream in) throws IOException {
-    return new L1BinaryReader(source, in);
+    return new L1BinaryReader(source, null, in);
   }
 
   /** Returns the header's fields. */
@@ -53,6 +55,20 @@ public final class L1BinaryReader implements EventSource {
   /** Returns the number of events read so far. */
   public long eventsRead() {
     return events;
+  }
+
+  @Override
+  public void leaveLiveIdsToCaller() {
+    liveEventById = null;
+  }
+
+  @Override
+  public InputException liveIdError(TraceEvent event) {
+    try {
+      return file == null ? null : EventSource.errorOnReadingAgain(open(file), event);
+    } catch (IOException e) {
+      return null;
+    }
   }
 
   @Override
@@ -149,13 +165,13 @@ public final class L1BinaryReader implements EventSource {
     long line = events;
     switch (op) {
       case L1BinaryWriter.OP_ALLOC -> {
-        if (!liveEventById.putIfAbsent(id, line)) {
+        if (liveEventById != null && !liveEventById.putIfAbsent(id, line)) {
           throw at("id", "id " + id + " is already live (allocated at event " + liveEventById.get(id, 0) + ")");
         }
         return new TraceEvent(line, t, TraceEvent.Op.ALLOC, id, size, tag, (code & L1BinaryWriter.SPLITTABLE) != 0, stream, addr, null);
       }
       case L1BinaryWriter.OP_FREE -> {
-        if (liveEventById.remove(id, -1) == -1) {
+        if (liveEventById != null && liveEventById.remove(id, -1) == -1) {
           throw at("id", "free of id " + id + ", which is not live (never allocated, or already freed: double free)");
         }
         return new TraceEvent(line, t, TraceEvent.Op.FREE, id, 0, null, false, stream, addr, null);

@@ -20,27 +20,43 @@ import kvsim.core.Tag;
  * which grows with the number of live allocations, not with the trace.
  */
 public final class L1TraceReader extends JsonlReader implements EventSource {
-  private final LongLongMap liveLineById = new LongLongMap(1 << 12);
+  private final Path file;
+  private LongLongMap liveLineById = new LongLongMap(1 << 12);
   private long lastTimeNanos;
   private long events;
 
-  private L1TraceReader(String source, InputStream in) throws IOException {
+  private L1TraceReader(String source, Path file, InputStream in) throws IOException {
     super(source, in, L1Format.NAME, L1Format.VERSION, "trace", "kvsim L1 trace");
+    this.file = file;
   }
 
   /** Opens a trace file and reads its header. */
   public static L1TraceReader open(Path file) throws IOException {
-    return new L1TraceReader(file.toString(), openFile(file, "trace"));
+    return new L1TraceReader(file.toString(), file, openFile(file, "trace"));
   }
 
   /** Reads a trace from a stream; {@code source} names it in messages. */
   public static L1TraceReader open(String source, InputStream in) throws IOException {
-    return new L1TraceReader(source, in);
+    return new L1TraceReader(source, null, in);
   }
 
   /** Returns the number of events read so far. */
   public long eventsRead() {
     return events;
+  }
+
+  @Override
+  public void leaveLiveIdsToCaller() {
+    liveLineById = null;
+  }
+
+  @Override
+  public InputException liveIdError(TraceEvent event) {
+    try {
+      return file == null ? null : EventSource.errorOnReadingAgain(open(file), event);
+    } catch (IOException e) {
+      return null;
+    }
   }
 
   @Override
@@ -139,7 +155,7 @@ public final class L1TraceReader extends JsonlReader implements EventSource {
         } catch (IllegalArgumentException e) {
           throw InputException.at(source, line, "tag", e.getMessage());
         }
-        if (!liveLineById.putIfAbsent(id, line)) {
+        if (liveLineById != null && !liveLineById.putIfAbsent(id, line)) {
           throw InputException.at(source, line, "id", "id " + id + " is already live (allocated at line " + liveLineById.get(id, 0) + ")");
         }
         boolean split = splittable == null ? tg.splittableByDefault() : splittable;
@@ -149,7 +165,7 @@ public final class L1TraceReader extends JsonlReader implements EventSource {
         require(id >= 0, line, "id", "missing");
         require(!sizeGiven, line, "size", "does not apply to free events");
         require(tag == null && splittable == null && action == null, line, tag != null ? "tag" : splittable != null ? "splittable" : "action", "does not apply to free events");
-        if (liveLineById.remove(id, -1) == -1) {
+        if (liveLineById != null && liveLineById.remove(id, -1) == -1) {
           throw InputException.at(source, line, "id", "free of id " + id + ", which is not live (never allocated, or already freed: double free)");
         }
         return new TraceEvent(line, t, TraceEvent.Op.FREE, id, 0, null, false, stream, addr, null);

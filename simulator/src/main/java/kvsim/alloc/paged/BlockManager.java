@@ -369,12 +369,7 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
 
     int firstWritten = (int) (local / blockSize);
     int lastWritten = (int) Math.min((local + numNewTokens - 1) / blockSize, tableLen - 1);
-    int copies = 0;
-    for (int j = firstWritten; j <= lastWritten; j++) {
-      if (pool.refCnt(table.get(j)) > 1) {
-        copies++;
-      }
-    }
+    int copies = sharedBlocks(table, firstWritten, lastWritten);
     int need;
     if (running) {
       need = Math.max(required - tableLen, 0) + copies;
@@ -467,14 +462,32 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     IntList table = r.table;
     int firstWritten = (int) (local / blockSize);
     int lastWritten = (int) Math.min((local + numNewTokens - 1) / blockSize, table.size() - 1);
-    int copies = 0;
-    for (int j = firstWritten; j <= lastWritten; j++) {
+    return Math.max(required - table.size(), 0) + sharedBlocks(table, firstWritten, lastWritten);
+  }
+
+  /**
+   * Returns how many of {@code table}'s blocks {@code first..last} (those about to be written) are
+   * shared, each of which a write copies first; none where the manager never copies on write.
+   */
+  private int sharedBlocks(IntList table, int first, int last) {
+    if (!copiesOnWrite()) {
+      return 0; // Note [No copy-on-write in v1] on V1KvCacheManager
+    }
+    int shared = 0;
+    for (int j = first; j <= last; j++) {
       if (pool.refCnt(table.get(j)) > 1) {
-        copies++;
+        shared++;
       }
     }
-    return Math.max(required - table.size(), 0) + copies;
+    return shared;
   }
+
+  /**
+   * Whether a block about to be written may be shared and is then copied first (v0's fork and beam
+   * search); false where no such block can exist (v1, Note [No copy-on-write in v1] on
+   * V1KvCacheManager), which {@link #checkInvariants} then checks.
+   */
+  abstract boolean copiesOnWrite();
 
   /** A read-only count for the full-prompt admission gate ({@code can_fit_full_sequence}); see the interface. */
   @Override
@@ -677,6 +690,18 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     }
     pool.checkInvariants(expected);
     endHostCheck();
+    if (!copiesOnWrite()) {
+      // Note [No copy-on-write in v1] on V1KvCacheManager: the blocks a running request writes next,
+      // from its first block not wholly computed on, are its own.
+      for (PagedRequest r : requests.values()) {
+        for (int i = r.numComputedTokens / blockSize; r.status == PagedRequest.Status.RUNNING && i < r.table.size(); i++) {
+          if (pool.refCnt(r.table.get(i)) != 1) {
+            fail(r + " block " + i + " (id " + r.table.get(i) + "), which its next tokens are written into, is shared (" + pool.refCnt(r.table.get(i))
+                + " references)");
+          }
+        }
+      }
+    }
   }
 
   /** Starts the host-pool part of {@link #checkInvariants()} (v0's swap space). */

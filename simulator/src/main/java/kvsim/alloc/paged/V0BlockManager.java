@@ -78,6 +78,12 @@ public final class V0BlockManager extends BlockManager {
   }
 
   /** The watermark test ({@code can_allocate}) on the prompt's blocks, hits ignored. */
+  /** v0 copies a shared block before writing into it (fork, beam search; {@code cow_block_if_not_appendable}). */
+  @Override
+  boolean copiesOnWrite() {
+    return true;
+  }
+
   @Override
   boolean admissible(PagedRequest r) {
     int required = (r.numTokens() + blockSize - 1) / blockSize;

@@ -82,6 +82,22 @@ class BlockManagerProperties {
     assertThrows(InvariantViolation.class, m::checkInvariants);
   }
 
+  @Test
+  void theCheckerCatchesASharedBlockThatV1WouldWriteInto() {
+    BlockManager m = BlockManager.of(BlockManagerConfig.v1(9, 4, true));
+    PagedRequest a = m.addRequest("A", ManagerDump.range(0, 6), null, null);
+    PagedRequest b = m.addRequest("B", ManagerDump.range(100, 106), null, null);
+    m.admit(a);
+    m.admit(b);
+    m.checkInvariants();
+    // A's second block holds tokens 4..5 of 6 and takes its next ones: give B a reference to it too.
+    int partial = a.table.get(1);
+    b.table.add(partial);
+    m.pool.touch(partial);
+    InvariantViolation e = assertThrows(InvariantViolation.class, m::checkInvariants);
+    assertTrue(e.getMessage().contains("is shared (2 references)"), e.getMessage());
+  }
+
   /** One random script against both models. */
   private static final class Driver {
     private final long seed;
