@@ -22,14 +22,23 @@ import java.util.SplittableRandom;
 public final class Training {
   private Training() {}
 
-  /** Runs the training commands under {@code args[0]}; with {@code blocks} after it, those of {@link #runBlocks}. */
+  /**
+   * Runs the training commands under {@code args[0]}; with {@code blocks} after it, those of {@link
+   * #runBlocks}, with {@code sweeps}, those of {@link #runSweeps}.
+   */
   public static void main(String[] args) throws IOException {
-    if (args.length != 1 && !(args.length == 2 && args[1].equals("blocks"))) {
-      System.err.println("usage: java -cp kvsim.jar kvsim.cli.Training DIR [blocks]");
+    String kind = args.length == 2 ? args[1] : "";
+    if (args.length < 1 || args.length > 2 || !List.of("", "blocks", "sweeps").contains(kind)) {
+      System.err.println("usage: java -cp kvsim.jar kvsim.cli.Training DIR [blocks|sweeps]");
       System.exit(KvSim.EXIT_BAD_INPUT);
     }
     Path dir = Path.of(args[0]);
-    System.exit((args.length == 2 ? runBlocks(dir) : run(dir)) == 0 ? KvSim.EXIT_OK : KvSim.EXIT_FAILED);
+    int failed = switch (kind) {
+      case "blocks" -> runBlocks(dir);
+      case "sweeps" -> runSweeps(dir);
+      default -> run(dir);
+    };
+    System.exit(failed == 0 ? KvSim.EXIT_OK : KvSim.EXIT_FAILED);
   }
 
   /** Runs the training commands under {@code dir}; returns how many failed (each is named on standard error). */
@@ -44,6 +53,19 @@ public final class Training {
         new String[] {"replay", "churn:ops=5000", "--seeds", "1..20", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep-long").toString()},
         new String[] {"blocks", script.toString(), "-o", dir.resolve("blocks.jsonl").toString()},
         new String[] {"serving", "requests:preset=sharegpt,rate=2,count=60", "--system", "vllm", "--quiet", "-o", dir.resolve("serving").toString()}));
+  }
+
+  /**
+   * Runs the training of the launcher's cache for seed sweeps ({@code replay --seeds}; Note [A cache
+   * for blocks] in the launcher) under {@code dir}: the two sweeps of the shared training, and one
+   * without its report; returns how many failed.
+   */
+  static int runSweeps(Path dir) throws IOException {
+    Files.createDirectories(dir);
+    return runAll(List.of(
+        new String[] {"replay", "churn:ops=1000", "--seeds", "1..40", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep").toString()},
+        new String[] {"replay", "churn:ops=5000", "--seeds", "1..20", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep-long").toString()},
+        new String[] {"replay", "churn:ops=2000", "--seeds", "1..10", "-a", "first-fit,buddy", "--quiet", "--no-report", "-o", dir.resolve("sweep-data").toString()}));
   }
 
   /**

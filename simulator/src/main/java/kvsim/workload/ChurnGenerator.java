@@ -52,7 +52,7 @@ public final class ChurnGenerator implements EventSource {
   private final Map<String, Object> description;
   private final UniformRandomProvider rng;
 
-  private long[] live = new long[1024];
+  private long[] live = new long[64]; // grown by doubling; small for the short cells of seed sweeps
   private int liveCount;
   private long op;
   private long nextId;

@@ -25,6 +25,14 @@ class TrainingTest {
   }
 
   @Test
+  void everyRunOfTheSweepsTrainingSucceeds(@TempDir Path dir) throws IOException {
+    assertEquals(0, Training.runSweeps(dir), "failed training runs (named on standard error)");
+    for (String written : new String[] {"sweep/summary.json", "sweep/report.html", "sweep-long/summary.json", "sweep-data/summary.json"}) {
+      assertTrue(Files.size(dir.resolve(written)) > 0, written);
+    }
+  }
+
+  @Test
   void everyRunOfTheBlocksTrainingSucceeds(@TempDir Path dir) throws IOException {
     assertEquals(0, Training.runBlocks(dir), "failed training runs (named on standard error)");
     assertEquals(Training.blockScript(60, 7).size(), Files.readAllLines(dir.resolve("blocks.jsonl")).size());
