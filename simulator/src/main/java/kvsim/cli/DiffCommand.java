@@ -22,7 +22,7 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = {
       "Compare two result folders of the same kind (serving, capacity, replay/compare, sweep; single runs or runs over --seeds):",
-      "per system (matched by label) and metric, A, B, the change and a verdict: \"exceeds noise\" where the two 95 % intervals over seeds",
+      "per system (matched by label) and metric, A, B, the change and a verdict: \"exceeds noise\" where the two 95 %% intervals over seeds",
       "do not overlap, \"noise\" where they do, \"no noise estimate\" where a side is a single run. Prints the changed metrics (--all: every one)."
     },
     footer = {"", "Exit status: 0 success (whatever changed), 2 bad input or usage."})

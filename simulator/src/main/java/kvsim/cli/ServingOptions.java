@@ -61,7 +61,7 @@ final class ServingOptions {
   String seed;
 
   @Option(names = "--seeds", paramLabel = "A..B", description = "Run the workload generator once per seed (A..B or a comma list) and report every"
-      + " metric as its median over the seeds with a 95 % order-statistic interval (README, \"Seeds and intervals\"). A recorded trace has no seed.")
+      + " metric as its median over the seeds with a 95 %% order-statistic interval (README, \"Seeds and intervals\"). A recorded trace has no seed.")
   String seeds;
 
   @Option(names = "--beam-seed", paramLabel = "N", description = "Run seed of the beam selection of beam-search requests (default 42);"

@@ -1,6 +1,5 @@
 package kvsim.report;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -786,9 +785,9 @@ public final class HtmlReport {
   private void config(Map<String, Object> config) {
     String text;
     try {
-      text = ResultsWriter.json().writeValueAsString(config);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
+      text = JsonTrees.prettyString(config); // as ResultsWriter.json().writeValueAsString(config)
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
     out.append("<details><summary>Configuration</summary>\n<pre>").append(Html.escape(text)).append("</pre>\n</details>\n");
   }

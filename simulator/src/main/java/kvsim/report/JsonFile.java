@@ -3,7 +3,6 @@ package kvsim.report;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -24,7 +22,6 @@ import kvsim.core.InputException;
  * (Note [Strict reading] on {@link ResultsReader}).
  */
 record JsonFile(Path file) {
-  private static final TypeReference<LinkedHashMap<String, Object>> PLAIN_MAP = new TypeReference<>() {};
   private static final int VERSION = ResultsReader.VERSION;
 
   /** Throws unless {@code dir} is a folder. */
@@ -51,7 +48,7 @@ record JsonFile(Path file) {
     requireFile(file);
     JsonNode root;
     try (InputStream in = Files.newInputStream(file)) {
-      root = ResultsWriter.json().readTree(in);
+      root = JsonTrees.read(in); // as ResultsWriter.json().readTree(in)
     } catch (IOException e) {
       throw unreadable(e);
     }
@@ -67,7 +64,7 @@ record JsonFile(Path file) {
    */
   JsonNode readFormat() {
     requireFile(file);
-    try (InputStream in = Files.newInputStream(file); JsonParser p = ResultsWriter.json().createParser(in)) {
+    try (InputStream in = Files.newInputStream(file); JsonParser p = JsonTrees.parser(in)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         throw error(null, "expected a JSON object");
       }
@@ -75,7 +72,7 @@ record JsonFile(Path file) {
         String name = p.currentName();
         p.nextToken();
         if (name.equals("format")) {
-          return ResultsWriter.json().readTree(p);
+          return JsonTrees.node(p);
         }
         p.skipChildren();
       }
@@ -197,9 +194,6 @@ record JsonFile(Path file) {
 
   /** Converts a JSON value to plain Java values (maps, lists, strings, numbers, booleans, null). */
   Object plain(JsonNode n) {
-    if (n.isObject()) {
-      return ResultsWriter.json().convertValue(n, PLAIN_MAP);
-    }
-    return ResultsWriter.json().convertValue(n, Object.class);
+    return JsonTrees.plain(n);
   }
 }

@@ -37,17 +37,23 @@ import kvsim.metrics.SeedSweep;
  * folder later, and every result folder written has passed the reader's checks.
  */
 public final class ResultsWriter {
-  private static final ObjectMapper JSON =
-      new ObjectMapper()
-          .enable(SerializationFeature.INDENT_OUTPUT)
-          .disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)
-          .registerModule(kvsim.core.PlainNumbers.MODULE); // Note [Integers as integers]
+  /** The mapper, made on its first use (Note [Result files without the mapper] on {@link JsonTrees}). */
+  private static final class Mapper {
+    static final ObjectMapper JSON =
+        new ObjectMapper()
+            .enable(SerializationFeature.INDENT_OUTPUT)
+            .disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)
+            .registerModule(kvsim.core.PlainNumbers.MODULE); // Note [Integers as integers]
+  }
 
   private ResultsWriter() {}
 
-  /** Returns the JSON mapper used for result files (indented, stable field order). */
+  /**
+   * Returns the JSON mapper of result files (indented, stable field order); the result files
+   * themselves are written and read through {@link JsonTrees}, byte for byte as this mapper would.
+   */
   public static ObjectMapper json() {
-    return JSON;
+    return Mapper.JSON;
   }
 
   /**
@@ -502,7 +508,7 @@ public final class ResultsWriter {
 
   private static void writeJson(Path file, Object tree) throws IOException {
     AtomicFiles.write(file, out -> {
-      JSON.writeValue(out, tree);
+      JsonTrees.writePretty(out, tree); // as json().writeValue(out, tree)
       out.write('\n');
     });
   }

@@ -42,6 +42,49 @@ class CliConsistencyTest {
     }
   }
 
+  /**
+   * picocli formats every help text with String.format and, where that fails (a lone %), prints a
+   * warning on stderr above the help: every text in the annotations of every command and mixin
+   * must format.
+   */
+  @Test
+  void everyHelpTextFormatsWithoutPicocliWarnings() {
+    java.util.Set<Class<?>> classes = new java.util.LinkedHashSet<>();
+    java.util.ArrayDeque<CommandLine> todo = new java.util.ArrayDeque<>(List.of(KvSim.newCommandLine()));
+    while (!todo.isEmpty()) {
+      CommandLine c = todo.pop();
+      todo.addAll(c.getSubcommands().values());
+      classes.add(c.getCommandSpec().userObject().getClass());
+      c.getCommandSpec().mixins().values().forEach(m -> classes.add(m.userObject().getClass()));
+    }
+    List<String> failed = new java.util.ArrayList<>();
+    int texts = 0;
+    for (Class<?> cls : classes) {
+      List<String> all = new java.util.ArrayList<>();
+      CommandLine.Command command = cls.getAnnotation(CommandLine.Command.class);
+      if (command != null) {
+        all.addAll(List.of(command.description()));
+        all.addAll(List.of(command.footer()));
+        all.addAll(List.of(command.header()));
+      }
+      for (java.lang.reflect.Field f : cls.getDeclaredFields()) {
+        CommandLine.Option o = f.getAnnotation(CommandLine.Option.class);
+        CommandLine.Parameters p = f.getAnnotation(CommandLine.Parameters.class);
+        all.addAll(List.of(o != null ? o.description() : p != null ? p.description() : new String[0]));
+      }
+      for (String text : all) {
+        texts++;
+        try {
+          String.format(java.util.Locale.ROOT, text);
+        } catch (java.util.IllegalFormatException e) {
+          failed.add(cls.getSimpleName() + ": " + e.getMessage() + ": " + text);
+        }
+      }
+    }
+    assertTrue(texts > 200, "help texts found: " + texts);
+    assertEquals(List.of(), failed);
+  }
+
   @Test
   void quietCapacityPrintsNothingButWhereTheResultsWent() {
     CliRun run = CliRun.of("capacity", "requests:preset=sharegpt,count=40", "--system", "vllm", "--model", "opt-13b", "--device", "a100-40",
