@@ -24,8 +24,9 @@ import java.util.Set;
  * {@code -oDIR} or {@code --output=DIR}, an argument file, {@code --}), a second positional
  * argument, a repeated option, a missing value or one that starts with - or @, makes {@link #read}
  * return null, and the command goes to picocli, so that its messages and help stay picocli's own.
- * The options read here must have no picocli default: the command's fields keep their initial
- * values, as under picocli.
+ * No option of such a command may have a default value of picocli's own: every option not given
+ * keeps its field's initial value, as under picocli only without such defaults (PlainArgumentsTest
+ * checks).
  */
 final class PlainArguments {
   private final Map<String, String> values = new HashMap<>();

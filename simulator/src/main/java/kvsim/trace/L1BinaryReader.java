@@ -16,7 +16,8 @@ import kvsim.core.Tag;
  * not live. Framing problems (bad magic, another layout version, a truncated file, a checksum
  * mismatch) are found by {@link BinaryBlocks.In}. Every message is one line, {@code file: event N
  * (block B): field: problem}; an event's {@link TraceEvent#line} is its number in the file (1 for
- * the first event).
+ * the first event). A replay takes the check of live ids over, as from the JSONL reader ({@link
+ * #leaveLiveIdsToCaller}).
  */
 public final class L1BinaryReader implements EventSource {
   private final BinaryBlocks.In in;

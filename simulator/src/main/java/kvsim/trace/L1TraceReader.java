@@ -17,7 +17,9 @@ import kvsim.core.Tag;
  * an allocation of an id that is live, a free of an id that is not.
  *
  * <p>The reader keeps the set of live ids (a primitive map from id to the line that allocated it),
- * which grows with the number of live allocations, not with the trace.
+ * which grows with the number of live allocations, not with the trace; a replay, which keeps the
+ * same ids anyway, takes that check over ({@link #leaveLiveIdsToCaller}, Note [One table of live
+ * ids] on {@code engine.ReplayEngine}) and reports this reader's message when it fails.
  */
 public final class L1TraceReader extends JsonlReader implements EventSource {
   private final Path file;

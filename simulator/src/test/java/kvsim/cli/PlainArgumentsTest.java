@@ -191,6 +191,21 @@ class PlainArgumentsTest {
     }
   }
 
+  /**
+   * The plain path leaves every option it does not read at its field's initial value, which is what
+   * picocli leaves it at only where the option has no default value of picocli's own.
+   */
+  @Test
+  void noOptionOfTheseCommandsHasADefaultOfPicocli() {
+    for (String command : List.of("replay", "serving", "blocks")) {
+      picocli.CommandLine.Model.CommandSpec spec = KvSim.newCommandLine().getSubcommands().get(command).getCommandSpec();
+      for (picocli.CommandLine.Model.ArgSpec a : spec.args()) {
+        assertNull(a.defaultValue(), command + " " + a.paramLabel() + " " + (a.isOption() ? ((picocli.CommandLine.Model.OptionSpec) a).longestName() : ""));
+      }
+      assertTrue(spec.args().size() > 3, command);
+    }
+  }
+
   @Test
   void readsEachOptionByItsFirstName() {
     PlainArguments p = PlainArguments.read(new String[] {"x", "-o", "DIR", "W", "-q", "--list", "a,b"},
