@@ -47,13 +47,17 @@ public interface EventSource extends AutoCloseable {
   }
 
   /**
-   * Reads {@code again}, the same trace opened anew with every check, up to {@code event} and
-   * returns the error it stops with there, which is the one it would have reported the first time;
-   * null where it stops with none. For {@link #liveIdError}: a problem with live ids is rare and
-   * the whole run fails with it, so reading the trace again costs nothing that matters.
+   * Reads the trace {@code file} anew, with every check, up to {@code event} and returns the error
+   * it stops with there, which is the one its reader would have reported the first time; null
+   * where it stops with none, or where {@code file} is null (a stream, which cannot be read again).
+   * For {@link #liveIdError}: a problem with live ids is rare and the whole run fails with it, so
+   * reading the trace again costs nothing that matters.
    */
-  static kvsim.core.InputException errorOnReadingAgain(EventSource again, TraceEvent event) {
-    try (again) {
+  static kvsim.core.InputException errorOnReadingAgain(java.nio.file.Path file, TraceEvent event) {
+    if (file == null) {
+      return null;
+    }
+    try (EventSource again = TraceFiles.openL1(file)) {
       TraceEvent e;
       do {
         e = again.next();

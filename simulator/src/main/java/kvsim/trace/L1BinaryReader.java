@@ -65,11 +65,7 @@ public final class L1BinaryReader implements EventSource {
 
   @Override
   public InputException liveIdError(TraceEvent event) {
-    try {
-      return file == null ? null : EventSource.errorOnReadingAgain(open(file), event);
-    } catch (IOException e) {
-      return null;
-    }
+    return EventSource.errorOnReadingAgain(file, event);
   }
 
   @Override

@@ -54,11 +54,7 @@ public final class L1TraceReader extends JsonlReader implements EventSource {
 
   @Override
   public InputException liveIdError(TraceEvent event) {
-    try {
-      return file == null ? null : EventSource.errorOnReadingAgain(open(file), event);
-    } catch (IOException e) {
-      return null;
-    }
+    return EventSource.errorOnReadingAgain(file, event);
   }
 
   @Override
