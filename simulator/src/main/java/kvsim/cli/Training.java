@@ -49,10 +49,20 @@ public final class Training {
     return runAll(List.of(
         new String[] {"--help"},
         new String[] {"compare", "churn:ops=300", "--quiet", "-o", dir.resolve("compare").toString()},
-        new String[] {"replay", "churn:ops=1000", "--seeds", "1..40", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep").toString()},
-        new String[] {"replay", "churn:ops=5000", "--seeds", "1..20", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep-long").toString()},
+        sweep(dir),
+        longSweep(dir),
         new String[] {"blocks", script.toString(), "-o", dir.resolve("blocks.jsonl").toString()},
         new String[] {"serving", "requests:preset=sharegpt,rate=2,count=60", "--system", "vllm", "--quiet", "-o", dir.resolve("serving").toString()}));
+  }
+
+  /** The 1,000-operation seed sweep of both the shared and the sweeps training, into {@code dir/sweep}. */
+  private static String[] sweep(Path dir) {
+    return new String[] {"replay", "churn:ops=1000", "--seeds", "1..40", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep").toString()};
+  }
+
+  /** The 5,000-operation seed sweep of both trainings, into {@code dir/sweep-long}. */
+  private static String[] longSweep(Path dir) {
+    return new String[] {"replay", "churn:ops=5000", "--seeds", "1..20", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep-long").toString()};
   }
 
   /**
@@ -63,8 +73,8 @@ public final class Training {
   static int runSweeps(Path dir) throws IOException {
     Files.createDirectories(dir);
     return runAll(List.of(
-        new String[] {"replay", "churn:ops=1000", "--seeds", "1..40", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep").toString()},
-        new String[] {"replay", "churn:ops=5000", "--seeds", "1..20", "-a", "first-fit", "--quiet", "-o", dir.resolve("sweep-long").toString()},
+        sweep(dir),
+        longSweep(dir),
         new String[] {"replay", "churn:ops=2000", "--seeds", "1..10", "-a", "first-fit,buddy", "--quiet", "--no-report", "-o", dir.resolve("sweep-data").toString()}));
   }
 

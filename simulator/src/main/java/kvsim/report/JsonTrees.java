@@ -34,7 +34,7 @@ import kvsim.core.PlainNumbers;
  * pretty printer and the same rule for doubles ({@link PlainNumbers}), and read into the node types
  * the mapper's {@code readTree} gives (an int, long or big integer by magnitude, a double, text, a
  * boolean, null), then into plain values as its {@code convertValue} gives them. A tree that holds
- * anything else goes to the mapper whole. {@code JsonTreesTest} holds all three to the mapper's
+ * anything else goes to the mapper whole. {@code JsonTreesProperties} holds all three to the mapper's
  * output on random trees.
  */
 final class JsonTrees {
