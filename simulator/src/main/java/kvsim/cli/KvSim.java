@@ -23,6 +23,8 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = KvSim.Version.class,
     description = "Discrete-event simulator of GPU KV-cache allocators.",
+    footer = {"", "kvsim server start|stop|status (the launcher's): keep a warm kvsim for this",
+      "folder, so that short runs skip the JVM's start-up ('kvsim server --help')."},
     subcommands = {
       ListCommand.class,
       GenerateCommand.class,
@@ -64,35 +66,41 @@ public final class KvSim implements Runnable {
 
   /** Runs the CLI and exits with its status. */
   public static void main(String[] args) {
+    System.exit(execute(args));
+  }
+
+  /**
+   * Runs {@code args} on the process's standard streams, as {@code main} does, and returns the exit
+   * status instead of exiting: {@code main} and the resident server ({@link Server}) run commands
+   * through it.
+   */
+  static int execute(String[] args) {
     if (args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) {
       // Note [Version without a command line]: picocli's model of even the bare root (reflection
       // over its annotations, the help mixin) was most of `kvsim --version`'s own time; the line
       // printed is the one picocli prints from the same provider.
       System.out.println(new Version().getVersion()[0]);
       System.out.flush();
-      System.exit(EXIT_OK);
+      return EXIT_OK;
     }
-    int status;
     try {
       // A block script, a replay or a serving run with plain arguments runs without picocli (Note
       // [Plain arguments] on PlainArguments).
       Integer plain = runPlain(args);
       if (plain != null) {
-        status = plain;
-      } else {
-        CommandLine cl = newCommandLine(args);
-        if (System.getProperty("sun.stdout.encoding") == null) { // else picocli picks that encoding: leave it
-          cl.setOut(new Stdout(System.out));
-        }
-        status = cl.execute(args);
+        return plain;
       }
+      CommandLine cl = newCommandLine(args);
+      if (System.getProperty("sun.stdout.encoding") == null) { // else picocli picks that encoding: leave it
+        cl.setOut(new Stdout(System.out));
+      }
+      return cl.execute(args);
     } catch (OutOfMemoryError e) {
       // Outside a run's event loop (which reports the live set itself): still one line, no trace.
       System.err.println("kvsim: out of memory: the Java heap (" + kvsim.core.Bytes.format(Runtime.getRuntime().maxMemory())
           + ") is too small for this command; run it again with a larger heap, e.g. KVSIM_JAVA_OPTS=-Xmx8g ./kvsim ...");
-      status = EXIT_FAILED;
+      return EXIT_FAILED;
     }
-    System.exit(status);
   }
 
   /**

@@ -60,6 +60,15 @@ public final class AtomicFiles {
   }
 
   /**
+   * Starts a new command in this process: the stale temporaries of every folder are looked for
+   * again on its first write there (Note [Nothing left behind] on {@code Temporaries}); the
+   * resident server calls it before each command it runs.
+   */
+  public static void startCommand() {
+    Temporaries.forgetScannedFolders();
+  }
+
+  /**
    * Creates a new, empty file {@code dir/PREFIX<unique>.tmp} and returns it. See Note [Temporary
    * names].
    */

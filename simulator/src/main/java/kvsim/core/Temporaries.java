@@ -47,7 +47,7 @@ final class Temporaries {
   private static final Set<Path> LIVE = ConcurrentHashMap.newKeySet();
   private static final Set<Path> SCANNED = ConcurrentHashMap.newKeySet();
   private static volatile boolean hookInstalled;
-  private static volatile Consumer<String> notices = System.err::println;
+  private static volatile Consumer<String> notices = line -> System.err.println(line); // the stderr of the moment (a served command's)
 
   private Temporaries() {}
 
@@ -67,6 +67,15 @@ final class Temporaries {
   /** Where notices of removed stale temporaries go (stderr; tests capture them). */
   static void noticesTo(Consumer<String> sink) {
     notices = sink;
+  }
+
+  /**
+   * Forgets which folders were looked at, so that the next command run in this process looks at
+   * them again, as a command run in a process of its own does (the resident server, between
+   * commands; Note [Resident server] on {@code kvsim.cli.Server}).
+   */
+  static void forgetScannedFolders() {
+    SCANNED.clear();
   }
 
   /** Returns the temporaries this process tracks now (for tests). */

@@ -20,9 +20,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The launcher's choice of the JIT's first tier (Note [Flags per command] in {@code kvsim}): the
- * real script, copied beside a jar that is up to date, runs a stand-in {@code java} that prints the
- * arguments it was given, so each case shows exactly what the JVM would be started with.
+ * The launcher's choice of the JIT's first tier (Note [Flags per command] in {@code kvsim}) and of
+ * the resident server (Note [Resident server]): the real script, copied beside a jar that is up to
+ * date, runs a stand-in {@code java} that prints the arguments it was given (and, started as the
+ * server's client, exits with the status the test asks for), so each case shows exactly what the
+ * JVMs would be started with.
  */
 class LauncherFlagsTest {
   private static final String FIRST_TIER = "-XX:TieredStopAtLevel=1";
@@ -47,7 +49,8 @@ class LauncherFlagsTest {
     jdk = root.resolve("jdk");
     Files.createDirectories(jdk.resolve("bin"));
     Files.writeString(jdk.resolve("release"), "JAVA_VERSION=\"25.0.3\"\n");
-    Path java = Files.writeString(jdk.resolve("bin/java"), "#!/usr/bin/env bash\nprintf '%s\\n' \"$@\"\n");
+    Path java = Files.writeString(jdk.resolve("bin/java"), "#!/usr/bin/env bash\nprintf '%s\\n' \"$@\"\n"
+        + "if [[ \" $* \" == *' kvsim.cli.ServerClient '* ]]; then exit ${CLIENT_STATUS:-99}; fi\n");
     Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
   }
 
@@ -59,13 +62,87 @@ class LauncherFlagsTest {
     pb.environment().put("KVSIM_JAVA_HOME", jdk.toString());
     pb.environment().remove("KVSIM_JAVA_OPTS");
     pb.environment().remove("KVSIM_NO_CDS");
+    pb.environment().put("XDG_RUNTIME_DIR", root.resolve("run").toString());
     Process p = pb.start();
     assertTrue(p.waitFor(60, TimeUnit.SECONDS), "launcher timed out");
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertEquals(0, p.exitValue(), out);
     List<String> lines = out.lines().toList();
     assertTrue(lines.contains("-jar"), out);
+    assertFalse(lines.contains("kvsim.cli.ServerClient"), "no server, no client: " + out);
     return lines;
+  }
+
+  /** Runs the launcher with {@code args} and a stand-in client exiting {@code clientStatus}; returns its status and output. */
+  private Launched launch(int clientStatus, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of("bash", root.resolve("kvsim").toString()));
+    command.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true);
+    pb.environment().put("KVSIM_JAVA_HOME", jdk.toString());
+    pb.environment().remove("KVSIM_JAVA_OPTS");
+    pb.environment().remove("KVSIM_DEBUG");
+    pb.environment().put("XDG_RUNTIME_DIR", root.resolve("run").toString());
+    pb.environment().put("CLIENT_STATUS", Integer.toString(clientStatus));
+    Process p = pb.start();
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "launcher timed out");
+    return new Launched(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList());
+  }
+
+  private record Launched(int status, List<String> lines) {}
+
+  private static String last(List<String> lines) {
+    return lines.isEmpty() ? "" : lines.get(lines.size() - 1);
+  }
+
+  /** Makes the socket a server for the launcher's folder would listen on (a file of socket type, nobody behind it). */
+  private Path serverSocket() throws Exception {
+    Process p = new ProcessBuilder("bash", "-c", "pwd -P | cksum").directory(root.toFile()).start();
+    assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+    String key = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).split(" ")[0];
+    Path dir = Files.createDirectories(root.resolve("run/kvsim-server-" + Files.getAttribute(root, "unix:uid")));
+    Path socket = dir.resolve(key + ".sock");
+    try (java.nio.channels.ServerSocketChannel s = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+      s.bind(java.net.UnixDomainSocketAddress.of(socket));
+    }
+    return socket;
+  }
+
+  @Test
+  void withAServerForTheFolderCommandsGoThroughItsClient() throws Exception {
+    Path socket = serverSocket();
+    Launched served = launch(0, "serving", "requests:preset=sharegpt,count=10", "--system", "vllm");
+    assertEquals(0, served.status(), served.lines().toString());
+    List<String> lines = served.lines();
+    int client = lines.indexOf("kvsim.cli.ServerClient");
+    assertTrue(client > 0 && lines.contains("-XX:TieredStopAtLevel=1"), lines.toString());
+    assertEquals(socket.toString(), lines.get(client + 1));
+    assertTrue(lines.get(client + 2).startsWith(root.resolve("simulator/target/kvsim.jar").toString() + " "), lines.get(client + 2)); // the build
+    assertEquals("opts=-Xmx4g debug=", lines.get(client + 3)); // the settings
+    assertEquals(List.of("run", "serving", "requests:preset=sharegpt,count=10", "--system", "vllm"), lines.subList(client + 4, lines.size()));
+    assertFalse(lines.contains("-jar"), "served: not run again here");
+    // The command's own status comes back; a refusal (99) runs it here instead.
+    assertEquals(2, launch(2, "replay", "churn:ops=-1").status());
+    Launched refused = launch(ServerClient.NO_SERVER, "--version");
+    assertEquals(0, refused.status());
+    assertTrue(refused.lines().contains("kvsim.cli.ServerClient") && refused.lines().contains("-jar"), refused.lines().toString());
+  }
+
+  @Test
+  void serverSubcommandsAnswerAndCheckTheirArguments() throws Exception {
+    Launched status = launch(99, "server", "status");
+    assertEquals(1, status.status());
+    assertTrue(last(status.lines()).startsWith("kvsim server: none is serving "), status.lines().toString());
+    Launched stop = launch(99, "server", "stop");
+    assertEquals(0, stop.status(), "stopping none is no error");
+    Launched help = launch(99, "server", "--help");
+    assertEquals(0, help.status());
+    assertTrue(help.lines().get(0).startsWith("usage: kvsim server start"), help.lines().toString());
+    for (String[] bad : List.of(new String[] {"server"}, new String[] {"server", "restart"}, new String[] {"server", "start", "--idle-minutes", "0"},
+        new String[] {"server", "status", "extra"})) {
+      Launched l = launch(99, bad);
+      assertEquals(2, l.status(), String.join(" ", bad));
+      assertTrue(last(l.lines()).startsWith("kvsim: error: usage: kvsim server"), l.lines().toString());
+    }
   }
 
   private void assertFirstTier(boolean expected, String... args) throws Exception {

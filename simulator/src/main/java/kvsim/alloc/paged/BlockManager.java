@@ -367,9 +367,11 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     int tableLen = table.size();
     boolean running = r.numCachedBlocks >= 0;
 
-    int firstWritten = (int) (local / blockSize);
-    int lastWritten = (int) Math.min((local + numNewTokens - 1) / blockSize, tableLen - 1);
-    int copies = sharedBlocks(table, firstWritten, lastWritten);
+    // the blocks this step writes, each copied first if shared; none are shared without copy-on-write
+    boolean cow = copiesOnWrite();
+    int firstWritten = cow ? (int) (local / blockSize) : 0;
+    int lastWritten = cow ? (int) Math.min((local + numNewTokens - 1) / blockSize, tableLen - 1) : -1;
+    int copies = cow ? sharedBlocks(table, firstWritten, lastWritten) : 0;
     int need;
     if (running) {
       need = Math.max(required - tableLen, 0) + copies;

@@ -1,0 +1,236 @@
+package kvsim.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The resident server (Note [Resident server] on {@link Server}), each side in a JVM of its own as
+ * the launcher runs them: commands served give the same exit status, standard output, standard
+ * error and result files, byte for byte, as the same commands run directly; requests of another
+ * build, settings or folder are refused; a client that leaves during its command stops the server
+ * and leaves no temporaries.
+ */
+class ServerTest {
+  private static final String BUILD = "test-build";
+  private static final String SETTINGS = "test-settings";
+  private static Path dir;
+  private static Process server;
+  private static Path socket;
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    // A short folder of its own: a Unix socket's path may not exceed about 100 bytes.
+    dir = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "kvsrv");
+    socket = dir.resolve("s.sock");
+    server = startServer(socket, BUILD);
+  }
+
+  @AfterAll
+  static void stopServer() throws Exception {
+    if (server != null && server.isAlive()) {
+      ServerClient.request(socket, identity(), "stop", new String[0], new ByteArrayOutputStream(), new ByteArrayOutputStream());
+      assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops when asked");
+    }
+    try (Stream<Path> walk = Files.walk(dir)) {
+      walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    }
+  }
+
+  /** Starts a server without warm-up in this JVM's folder and waits until it answers. */
+  private static Process startServer(Path socket, String build) throws Exception {
+    Process p = new ProcessBuilder(java(), "-Xmx1g", "-Djava.awt.headless=true", "-cp", System.getProperty("java.class.path"),
+        "kvsim.cli.Server", socket.toString(), build, SETTINGS, "5", "--no-warm-up")
+        .redirectErrorStream(true).redirectOutput(socket.resolveSibling(socket.getFileName() + ".log").toFile()).start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      if (Files.exists(socket)
+          && ServerClient.request(socket, new ServerClient.Identity(build, SETTINGS, folder()), "status", new String[0],
+              new ByteArrayOutputStream(), new ByteArrayOutputStream()) == 0) {
+        return p;
+      }
+      assertTrue(p.isAlive(), () -> "the server exited: " + log(socket));
+      Thread.sleep(50);
+    }
+    throw new AssertionError("the server did not answer within 60 s: " + log(socket));
+  }
+
+  private static String log(Path socket) {
+    try {
+      return Files.readString(socket.resolveSibling(socket.getFileName() + ".log"));
+    } catch (IOException e) {
+      return "(no log)";
+    }
+  }
+
+  private static String java() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
+  private static String folder() {
+    return Path.of("").toAbsolutePath().toString();
+  }
+
+  private static ServerClient.Identity identity() {
+    return new ServerClient.Identity(BUILD, SETTINGS, folder());
+  }
+
+  /** A command's outcome: status, the bytes of its two streams, and the files it wrote under its folder. */
+  private record Outcome(int status, String out, String err, TreeMap<String, String> files) {}
+
+  private static Outcome direct(Path output, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of(java(), "-Xmx1g", "-Djava.awt.headless=true", "-cp", System.getProperty("java.class.path"), "kvsim.cli.KvSim"));
+    command.addAll(List.of(args));
+    Path out = dir.resolve("direct.out");
+    Path err = dir.resolve("direct.err");
+    Process p = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "direct run timed out");
+    return new Outcome(p.exitValue(), Files.readString(out), Files.readString(err), files(output));
+  }
+
+  private static Outcome served(Path output, String... args) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = ServerClient.request(socket, identity(), "run", args, out, err);
+    return new Outcome(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8), files(output));
+  }
+
+  /** Every file under {@code output} but the wall-clock timings, with its bytes (as Latin-1 text), by relative path. */
+  private static TreeMap<String, String> files(Path output) throws IOException {
+    TreeMap<String, String> files = new TreeMap<>();
+    if (output == null || !Files.exists(output)) {
+      return files;
+    }
+    try (Stream<Path> walk = Files.walk(output)) {
+      for (Path p : walk.filter(Files::isRegularFile).toList()) {
+        if (!p.getFileName().toString().equals("timing.json")) {
+          files.put(output.relativize(p).toString(), new String(Files.readAllBytes(p), StandardCharsets.ISO_8859_1));
+        }
+      }
+    }
+    return files;
+  }
+
+  /** Runs {@code args} (with {@code {out}} standing for a fresh output folder) directly and served, and compares. */
+  private static void sameServedAsDirect(String... args) throws Exception {
+    Path output = dir.resolve("out");
+    String[] resolved = Stream.of(args).map(a -> a.replace("{out}", output.toString())).toArray(String[]::new);
+    Outcome direct = direct(output, resolved);
+    deleteTree(output);
+    Outcome served = served(output, resolved);
+    deleteTree(output);
+    String what = String.join(" ", resolved);
+    assertEquals(direct.status(), served.status(), what);
+    assertEquals(direct.out(), served.out(), what);
+    assertEquals(direct.err(), served.err(), what);
+    assertEquals(direct.files().keySet(), served.files().keySet(), what);
+    for (String f : direct.files().keySet()) {
+      assertArrayEquals(direct.files().get(f).getBytes(StandardCharsets.ISO_8859_1), served.files().get(f).getBytes(StandardCharsets.ISO_8859_1), what + ": " + f);
+    }
+  }
+
+  private static void deleteTree(Path p) throws IOException {
+    if (!Files.exists(p)) {
+      return;
+    }
+    try (Stream<Path> walk = Files.walk(p)) {
+      walk.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+    }
+  }
+
+  @Test
+  void commandsServedGiveTheSameStatusStreamsAndFilesAsDirectRuns() throws Exception {
+    sameServedAsDirect("--version");
+    sameServedAsDirect("list");
+    sameServedAsDirect("replay", "--help");
+    sameServedAsDirect("replay", "churn:ops=400", "-a", "first-fit,buddy", "-o", "{out}");
+    sameServedAsDirect("replay", "churn:ops=300", "--seeds", "1..5", "-a", "first-fit", "--quiet", "-o", "{out}");
+    sameServedAsDirect("serving", "requests:preset=sharegpt,count=40", "--system", "vllm", "-o", "{out}");
+    sameServedAsDirect("compare", "churn:ops=200", "--quiet", "-o", "{out}");
+    // bad input: one line on stderr, status 2, nothing written
+    sameServedAsDirect("replay", "churn:ops=-5", "-o", "{out}");
+    sameServedAsDirect("replay", "churn:ops=100", "--bogus");
+    sameServedAsDirect("serving", "requests:preset=nope", "--system", "vllm", "-o", "{out}");
+    // a command run twice in the same server gives the same files again
+    sameServedAsDirect("serving", "requests:preset=sharegpt,count=40", "--system", "vllm", "-o", "{out}");
+  }
+
+  @Test
+  void requestsOfOtherSettingsOrFoldersAreRefusedAndTheServerGoesOn() throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    assertEquals(ServerClient.NO_SERVER, ServerClient.request(socket, new ServerClient.Identity(BUILD, "other", folder()), "run", new String[] {"--version"}, out, err));
+    assertEquals(ServerClient.NO_SERVER, ServerClient.request(socket, new ServerClient.Identity(BUILD, SETTINGS, "/elsewhere"), "run", new String[] {"--version"}, out, err));
+    assertEquals("", out.toString(StandardCharsets.UTF_8), "a refused command prints nothing: the launcher runs it itself");
+    assertEquals("", err.toString(StandardCharsets.UTF_8));
+    assertEquals(ServerClient.NO_SERVER, ServerClient.request(socket, new ServerClient.Identity(BUILD, SETTINGS, "/elsewhere"), "status", new String[0], out, err));
+    assertTrue(err.toString(StandardCharsets.UTF_8).contains("serves " + folder() + ", not /elsewhere"), err.toString(StandardCharsets.UTF_8));
+    assertTrue(server.isAlive());
+    assertEquals(0, ServerClient.request(socket, identity(), "run", new String[] {"--version"}, out, err));
+  }
+
+  @Test
+  void noServerMeansTheLauncherRunsTheCommand() throws Exception {
+    assertEquals(ServerClient.NO_SERVER,
+        ServerClient.request(dir.resolve("none.sock"), identity(), "run", new String[] {"--version"}, new ByteArrayOutputStream(), new ByteArrayOutputStream()));
+  }
+
+  @Test
+  void aRequestOfAnotherBuildStopsTheServer() throws Exception {
+    Path other = dir.resolve("b.sock");
+    Process p = startServer(other, "old-build");
+    assertEquals(ServerClient.NO_SERVER,
+        ServerClient.request(other, new ServerClient.Identity("new-build", SETTINGS, folder()), "run", new String[] {"--version"}, new ByteArrayOutputStream(), new ByteArrayOutputStream()));
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS), "a stale server stops");
+    assertFalse(Files.exists(other), "its socket is removed");
+  }
+
+  @Test
+  void aClientThatLeavesDuringItsCommandStopsTheServerAndLeavesNoTemporaries() throws Exception {
+    Path other = dir.resolve("c.sock");
+    Process p = startServer(other, BUILD);
+    Path results = Files.createDirectories(dir.resolve("left"));
+    Path output = results.resolve("run");
+    try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+      channel.connect(UnixDomainSocketAddress.of(other));
+      DataOutputStream request = new DataOutputStream(Channels.newOutputStream(channel));
+      ServerClient.writeString(request, ServerClient.MAGIC);
+      ServerClient.writeString(request, BUILD);
+      ServerClient.writeString(request, SETTINGS);
+      ServerClient.writeString(request, folder());
+      ServerClient.writeString(request, "run");
+      String[] args = {"serving", "requests:preset=azure-conv,count=400000", "--system", "vllm", "--quiet", "-o", output.toString()};
+      request.writeInt(args.length);
+      for (String a : args) {
+        ServerClient.writeString(request, a);
+      }
+      request.flush();
+      Thread.sleep(1500); // the run is under way
+    }
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the server stops when its client leaves");
+    assertEquals(130, p.exitValue());
+    try (Stream<Path> left = Files.list(results)) {
+      assertEquals(List.of(), left.toList(), "no result and no temporaries are left");
+    }
+  }
+}
