@@ -120,10 +120,16 @@ public final class Server {
         Files.delete(socket); // left by a server that no longer runs
       }
     }
+    // Bound under a name of its own, then moved to the socket's name once it listens: a client that
+    // finds the socket and is refused may then take it for a killed server's and remove it.
     ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+    Path bound = socket.resolveSibling(socket.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
     try {
-      listener.bind(UnixDomainSocketAddress.of(socket));
+      Files.deleteIfExists(bound);
+      listener.bind(UnixDomainSocketAddress.of(bound));
+      Files.move(bound, socket, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     } catch (IOException e) {
+      Files.deleteIfExists(bound);
       System.err.println("kvsim server: cannot listen on " + socket + ": " + e.getMessage());
       return KvSim.EXIT_BAD_INPUT;
     }

@@ -66,6 +66,11 @@ public final class ServerClient {
     try {
       channel = SocketChannel.open(StandardProtocolFamily.UNIX);
       channel.connect(UnixDomainSocketAddress.of(socket));
+    } catch (java.net.ConnectException e) {
+      // refused: nothing listens (a server gives its socket this name only once it listens), so the
+      // file is a killed server's
+      java.nio.file.Files.deleteIfExists(socket);
+      return NO_SERVER;
     } catch (IOException e) {
       return NO_SERVER; // none listens there (it stopped, or never started)
     }

@@ -193,6 +193,15 @@ class ServerTest {
   void noServerMeansTheLauncherRunsTheCommand() throws Exception {
     assertEquals(ServerClient.NO_SERVER,
         ServerClient.request(dir.resolve("none.sock"), identity(), "run", new String[] {"--version"}, new ByteArrayOutputStream(), new ByteArrayOutputStream()));
+    // The socket of a server that was killed: nothing listens, and the client removes it.
+    Path killed = dir.resolve("killed.sock");
+    try (java.nio.channels.ServerSocketChannel s = java.nio.channels.ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      s.bind(UnixDomainSocketAddress.of(killed));
+    }
+    assertTrue(Files.exists(killed));
+    assertEquals(ServerClient.NO_SERVER,
+        ServerClient.request(killed, identity(), "run", new String[] {"--version"}, new ByteArrayOutputStream(), new ByteArrayOutputStream()));
+    assertFalse(Files.exists(killed), "a socket nothing listens on is removed");
   }
 
   @Test
