@@ -206,16 +206,17 @@ public final class Server {
     for (int i = 0; i < n; i++) {
       args[i] = ServerClient.readString(in);
     }
-    if (!identity.build().equals(client.build())) {
+    if (!identity.folder().equals(client.folder())) {
+      refuse(out, "this kvsim server serves " + identity.folder() + ", not " + client.folder());
+      return false;
+    }
+    // status and stop answer whatever the build and settings; a command runs only in its own
+    if (verb.equals("run") && !identity.build().equals(client.build())) {
       refuse(out, "this kvsim server runs another build (" + identity.build() + "); it stops now");
       return true;
     }
-    if (!identity.settings().equals(client.settings())) {
+    if (verb.equals("run") && !identity.settings().equals(client.settings())) {
       refuse(out, "this kvsim server runs with other settings (" + identity.settings() + ")");
-      return false;
-    }
-    if (!identity.folder().equals(client.folder())) {
-      refuse(out, "this kvsim server serves " + identity.folder() + ", not " + client.folder());
       return false;
     }
     switch (verb) {
@@ -225,8 +226,10 @@ public final class Server {
       }
       case "status" -> {
         long minutes = TimeUnit.NANOSECONDS.toMinutes(System.nanoTime() - startedNanos);
+        String other = identity.build().equals(client.build()) && identity.settings().equals(client.settings()) ? ""
+            : "; it runs another build or settings than this launcher's, so commands run outside it until it is stopped and started again";
         finish(out, "kvsim server: serving " + identity.folder() + " (process " + ProcessHandle.current().pid() + ", up " + minutes + " min, commands served: "
-            + served + ", stops after " + TimeUnit.NANOSECONDS.toMinutes(idleNanos) + " idle minutes)\n", KvSim.EXIT_OK);
+            + served + ", stops after " + TimeUnit.NANOSECONDS.toMinutes(idleNanos) + " idle minutes" + other + ")\n", KvSim.EXIT_OK);
         return false;
       }
       case "run" -> {

@@ -187,6 +187,10 @@ class ServerTest {
     assertTrue(err.toString(StandardCharsets.UTF_8).contains("serves " + folder() + ", not /elsewhere"), err.toString(StandardCharsets.UTF_8));
     assertTrue(server.isAlive());
     assertEquals(0, ServerClient.request(socket, identity(), "run", new String[] {"--version"}, out, err));
+    // status (and stop) answer a launcher of other settings, saying so
+    ByteArrayOutputStream said = new ByteArrayOutputStream();
+    assertEquals(0, ServerClient.request(socket, new ServerClient.Identity(BUILD, "other", folder()), "status", new String[0], said, err));
+    assertTrue(said.toString(StandardCharsets.UTF_8).contains("runs another build or settings than this launcher's"), said.toString(StandardCharsets.UTF_8));
   }
 
   @Test
