@@ -27,10 +27,12 @@ import java.util.concurrent.TimeUnit;
  *
  * <ul>
  *   <li>It serves one working folder, so relative paths in arguments mean what they mean to the
- *       caller, and one <em>identity</em>: the jar (path, size, time), the java and the launcher's
- *       JVM options and debug setting, which the launcher passes to both sides. A request from
- *       another folder or identity is refused, and the launcher runs the command itself; an
- *       identity that differs also stops the server, which is then stale (the jar was rebuilt).
+ *       caller, one build (the jar's path, size and time, and the java) and one set of settings
+ *       (the launcher's JVM options and debug setting), which the launcher passes to both sides
+ *       ({@link ServerClient.Identity}). A command from another folder, build or settings is
+ *       refused, and the launcher runs it itself; one of another build also stops the server,
+ *       which is then stale (the jar was rebuilt). {@code status} and {@code stop} answer any
+ *       launcher of the folder.
  *   <li>A command runs exactly as {@code main} runs it ({@link KvSim#execute}), with standard output
  *       and error sent to the client as they are written, and its exit status last; files are
  *       written by the server, into the same folder. Commands keep no state between runs but
@@ -41,15 +43,15 @@ import java.util.concurrent.TimeUnit;
  *       (Note [Nothing left behind] on {@code kvsim.core.Temporaries}). It also exits after
  *       {@code idleMinutes} without a request, or when asked to stop.
  *   <li>Before it listens it runs the launcher's training commands once ({@link Training}), so the
- *       first command it serves is already compiled.
+ *       first command it serves is already partly compiled.
  * </ul>
  *
  * <p>Protocol (one request per connection, over a Unix domain socket whose folder only the user
- * can enter): the client sends {@code kvsim-server 1}, the identity, its working folder, a verb
- * ({@code run}, {@code status}, {@code stop}) and the arguments, as UTF-8 strings each preceded by
- * its length; the server answers with frames of a kind byte ({@code 1} stdout, {@code 2} stderr),
- * a length and the bytes, ended by {@code 0} and the exit status, or by {@code 3} and the reason
- * for a refusal.
+ * can enter): the client sends {@code kvsim-server 1}, the build, the settings, its working
+ * folder, a verb ({@code run}, {@code status}, {@code stop}), the number of arguments and the
+ * arguments, each string as its length and UTF-8 bytes; the server answers with frames of a kind
+ * byte ({@code 1} stdout, {@code 2} stderr), a length and the bytes, ended by {@code 0} and the
+ * exit status, or by {@code 3} and the reason for a refusal.
  */
 public final class Server {
   private final Path socket;
