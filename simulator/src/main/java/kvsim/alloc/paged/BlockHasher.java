@@ -388,16 +388,7 @@ public final class BlockHasher {
       }
       h1 ^= Long.rotateLeft(k1 * c1, 31) * c2;
     }
-    h1 ^= length;
-    h2 ^= length;
-    h1 += h2;
-    h2 += h1;
-    h1 = fmix64(h1);
-    h2 = fmix64(h2);
-    h1 += h2;
-    h2 += h1;
-    out[outAt] = h1;
-    out[outAt + 1] = h2;
+    finish(h1, h2, length, out, outAt);
   }
 
   // Note [MurmurHash3 over words]: without extra keys the canonical encoding is whole big-endian
@@ -441,7 +432,11 @@ public final class BlockHasher {
     } else if (rest == 1) {
       h1 ^= Long.rotateLeft(wordAlone(w[whole]) * c1, 31) * c2;
     }
-    long length = 16 + 4L * n;
+    finish(h1, h2, 16 + 4L * n, out, outAt);
+  }
+
+  /** MurmurHash3's finalization of {@code h1}, {@code h2} after {@code length} bytes, into {@code out[outAt]} and {@code out[outAt + 1]}. */
+  private static void finish(long h1, long h2, long length, long[] out, int outAt) {
     h1 ^= length;
     h2 ^= length;
     h1 += h2;
