@@ -250,7 +250,9 @@ public final class Server {
     java.util.concurrent.atomic.AtomicBoolean ended = new java.util.concurrent.atomic.AtomicBoolean();
     Thread watch = new Thread(() -> {
       try {
-        in.read(); // the client sends nothing more: end of stream means it went away
+        while (in.read() >= 0) {
+          // the client sends nothing more after its request; end of stream means it went away
+        }
       } catch (IOException e) {
         // closed under us: the same
       }
