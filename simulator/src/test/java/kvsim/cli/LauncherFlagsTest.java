@@ -110,6 +110,11 @@ class LauncherFlagsTest {
   @Test
   void withAServerForTheFolderCommandsGoThroughItsClient() throws Exception {
     Path socket = serverSocket();
+    // without the client's class (a jar without its build folder) the command runs here
+    Launched noClient = launch(0, "--version");
+    assertFalse(noClient.lines().contains("kvsim.cli.ServerClient"), noClient.lines().toString());
+    Path classes = Files.createDirectories(root.resolve("simulator/target/classes/kvsim/cli"));
+    Files.writeString(classes.resolve("ServerClient.class"), "");
     Launched served = launch(0, "serving", "requests:preset=sharegpt,count=10", "--system", "vllm");
     assertEquals(0, served.status(), served.lines().toString());
     List<String> lines = served.lines();
