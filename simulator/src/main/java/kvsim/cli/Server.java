@@ -106,9 +106,7 @@ public final class Server {
     try {
       Training.run(dir);
     } finally {
-      try (var walk = Files.walk(dir)) {
-        walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      kvsim.core.AtomicFiles.discard(dir);
     }
   }
 

@@ -56,20 +56,11 @@ class LauncherFlagsTest {
 
   /** Returns the arguments the launcher starts java with for {@code args}. */
   private List<String> javaArgs(String... args) throws Exception {
-    List<String> command = new ArrayList<>(List.of("bash", root.resolve("kvsim").toString()));
-    command.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true);
-    pb.environment().put("KVSIM_JAVA_HOME", jdk.toString());
-    pb.environment().remove("KVSIM_JAVA_OPTS");
-    pb.environment().remove("KVSIM_NO_CDS");
-    pb.environment().put("XDG_RUNTIME_DIR", root.resolve("run").toString());
-    Process p = pb.start();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "launcher timed out");
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertEquals(0, p.exitValue(), out);
-    List<String> lines = out.lines().toList();
-    assertTrue(lines.contains("-jar"), out);
-    assertFalse(lines.contains("kvsim.cli.ServerClient"), "no server, no client: " + out);
+    Launched launched = launch(ServerClient.NO_SERVER, args);
+    List<String> lines = launched.lines();
+    assertEquals(0, launched.status(), lines.toString());
+    assertTrue(lines.contains("-jar"), lines.toString());
+    assertFalse(lines.contains("kvsim.cli.ServerClient"), "no server, no client: " + lines);
     return lines;
   }
 
@@ -80,6 +71,7 @@ class LauncherFlagsTest {
     ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true);
     pb.environment().put("KVSIM_JAVA_HOME", jdk.toString());
     pb.environment().remove("KVSIM_JAVA_OPTS");
+    pb.environment().remove("KVSIM_NO_CDS");
     pb.environment().remove("KVSIM_DEBUG");
     pb.environment().put("XDG_RUNTIME_DIR", root.resolve("run").toString());
     pb.environment().put("CLIENT_STATUS", Integer.toString(clientStatus));

@@ -52,9 +52,7 @@ class ServerTest {
       ServerClient.request(socket, identity(), "stop", new String[0], new ByteArrayOutputStream(), new ByteArrayOutputStream());
       assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server stops when asked");
     }
-    try (Stream<Path> walk = Files.walk(dir)) {
-      walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    }
+    deleteTree(dir);
   }
 
   /** Starts a server without warm-up in this JVM's folder and waits until it answers. */
