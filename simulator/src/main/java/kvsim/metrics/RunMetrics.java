@@ -6,11 +6,10 @@ import java.util.Map;
 
 /**
  * Records the metrics of one allocator run (README, "Metrics"; {@code results/SCHEMA.md}): after
- * every event the byte gauges and the two fragmentation ratios go into exact {@link Gauge}
- * summaries, and every {@code stride} events a row goes into the time series. Counters count
- * operations and refusals.
- * With {@code sampleEvery = 0} the series is bounded (Note [Bounded time series] in {@link
- * SampledSeries}).
+ * every event the byte gauges (Note [Gauges recorded together] on {@link IntegerGauges}) and the
+ * two fragmentation ratios go into exact {@link Gauge} summaries, and every {@code stride} events
+ * a row goes into the time series. Counters count operations and refusals. With {@code
+ * sampleEvery = 0} the series is bounded (Note [Bounded time series] in {@link SampledSeries}).
  *
  * <p>Note [Headline gauges only]: a seed sweep keeps, of each cell, only the values {@link
  * SeedSweep#HEADLINES} names, which read four of the eight gauges (reserved and allocated bytes,
@@ -59,14 +58,10 @@ public final class RunMetrics {
           "external_fragmentation",
           "live_allocations");
 
-  private final Gauge reserved = new Gauge("reserved_bytes");
-  private final Gauge allocated = new Gauge("allocated_bytes");
-  private final Gauge requested = new Gauge("requested_bytes");
-  private final Gauge free = new Gauge("free_bytes");
-  private final Gauge largestFree = new Gauge("largest_free_bytes");
+  /** The integer gauges, in {@link #GAUGES} order less the two ratios (Note [Gauges recorded together]). */
+  private final IntegerGauges integers;
   private final Gauge internal = new Gauge("internal_fragmentation");
   private final Gauge external = new Gauge("external_fragmentation");
-  private final Gauge live = new Gauge("live_allocations");
 
   private final SampledSeries samples;
   private long events;
@@ -106,6 +101,7 @@ public final class RunMetrics {
     }
     this.samples = sampleEvery < 0 ? null : new SampledSeries(10, sampleEvery);
     this.allGauges = sampleEvery != SWEEP_HEADLINES;
+    this.integers = new IntegerGauges((int) gaugeNames().stream().filter(n -> !isRatio(n)).count());
   }
 
   /** Records the state after one event. */
@@ -121,17 +117,19 @@ public final class RunMetrics {
     lastTimeNanos = timeNanos;
     double internalFrag = Fragmentation.internal(requestedBytes, allocatedBytes);
     double externalFrag = Fragmentation.external(largestFreeBytes, freeBytes);
-    reserved.record(timeNanos, reservedBytes);
-    allocated.record(timeNanos, allocatedBytes);
+    IntegerGauges g = integers;
+    g.time(timeNanos);
+    g.value(0, reservedBytes);
+    g.value(1, allocatedBytes);
     internal.record(timeNanos, internalFrag);
     external.record(timeNanos, externalFrag);
     if (!allGauges) {
       return; // Note [Headline gauges only]
     }
-    requested.record(timeNanos, requestedBytes);
-    free.record(timeNanos, freeBytes);
-    largestFree.record(timeNanos, largestFreeBytes);
-    live.record(timeNanos, liveAllocations);
+    g.value(2, requestedBytes);
+    g.value(3, freeBytes);
+    g.value(4, largestFreeBytes);
+    g.value(5, liveAllocations);
     if (samples == null) {
       return;
     }
@@ -194,12 +192,24 @@ public final class RunMetrics {
    */
   public Map<String, Gauge.Summary> summaries() {
     Map<String, Gauge.Summary> m = new LinkedHashMap<>();
-    for (Gauge g : List.of(reserved, allocated, requested, free, largestFree, internal, external, live)) {
-      if (allGauges || HEADLINE_GAUGES.contains(g.name())) {
-        m.put(g.name(), g.summary());
+    int integer = 0;
+    for (String name : gaugeNames()) {
+      if (!isRatio(name)) {
+        m.put(name, integers.summary(integer++));
+      } else {
+        m.put(name, (name.equals(internal.name()) ? internal : external).summary());
       }
     }
     return m;
+  }
+
+  /** The gauges this recorder keeps, in {@link #GAUGES} order. */
+  private List<String> gaugeNames() {
+    return allGauges ? GAUGES : HEADLINE_GAUGES;
+  }
+
+  private static boolean isRatio(String gauge) {
+    return gauge.endsWith("_fragmentation");
   }
 
   /** Returns the counters by result-file name, in a fixed order. */
