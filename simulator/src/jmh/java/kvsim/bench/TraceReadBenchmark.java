@@ -6,7 +6,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import kvsim.alloc.Allocator;
+import kvsim.alloc.AllocatorContext;
+import kvsim.core.ModelPreset;
 import kvsim.core.OptionMap;
+import kvsim.devicemodel.DeviceSpec;
+import kvsim.devicemodel.MemoryPlan;
+import kvsim.engine.ReplayEngine;
+import kvsim.registry.AllocatorRegistry;
 import kvsim.trace.EventSource;
 import kvsim.trace.L1TraceWriter;
 import kvsim.trace.TraceEvent;
@@ -27,9 +34,10 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The L1 trace reader alone, JSONL against binary: one whole read of the 2 M-event churn trace
- * ({@code kvsim generate churn --ops 2000000}, seed 1) from a file on disk, every event checked
- * (live ids included) and built as the engine receives it. The score is seconds per file.
+ * The L1 trace reader, JSONL against binary, on the 2 M-event churn trace ({@code kvsim generate
+ * churn --ops 2000000}, seed 1) in a file on disk: {@link #readAll} reads it alone, every event
+ * checked (live ids included) and built as the engine receives it, and {@link #replayFirstFit}
+ * replays it. The score is milliseconds per file.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -60,6 +68,20 @@ public class TraceReadBenchmark {
   @TearDown(Level.Trial)
   public void deleteTrace() throws IOException {
     Files.deleteIfExists(trace);
+  }
+
+  /**
+   * Replays the whole file through first-fit on the default device, as {@code kvsim replay FILE -a
+   * first-fit --no-report} does without its memory map: the reader then leaves the check of live
+   * ids to the engine (Note [One table of live ids] in {@code ReplayEngine}). Returns the events.
+   */
+  @Benchmark
+  public long replayFirstFit() throws IOException {
+    MemoryPlan plan = MemoryPlan.whole(DeviceSpec.defaultDevice());
+    Allocator a = AllocatorRegistry.create(new AllocatorContext("first-fit", plan.testedRegion(), plan.device(), ModelPreset.defaultModel(), Map.of()));
+    try (EventSource r = TraceFiles.openL1(trace)) {
+      return ReplayEngine.run(a, r, ReplayEngine.Options.defaults()).metrics().events();
+    }
   }
 
   /** Reads the whole file; returns a checksum of what was read so nothing is optimised away. */
