@@ -30,6 +30,11 @@ class BlockStructuresTest {
 
   @Test
   void theHashIndexKeepsDuplicatesInInsertionOrderAndSurvivesRandomChurn() {
+    churnTheHashIndex(12); // few keys: many duplicates
+    churnTheHashIndex(500); // many keys: the table up to half full, long runs shifted back on removal
+  }
+
+  private static void churnTheHashIndex(int distinctKeys) {
     int n = 64;
     long[] hashes = new long[2 * n]; // block b's hash at 2b, 2b + 1, as the pool keeps them
     BlockHashIndex index = new BlockHashIndex(n, hashes);
@@ -43,15 +48,15 @@ class BlockStructuresTest {
         hashed[b] = false;
         model.get(hashes[2 * b + 1]).remove(Integer.valueOf(b));
       } else {
-        long key = rng.nextInt(12); // few keys: many duplicates and long probe runs
+        long key = rng.nextInt(distinctKeys);
         hashes[2 * b] = key * 31;
         hashes[2 * b + 1] = key;
         hashed[b] = true;
         index.insert(key * 31, key, b);
         model.computeIfAbsent(key, k -> new ArrayList<>()).add(b);
       }
-      for (long key = 0; key < 12; key++) {
-        List<Integer> expected = model.getOrDefault(key, List.of());
+      for (long key : model.keySet()) {
+        List<Integer> expected = model.get(key);
         assertEquals(expected.isEmpty() ? -1 : expected.get(0), index.get(key * 31, key), "first inserted for " + key);
       }
       assertNull(index.check(hashed, new boolean[n]));
