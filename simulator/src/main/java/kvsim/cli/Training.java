@@ -12,7 +12,7 @@ import java.util.SplittableRandom;
 
 /**
  * The training run behind the launcher's start-up cache: a few small runs of the commands people
- * run most, in one process, so that the JVM can record which classes they load and which methods
+ * run most (trace files, binary and JSONL, written and replayed among them), in one process, so that the JVM can record which classes they load and which methods
  * they run hot (Note [Start-up cache] in the {@code kvsim} launcher). It writes only under the
  * folder it is given and prints nothing; its exit status is non-zero when any run failed, and the
  * launcher then keeps no cache.
@@ -52,7 +52,11 @@ public final class Training {
         sweep(dir),
         longSweep(dir),
         new String[] {"blocks", script.toString(), "-o", dir.resolve("blocks.jsonl").toString()},
-        new String[] {"serving", "requests:preset=sharegpt,rate=2,count=60", "--system", "vllm", "--quiet", "-o", dir.resolve("serving").toString()}));
+        new String[] {"serving", "requests:preset=sharegpt,rate=2,count=60", "--system", "vllm", "--quiet", "-o", dir.resolve("serving").toString()},
+        new String[] {"generate", "churn", "--ops", "20000", "-o", dir.resolve("trace.kvt").toString()},
+        new String[] {"replay", dir.resolve("trace.kvt").toString(), "-a", "first-fit", "--quiet", "--no-report", "-o", dir.resolve("replay-kvt").toString()},
+        new String[] {"generate", "churn", "--ops", "20000", "-o", dir.resolve("trace.jsonl").toString()},
+        new String[] {"replay", dir.resolve("trace.jsonl").toString(), "-a", "first-fit", "--quiet", "--no-report", "-o", dir.resolve("replay-jsonl").toString()}));
   }
 
   /** The 1,000-operation seed sweep of both the shared and the sweeps training, into {@code dir/sweep}. */
