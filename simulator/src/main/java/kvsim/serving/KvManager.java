@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import kvsim.alloc.paged.OpLog;
+import kvsim.trace.Request;
 
 /**
  * The KV-cache memory of a serving system as its scheduler sees it: a sequence asks for slots for
@@ -50,7 +51,7 @@ public interface KvManager {
   /**
    * Returns this manager as capability {@code type} ({@link Forking}, {@link Watermarked}, {@link
    * Swapping}, {@link Activations}, {@link Observable}, {@link GroupCounting}, {@link
-   * FullSequenceFit}), or empty when it
+   * FullSequenceFit}, {@link PreparesPrompts}), or empty when it
    * has not got it. Schedulers and the engine ask once, when they are built, and keep the answer.
    */
   default <T extends KvCapability> Optional<T> capability(Class<T> type) {
@@ -64,6 +65,33 @@ public interface KvManager {
   static <T extends KvCapability> T require(KvManager kv, Class<T> type, String who) {
     return kv.capability(type).orElseThrow(() -> new IllegalStateException(who + " needs a KV manager that is " + type.getSimpleName()
         + "; " + kv.getClass().getSimpleName() + " is not"));
+  }
+
+  /**
+   * Prompts prepared ahead, on another thread (Note [Prompts prepared ahead] in {@link
+   * ServingEngine}): what adding a sequence computes from its request alone (a paged manager's
+   * prompt block hashes), computed by a {@link PromptPreparer} before the request arrives.
+   */
+  interface PreparesPrompts extends KvCapability {
+    /** Returns a new preparer, for one other thread, or null when this manager has nothing to prepare. */
+    PromptPreparer preparer();
+
+    /**
+     * Registers {@code s} exactly as {@link KvManager#add} does, taking what {@code prepared} holds
+     * instead of computing it; {@code prepared} is what a preparer of this manager returned for
+     * {@code s}'s request, or null (then it is {@link KvManager#add}).
+     */
+    void add(Sequence s, Object prepared);
+  }
+
+  /** Prepares requests for a {@link PreparesPrompts} manager, on the one thread that owns it. */
+  interface PromptPreparer {
+    /**
+     * Returns what the manager's {@link PreparesPrompts#add} takes for the lead sequence of request
+     * {@code r} cut to {@code maxOutputTokens} output tokens, or null for nothing prepared. It only
+     * computes: it changes no state the manager reads.
+     */
+    Object prepare(Request r, int maxOutputTokens);
   }
 
   /** What a KV manager may offer beyond the core, asked for by type with {@link #capability}. */

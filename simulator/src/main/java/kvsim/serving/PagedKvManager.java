@@ -13,11 +13,13 @@ import kvsim.alloc.paged.KvBlockManager;
 import kvsim.alloc.paged.OpLog;
 import kvsim.alloc.paged.PagedRequest;
 import kvsim.alloc.paged.PrefixCacheStats;
+import kvsim.alloc.paged.PromptHasher;
 import kvsim.core.Bytes;
 import kvsim.core.InputException;
 import kvsim.devicemodel.CopyBandwidths;
 import kvsim.devicemodel.CopyCostModel;
 import kvsim.registry.AllocatorRegistry;
+import kvsim.trace.Request;
 
 /**
  * KV memory as vLLM keeps it: a {@link KvBlockManager} (v1: free queue, null block, prefix caching
@@ -54,7 +56,7 @@ import kvsim.registry.AllocatorRegistry;
  * every sampled token id, which are used as they are: prefix hits then follow the real tokens.
  */
 public final class PagedKvManager implements KvManager, KvManager.Forking, KvManager.Watermarked, KvManager.Swapping, KvManager.Observable,
-    KvManager.GroupCounting, KvManager.FullSequenceFit, KvRefusals {
+    KvManager.GroupCounting, KvManager.FullSequenceFit, KvManager.PreparesPrompts, KvRefusals {
   /** vLLM v1's block manager as a system part: prefix caching on, FIFO free queue, the null block; reads {@code block-size}. */
   public static final KvManagerFactory V1_FACTORY = new KvManagerFactory() {
     @Override
@@ -231,11 +233,22 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
     if (givenTokens) {
       throw new IllegalStateException("a manager with given tokens needs each sequence's name and prompt");
     }
-    int prompt = s.request.promptTokens();
-    // Note [Token storage sized once] in PagedRequest: the buffer holds the whole final sequence,
-    // which the block manager never lets grow past max_model_len.
-    int[] tokens = new int[Math.max(prompt, Math.min(s.finalTokens(), blocks.config().maxModelLen()))];
+    int[] tokens = promptBuffer(s.request, s.finalTokens());
     long id = s.request.id();
+    // A fanned-out group's other sequences are requests of their own: "id.index".
+    s.setKvState(STATE, blocks.addRequest(s.index == 0 ? Long.toString(id) : id + "." + s.index, tokens, s.request.promptTokens(), blockHashIds(s.request)));
+  }
+
+  /**
+   * The token buffer of a sequence of request {@code r} that ends at {@code finalTokens}: the
+   * prompt's ids (unique to the request, its id in the first two), with room for the whole final
+   * sequence (Note [Token storage sized once] in PagedRequest), which the block manager never lets
+   * grow past max_model_len.
+   */
+  private int[] promptBuffer(Request r, int finalTokens) {
+    int prompt = r.promptTokens();
+    int[] tokens = new int[bufferLength(r, finalTokens)];
+    long id = r.id();
     tokens[0] = (int) (id >>> 32);
     if (prompt > 1) {
       tokens[1] = (int) id;
@@ -243,18 +256,52 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
     for (int i = 2; i < prompt; i++) {
       tokens[i] = i;
     }
-    long[] hashIds = null;
-    long[] given = s.request.hashIds();
-    if (given != null && hashBlockTokens > 0) {
-      int per = hashBlockTokens / blockTokens;
-      int full = prompt / blockTokens;
-      hashIds = new long[full];
-      for (int b = 0; b < full; b++) {
-        hashIds[b] = given[b / per] * per + b % per;
-      }
+    return tokens;
+  }
+
+  private int bufferLength(Request r, int finalTokens) {
+    return Math.max(r.promptTokens(), Math.min(finalTokens, blocks.config().maxModelLen()));
+  }
+
+  /** The hash ids of {@code r}'s full prompt blocks, from the trace's prefix hashes; null without them. */
+  private long[] blockHashIds(Request r) {
+    long[] given = r.hashIds();
+    if (given == null || hashBlockTokens <= 0) {
+      return null;
     }
-    // A fanned-out group's other sequences are requests of their own: "id.index".
-    s.setKvState(STATE, blocks.addRequest(s.index == 0 ? Long.toString(id) : id + "." + s.index, tokens, prompt, hashIds));
+    int per = hashBlockTokens / blockTokens;
+    int full = r.promptTokens() / blockTokens;
+    long[] hashIds = new long[full];
+    for (int b = 0; b < full; b++) {
+      hashIds[b] = given[b / per] * per + b % per;
+    }
+    return hashIds;
+  }
+
+  /**
+   * A preparer that hashes the prompts' full blocks ahead (Note [Prompts hashed ahead] in {@code
+   * PromptHasher}); none where the manager does not cache prefixes, or takes given tokens.
+   */
+  @Override
+  public KvManager.PromptPreparer preparer() {
+    if (givenTokens || !blocks.config().enableCaching()) {
+      return null;
+    }
+    PromptHasher hasher = blocks.promptHasher();
+    return (r, maxOutputTokens) -> hasher.prepare(promptBuffer(r, r.promptTokens() + maxOutputTokens), r.promptTokens(), blockHashIds(r));
+  }
+
+  @Override
+  public void add(Sequence s, Object prepared) {
+    if (prepared == null) {
+      add(s);
+      return;
+    }
+    PromptHasher.Prepared p = (PromptHasher.Prepared) prepared;
+    if (givenTokens || s.index != 0 || p.buffer().length != bufferLength(s.request, s.finalTokens())) {
+      throw new IllegalArgumentException(s + ": a prompt prepared for another sequence");
+    }
+    s.setKvState(STATE, blocks.addRequest(Long.toString(s.request.id()), p));
   }
 
   private static PagedRequest of(Sequence s) {

@@ -5,14 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.KvBlockManager;
+import kvsim.core.InputException;
 import kvsim.core.ModelPreset;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.devicemodel.Roofline;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.trace.Request;
+import kvsim.trace.RequestSource;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -54,6 +58,76 @@ class PagedServingTest {
     assertEquals(expectedOutput, m.outputTokens());
     assertEquals(numBlocks - 1, kv.blockManager().numFreeBlocks(), "every block is free at the end");
     assertTrue(kv.blockManager().requests().isEmpty());
+  }
+
+  /**
+   * Prompts prepared ahead on another thread (Note [Prompts prepared ahead] in ServingEngine) give
+   * the same run as prompts hashed when they arrive: requests with and without prefix hashes,
+   * prompts refused for reaching max_model_len, and a source that fails part-way, whose failure
+   * then ends the run with the same message. The reader thread has ended when the run returns.
+   */
+  @Property(tries = 60)
+  void promptsPreparedAheadGiveTheSameRun(
+      @ForAll @LongRange(min = 1, max = 1_000_000) long seed,
+      @ForAll @IntRange(min = 129, max = 600) int numBlocks,
+      @ForAll @IntRange(min = 1, max = 300) int count,
+      @ForAll @IntRange(min = -1, max = 300) int failAt) throws IOException {
+    java.util.SplittableRandom rng = new java.util.SplittableRandom(seed);
+    List<Request> requests = new ArrayList<>();
+    for (Request r : ServingEngineTest.randomRequests(seed, count, 50, 2100, 300)) {
+      long[] hashes = rng.nextBoolean() ? null : new long[(r.promptTokens() + 511) / 512];
+      if (hashes != null) {
+        long prefix = rng.nextInt(4); // few distinct prefixes: hits; as in a trace, a hash id names a prefix, never two places
+        for (int k = 0; k < hashes.length; k++) {
+          hashes[k] = prefix * 1000 + k;
+        }
+      }
+      requests.add(new Request(0, r.id(), r.arrivalNanos(), r.promptTokens(), r.outputTokens(), hashes, 1, 1));
+    }
+    Object[] runs = new Object[2];
+    for (int ahead = 0; ahead < 2; ahead++) {
+      PagedKvManager kv = manager(numBlocks, 512);
+      SchedulerConfig config = SchedulerConfig.defaults(2048);
+      ServingEngine engine = new ServingEngine(new VllmV1Scheduler(config, kv), kv, ROOFLINE, config, MODEL.kvBytesPerToken(), true, null);
+      engine.prepareAhead(ahead == 1);
+      Iterator<Request> it = requests.iterator();
+      int[] read = {0};
+      RequestSource source = new RequestSource() {
+        @Override
+        public Request next() {
+          if (read[0]++ == failAt) {
+            throw new InputException("trace.csv:" + read[0] + ": prompt_tokens: not a number");
+          }
+          return it.hasNext() ? it.next() : null;
+        }
+
+        @Override
+        public int hashBlockTokens() {
+          return 512;
+        }
+
+        @Override
+        public String name() {
+          return "test";
+        }
+
+        @Override
+        public Map<String, Object> describe() {
+          return Map.of();
+        }
+      };
+      try {
+        ServingMetrics m = engine.run(source);
+        runs[ahead] = List.of(m.toMap(), m.kvCounters, kv.blockManager().stats().hits(), kv.blockManager().stats().queries());
+      } catch (InputException e) {
+        runs[ahead] = e.getMessage();
+      }
+      assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().equals("kvsim-requests") && t.isAlive()), "the reader thread has ended");
+    }
+    assertEquals(runs[0], runs[1]);
+    if (failAt < 0 || failAt > count) {
+      assertTrue(runs[1] instanceof List, "a run without failure finishes: " + runs[1]);
+    }
   }
 
   @Test

@@ -213,7 +213,25 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     return add(id, buffer, promptLength, null, null, hashIds);
   }
 
+  @Override
+  public PromptHasher promptHasher() {
+    return new PromptHasher(config);
+  }
+
+  @Override
+  public PagedRequest addRequest(String id, PromptHasher.Prepared prompt) {
+    if (prompt.config != config) {
+      throw new IllegalArgumentException("a prompt prepared by another manager's prompt hasher");
+    }
+    return add(id, prompt.buffer, prompt.promptLength, null, null, prompt.supplied, prompt);
+  }
+
   private PagedRequest add(String id, int[] buffer, int promptLength, String loraName, String cacheSalt, long[] hashIds) {
+    return add(id, buffer, promptLength, loraName, cacheSalt, hashIds, null);
+  }
+
+  /** Adds a request; with {@code prepared}, its prompt's hashes are adopted from it, not computed (Note [Prompts hashed ahead]). */
+  private PagedRequest add(String id, int[] buffer, int promptLength, String loraName, String cacheSalt, long[] hashIds, PromptHasher.Prepared prepared) {
     beginOp();
     if (id == null || id.isEmpty()) {
       throw new BlockOpException("req", "a request needs a non-empty id");
@@ -232,13 +250,18 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
       throw new BlockOpException(
           "hash_ids", hashIds.length + " hash ids for a prompt of " + (promptLength + blockSize - 1) / blockSize + " blocks");
     }
-    long[] supplied = null;
-    if (hashIds != null) {
-      supplied = java.util.Arrays.copyOf(hashIds, Math.min(hashIds.length, promptLength / blockSize));
-    }
-    PagedRequest r = new PagedRequest(this, id, buffer, promptLength, loraName, cacheSalt, supplied, blockSize);
-    if (caching) {
-      hashNewBlocks(r);
+    PagedRequest r;
+    if (prepared != null) {
+      r = new PagedRequest(this, id, buffer, promptLength, null, null, prepared.supplied, prepared.hashes, prepared.numHashes);
+    } else {
+      long[] supplied = null;
+      if (hashIds != null) {
+        supplied = java.util.Arrays.copyOf(hashIds, Math.min(hashIds.length, promptLength / blockSize));
+      }
+      r = new PagedRequest(this, id, buffer, promptLength, loraName, cacheSalt, supplied, blockSize);
+      if (caching) {
+        hashNewBlocks(r);
+      }
     }
     requests.put(id, r);
     return r;
@@ -250,18 +273,28 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
       return;
     }
     r.ensureHashCapacity(full);
-    int[] tokens = r.tokens.raw();
-    for (int i = r.numHashes; i < full; i++) {
-      if (i < r.suppliedHashIds.length) {
-        r.hashes[2 * i] = r.suppliedHashIds[i];
-        r.hashes[2 * i + 1] = BlockHasher.HASH_ID_LO;
+    hashBlocks(hasher, blockSize, r.tokens.raw(), r.suppliedHashIds, r.lora, r.salt, r.hashes, r.numHashes, full);
+    r.numHashes = full;
+  }
+
+  /**
+   * Fills {@code hashes} with the hashes of blocks {@code from} to {@code to - 1} of {@code tokens},
+   * those of the blocks before {@code from} already there: a supplied hash id where there is one,
+   * else the chained hash of the block's tokens under its parent's (the LoRA name in every block's
+   * extra keys, the cache salt in the first block's). The one rule of a request's block hashes, for
+   * the manager and for a {@link PromptHasher}.
+   */
+  static void hashBlocks(BlockHasher hasher, int blockSize, int[] tokens, long[] supplied, byte[] lora, byte[] salt, long[] hashes, int from, int to) {
+    for (int i = from; i < to; i++) {
+      if (i < supplied.length) {
+        hashes[2 * i] = supplied[i];
+        hashes[2 * i + 1] = BlockHasher.HASH_ID_LO;
         continue;
       }
-      long parentHi = i == 0 ? BlockHasher.NONE_HI : r.hashes[2 * i - 2];
-      long parentLo = i == 0 ? BlockHasher.NONE_LO : r.hashes[2 * i - 1];
-      hasher.hashBlock(parentHi, parentLo, tokens, i * blockSize, blockSize, r.lora, i == 0 ? r.salt : null, r.hashes, 2 * i);
+      long parentHi = i == 0 ? BlockHasher.NONE_HI : hashes[2 * i - 2];
+      long parentLo = i == 0 ? BlockHasher.NONE_LO : hashes[2 * i - 1];
+      hasher.hashBlock(parentHi, parentLo, tokens, i * blockSize, blockSize, lora, i == 0 ? salt : null, hashes, 2 * i);
     }
-    r.numHashes = full;
   }
 
   /** Appends sampled tokens to a request (hashing every block they fill). */

@@ -86,6 +86,16 @@ public interface KvBlockManager {
    */
   PagedRequest addRequest(String id, int[] buffer, int promptLength, long[] hashIds);
 
+  /** Returns a new prompt hasher of this manager's hash function and block size, for one other thread (Note [Prompts hashed ahead]). */
+  PromptHasher promptHasher();
+
+  /**
+   * Adds a waiting request whose prompt {@link #promptHasher} prepared: the same request as {@link
+   * #addRequest(String, int[], int, long[])} of its buffer, prompt length and hash ids, with the
+   * prompt's hashes taken from {@code prompt} instead of computed.
+   */
+  PagedRequest addRequest(String id, PromptHasher.Prepared prompt);
+
   /** Appends sampled tokens to a request (hashing every block they fill). */
   void appendTokens(PagedRequest r, int[] tokens);
 

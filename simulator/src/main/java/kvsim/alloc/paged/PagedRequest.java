@@ -60,6 +60,12 @@ public final class PagedRequest {
 
   PagedRequest(
       BlockManager owner, String id, int[] buffer, int promptLength, String loraName, String cacheSalt, long[] suppliedHashIds, int blockSize) {
+    this(owner, id, buffer, promptLength, loraName, cacheSalt, suppliedHashIds, newHashes(buffer.length, blockSize), 0);
+  }
+
+  /** A request that adopts {@code hashes}, of which the first {@code numHashes} blocks' are filled (Note [Prompts hashed ahead]). */
+  PagedRequest(BlockManager owner, String id, int[] buffer, int promptLength, String loraName, String cacheSalt, long[] suppliedHashIds, long[] hashes,
+      int numHashes) {
     this.owner = owner;
     this.id = id;
     this.loraName = loraName;
@@ -68,10 +74,16 @@ public final class PagedRequest {
     this.salt = BlockHasher.utf8(cacheSalt);
     this.tokens = IntList.adopt(buffer, promptLength);
     this.suppliedHashIds = suppliedHashIds == null ? NO_IDS : suppliedHashIds; // the manager's own copy
-    this.hashes = new long[Math.max(16, 2 * (buffer.length / blockSize))];
+    this.hashes = hashes;
+    this.numHashes = numHashes;
   }
 
-  private static final long[] NO_IDS = new long[0];
+  /** The hashes of a new request over a token buffer of {@code bufferLength}: room for every full block it can hold. */
+  static long[] newHashes(int bufferLength, int blockSize) {
+    return new long[Math.max(16, 2 * (bufferLength / blockSize))];
+  }
+
+  static final long[] NO_IDS = new long[0];
 
   /** Returns the request's id. */
   public String id() {

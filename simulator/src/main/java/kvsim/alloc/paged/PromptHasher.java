@@ -1,0 +1,81 @@
+package kvsim.alloc.paged;
+
+import java.util.Arrays;
+
+/**
+ * Computes a prompt's block hashes away from its {@link BlockManager}, on a thread of its own:
+ * the hashes {@link KvBlockManager#addRequest(String, int[], int, long[])} would compute for a
+ * request without LoRA name or cache salt, which {@link KvBlockManager#addRequest(String,
+ * Prepared)} then adopts instead of hashing (Note [Prompts hashed ahead]). One instance per
+ * thread: it keeps a {@link BlockHasher} of its own, of the manager's hash function.
+ *
+ * <p>Note [Prompts hashed ahead]: a block's hash depends only on its parent's hash and its own
+ * tokens (vLLM v1's {@code hash_block_tokens} in {@code vllm/v1/core/kv_cache_utils.py}, commit
+ * ec5ef0a), so the hashes of a prompt's full blocks are known before the request reaches the
+ * manager. Hashing them was the largest part of adding a request, which a serving run does for
+ * each request it admits (about a tenth of the serving hour's warm engine in async-profiler
+ * samples). A serving engine may therefore hash the next requests' prompts on its other core
+ * while it simulates; the manager then takes the hashes as they are. Both paths run {@link
+ * BlockManager#hashBlocks}, so the hashes are the same longs.
+ */
+public final class PromptHasher {
+  private final BlockManagerConfig config;
+  private final BlockHasher hasher;
+
+  PromptHasher(BlockManagerConfig config) {
+    this.config = config;
+    this.hasher = new BlockHasher(config.hash());
+  }
+
+  /**
+   * A prompt whose full blocks are hashed, for {@link KvBlockManager#addRequest(String, Prepared)}
+   * of the manager whose {@link KvBlockManager#promptHasher} made it; it holds the caller's token
+   * buffer, which the request then keeps.
+   */
+  public static final class Prepared {
+    final BlockManagerConfig config;
+    final int[] buffer;
+    final int promptLength;
+    /** The supplied hash ids of the prompt's full blocks, as the manager would keep them (null: none). */
+    final long[] supplied;
+    /** Sized as a new request's hashes are, the first {@code numHashes} blocks' filled. */
+    final long[] hashes;
+    final int numHashes;
+
+    private Prepared(BlockManagerConfig config, int[] buffer, int promptLength, long[] supplied, long[] hashes, int numHashes) {
+      this.config = config;
+      this.buffer = buffer;
+      this.promptLength = promptLength;
+      this.supplied = supplied;
+      this.hashes = hashes;
+      this.numHashes = numHashes;
+    }
+
+    /** Returns the token buffer the request will keep. */
+    public int[] buffer() {
+      return buffer;
+    }
+  }
+
+  /**
+   * Hashes the full blocks of the prompt in the first {@code promptLength} entries of {@code
+   * buffer}, the first of them {@code hashIds} when not null; returns null for a prompt the
+   * manager would refuse (empty, longer than {@code max_model_len}, more hash ids than blocks),
+   * which the caller then adds the plain way, to be refused with the manager's own message.
+   */
+  public Prepared prepare(int[] buffer, int promptLength, long[] hashIds) {
+    int blockSize = config.blockSize();
+    if (promptLength <= 0 || promptLength > buffer.length || promptLength > config.maxModelLen()
+        || hashIds != null && hashIds.length > (promptLength + blockSize - 1) / blockSize) {
+      return null;
+    }
+    long[] supplied = hashIds == null ? null : Arrays.copyOf(hashIds, Math.min(hashIds.length, promptLength / blockSize));
+    long[] hashes = PagedRequest.newHashes(buffer.length, blockSize);
+    int full = 0;
+    if (config.enableCaching()) {
+      full = promptLength / blockSize;
+      BlockManager.hashBlocks(hasher, blockSize, buffer, supplied == null ? PagedRequest.NO_IDS : supplied, null, null, hashes, 0, full);
+    }
+    return new Prepared(config, buffer, promptLength, supplied, hashes, full);
+  }
+}
