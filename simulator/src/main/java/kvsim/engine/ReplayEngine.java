@@ -11,6 +11,7 @@ import kvsim.core.DenseLongSet;
 import kvsim.core.HeapExhaustedException;
 import kvsim.core.InputException;
 import kvsim.core.LongLongMap;
+import kvsim.core.ReadAhead;
 import kvsim.metrics.RunMetrics;
 import kvsim.trace.EventSource;
 import kvsim.trace.TraceEvent;
@@ -59,6 +60,9 @@ public final class ReplayEngine {
   private static final int INITIAL_IDS = 64;
   /** Events between two progress callbacks. */
   public static final long PROGRESS_EVERY = 1 << 20;
+  /** Events a file's reader hands over at once, and the batches it may be ahead (Note [Read ahead] on ReadAhead). */
+  private static final int READ_AHEAD_BATCH = 1024;
+  private static final int READ_AHEAD_BATCHES = 8;
 
   /** Receives the number of events applied so far, every {@link #PROGRESS_EVERY} events. */
   @FunctionalInterface
@@ -116,7 +120,10 @@ public final class ReplayEngine {
     long start = System.nanoTime();
     Simulator sim = new Simulator();
     TraceStep step = new TraceStep(sim, regions, source, options);
-    try {
+    // Note [Read ahead] on ReadAhead: a file's events do not depend on the run, so another core reads them.
+    boolean readAhead = source.openLoop() && Runtime.getRuntime().availableProcessors() > 1;
+    try (ReadAhead<TraceEvent> ahead = readAhead ? new ReadAhead<>("kvsim-trace", source::next, READ_AHEAD_BATCH, READ_AHEAD_BATCHES) : null) {
+      step.ahead = ahead;
       if (step.advance()) {
         sim.run();
       }
@@ -159,6 +166,8 @@ public final class ReplayEngine {
     private LongLongMap requestedById;
     private TraceEvent current;
     private long events;
+    /** The source read ahead on another thread, or null when it is read here. */
+    private ReadAhead<TraceEvent> ahead;
 
     TraceStep(Simulator sim, RegionRouter regions, EventSource source, Options options) {
       this.sim = sim;
@@ -180,7 +189,7 @@ public final class ReplayEngine {
     /** Reads the next trace event and schedules this step at its time; false at the end. */
     boolean advance() {
       try {
-        current = source.next();
+        current = ahead != null ? ahead.next() : source.next();
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

@@ -58,6 +58,12 @@ public final class L1BinaryReader implements EventSource {
     return events;
   }
 
+  /** A file: its events do not depend on the run. */
+  @Override
+  public boolean openLoop() {
+    return true;
+  }
+
   @Override
   public void leaveLiveIdsToCaller() {
     liveEventById = null;

@@ -47,6 +47,12 @@ public final class L1TraceReader extends JsonlReader implements EventSource {
     return events;
   }
 
+  /** A file: its events do not depend on the run. */
+  @Override
+  public boolean openLoop() {
+    return true;
+  }
+
   @Override
   public void leaveLiveIdsToCaller() {
     liveLineById = null;
