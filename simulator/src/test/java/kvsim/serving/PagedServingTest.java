@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import kvsim.alloc.paged.BlockManagerConfig;
 import kvsim.alloc.paged.KvBlockManager;
 import kvsim.core.InputException;
@@ -90,32 +89,24 @@ class PagedServingTest {
       SchedulerConfig config = SchedulerConfig.defaults(2048);
       ServingEngine engine = new ServingEngine(new VllmV1Scheduler(config, kv), kv, ROOFLINE, config, MODEL.kvBytesPerToken(), true, null);
       engine.prepareAhead(ahead == 1);
-      Iterator<Request> it = requests.iterator();
-      int[] read = {0};
-      RequestSource source = new RequestSource() {
+      Iterator<Request> listed = requests.iterator();
+      Iterator<Request> it = new Iterator<>() {
+        private int read;
+
+        @Override
+        public boolean hasNext() {
+          if (read++ == failAt) {
+            throw new InputException("trace.csv:" + read + ": prompt_tokens: not a number");
+          }
+          return listed.hasNext();
+        }
+
         @Override
         public Request next() {
-          if (read[0]++ == failAt) {
-            throw new InputException("trace.csv:" + read[0] + ": prompt_tokens: not a number");
-          }
-          return it.hasNext() ? it.next() : null;
-        }
-
-        @Override
-        public int hashBlockTokens() {
-          return 512;
-        }
-
-        @Override
-        public String name() {
-          return "test";
-        }
-
-        @Override
-        public Map<String, Object> describe() {
-          return Map.of();
+          return listed.next();
         }
       };
+      RequestSource source = ServingEngineTest.source(it, 512);
       try {
         ServingMetrics m = engine.run(source);
         runs[ahead] = List.of(m.toMap(), m.kvCounters, kv.blockManager().stats().hits(), kv.blockManager().stats().queries());

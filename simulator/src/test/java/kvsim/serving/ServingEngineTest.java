@@ -28,7 +28,11 @@ class ServingEngineTest {
 
   /** A source of these requests, with prefix hashes of {@code hashBlockTokens} tokens. */
   static RequestSource source(List<Request> requests, int hashBlockTokens) {
-    Iterator<Request> it = requests.iterator();
+    return source(requests.iterator(), hashBlockTokens);
+  }
+
+  /** A source of the requests {@code it} gives, with prefix hashes of {@code hashBlockTokens} tokens. */
+  static RequestSource source(Iterator<Request> it, int hashBlockTokens) {
     return new RequestSource() {
       @Override
       public Request next() {
