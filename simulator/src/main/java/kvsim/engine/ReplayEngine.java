@@ -33,9 +33,12 @@ import kvsim.trace.TraceEvent;
  *       that may free them ({@link EventSource#freesRefused}).
  *   <li>With {@code check}, every region's invariant checker runs after every event.
  *   <li>Annotations are passed over.
+ *   <li>A file's events are read on a thread of their own, a few batches ahead ({@link
+ *       EventSource#openLoop}, Note [Read ahead] on {@link ReadAhead}); a generator's on the
+ *       engine's thread, since a closed-loop one hears each refusal before its next event.
  *   <li>Memory grows with the live set (one map entry per live id, and about a bit per refused id a
- *       file has not freed yet, plus the models' own state), never with a generator's length; when the heap runs
- *       out the run stops with {@link HeapExhaustedException}, which says how many allocations were
+ *       file has not freed yet, plus the models' own state and at most 8,192 events read ahead),
+ *       never with a trace's length; when the heap runs out the run stops with {@link HeapExhaustedException}, which says how many allocations were
  *       live.
  * </ul>
  *
