@@ -31,7 +31,15 @@ final class PreparedRequests implements AutoCloseable {
         return null;
       }
       int maxOutput = ServingEngine.maxOutputTokens(r, maxModelLen);
-      return new Item(r, maxOutput < 0 ? null : preparer.prepare(r, maxOutput));
+      Object prepared = null;
+      if (maxOutput >= 0) {
+        try {
+          prepared = preparer.prepare(r, maxOutput);
+        } catch (RuntimeException e) {
+          // nothing prepared: the manager's own add meets the problem again, where it would have
+        }
+      }
+      return new Item(r, prepared);
     }, BATCH, BATCHES);
   }
 
