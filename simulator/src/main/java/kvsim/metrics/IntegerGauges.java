@@ -13,8 +13,9 @@ package kvsim.metrics;
  * only when the span stays zero to the end, and the span never shrinks, so the sum is the same
  * wherever it is read. The peak is kept as a long (converting to double is monotonic, so the
  * double of the largest long is the largest double), and the integral is summed in double, value
- * times step, in the same order as {@link Gauge} sums it (Note [Overflow] there). Seven separate
- * gauges a replayed event were a tenth of a binary trace's warm replay in async-profiler samples.
+ * times step, in the same order as {@link Gauge} sums it (Note [Overflow] there). Eight separate
+ * gauges an event, six of them integer, were a tenth of a binary trace's warm replay in
+ * async-profiler samples.
  */
 final class IntegerGauges {
   private final long[] last;
@@ -30,11 +31,10 @@ final class IntegerGauges {
 
   /** Gauges numbered 0 to {@code count - 1}. */
   IntegerGauges(int count) {
-    int n = count;
-    last = new long[n];
-    peak = new long[n];
-    integral = new double[n];
-    eventSum = new double[n];
+    last = new long[count];
+    peak = new long[count];
+    integral = new double[count];
+    eventSum = new double[count];
   }
 
   /** Starts the record of an event at {@code timeNanos} (non-decreasing, Note [Overflow] on Gauge). */
