@@ -246,7 +246,7 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
       throw new BlockOpException(
           "prompt", "the prompt of request " + id + " has " + promptLength + " tokens, more than max_model_len " + config.maxModelLen());
     }
-    if (hashIds != null && hashIds.length > (promptLength + blockSize - 1) / blockSize) {
+    if (tooManyHashIds(hashIds, promptLength, blockSize)) {
       throw new BlockOpException(
           "hash_ids", hashIds.length + " hash ids for a prompt of " + (promptLength + blockSize - 1) / blockSize + " blocks");
     }
@@ -254,11 +254,7 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     if (prepared != null) {
       r = new PagedRequest(this, id, buffer, promptLength, null, null, prepared.supplied, prepared.hashes, prepared.numHashes);
     } else {
-      long[] supplied = null;
-      if (hashIds != null) {
-        supplied = java.util.Arrays.copyOf(hashIds, Math.min(hashIds.length, promptLength / blockSize));
-      }
-      r = new PagedRequest(this, id, buffer, promptLength, loraName, cacheSalt, supplied, blockSize);
+      r = new PagedRequest(this, id, buffer, promptLength, loraName, cacheSalt, suppliedIds(hashIds, promptLength, blockSize), blockSize);
       if (caching) {
         hashNewBlocks(r);
       }
@@ -275,6 +271,16 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     r.ensureHashCapacity(full);
     hashBlocks(hasher, blockSize, r.tokens.raw(), r.suppliedHashIds, r.lora, r.salt, r.hashes, r.numHashes, full);
     r.numHashes = full;
+  }
+
+  /** Whether {@code hashIds} (null: none) name more blocks than a prompt of {@code promptLength} tokens has. */
+  static boolean tooManyHashIds(long[] hashIds, int promptLength, int blockSize) {
+    return hashIds != null && hashIds.length > (promptLength + blockSize - 1) / blockSize;
+  }
+
+  /** The request's own copy of {@code hashIds} (null: none), those of the prompt's full blocks only. */
+  static long[] suppliedIds(long[] hashIds, int promptLength, int blockSize) {
+    return hashIds == null ? null : java.util.Arrays.copyOf(hashIds, Math.min(hashIds.length, promptLength / blockSize));
   }
 
   /**

@@ -1,7 +1,5 @@
 package kvsim.alloc.paged;
 
-import java.util.Arrays;
-
 /**
  * Computes a prompt's block hashes away from its {@link BlockManager}, on a thread of its own:
  * the hashes {@link KvBlockManager#addRequest(String, int[], int, long[])} would compute for a
@@ -66,10 +64,10 @@ public final class PromptHasher {
   public Prepared prepare(int[] buffer, int promptLength, long[] hashIds) {
     int blockSize = config.blockSize();
     if (promptLength <= 0 || promptLength > buffer.length || promptLength > config.maxModelLen()
-        || hashIds != null && hashIds.length > (promptLength + blockSize - 1) / blockSize) {
+        || BlockManager.tooManyHashIds(hashIds, promptLength, blockSize)) {
       return null;
     }
-    long[] supplied = hashIds == null ? null : Arrays.copyOf(hashIds, Math.min(hashIds.length, promptLength / blockSize));
+    long[] supplied = BlockManager.suppliedIds(hashIds, promptLength, blockSize);
     long[] hashes = PagedRequest.newHashes(buffer.length, blockSize);
     int full = 0;
     if (config.enableCaching()) {
