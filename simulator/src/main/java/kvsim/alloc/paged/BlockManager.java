@@ -169,6 +169,14 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     return BlockHasher.hexPrefix(r.hashHi(i), r.hashLo(i), 16);
   }
 
+  /** Whether allocateSlots takes its short way where it can (Note [Slots within the table]); off only in the reference test. */
+  private boolean slotsFastPath = true;
+
+  /** Turns allocateSlots' short way on or off (the reference test compares both). */
+  void slotsFastPath(boolean on) {
+    slotsFastPath = on;
+  }
+
   final void beginOp() {
     log.reset();
     pool.setNow(++clock);
@@ -374,7 +382,36 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
   @Override
   public boolean allocateSlots(PagedRequest r, int numNewTokens, int numLookaheadTokens) {
     beginOp();
+    if (slotsFastPath && fitsItsBlocks(r, numNewTokens, numLookaheadTokens)) {
+      // Note [Slots within the table]
+      epoch++;
+      r.numComputedTokens += numNewTokens;
+      if (caching) {
+        cacheFullBlocks(r, r.numComputedTokens);
+      }
+      return true;
+    }
     return allocateInternal(r, numNewTokens, numLookaheadTokens, true);
+  }
+
+  // Note [Slots within the table]: in a serving run almost every allocate_slots is a running
+  // request's next decode token, which lands in a block its table already holds (15 of every 16
+  // with blocks of 16 tokens). allocateInternal reaches the same end the long way: need 0, no hits,
+  // no new block, no copy. fitsItsBlocks admits exactly the calls that would take that way and
+  // throw nothing (a running request of this manager with no pending hits, its new tokens within
+  // its uncomputed ones, max_model_len and the table's slots, no lookahead, a manager that never
+  // copies on write), and allocateSlots then does only what allocateInternal would change: the
+  // epoch, the computed tokens and the blocks they fill. BlockManagerProperties runs its random v1
+  // scripts both ways against the reference model.
+
+  /** Whether {@code allocateSlots(r, numNewTokens, numLookaheadTokens)} only advances {@code r} within its blocks (Note [Slots within the table]). */
+  boolean fitsItsBlocks(PagedRequest r, int numNewTokens, int numLookaheadTokens) {
+    if (r == null || r.owner != this || r.status != PagedRequest.Status.RUNNING || r.numCachedBlocks < 0
+        || numNewTokens <= 0 || numLookaheadTokens != 0 || r.pendingHits.size() > 0 || copiesOnWrite()) {
+      return false;
+    }
+    long slots = (long) r.numComputedTokens + numNewTokens;
+    return slots <= r.numTokens() && slots <= config.maxModelLen() && slots <= (long) r.table.size() * blockSize;
   }
 
   private boolean allocateInternal(PagedRequest r, int numNewTokens, int numLookaheadTokens, boolean useHits) {
@@ -444,8 +481,7 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
           int fresh = pool.popBlock(log.evictedList());
           pool.freeBlock(old);
           table.set(j, fresh);
-          log.copies.add(old);
-          log.copies.add(fresh);
+          log.copied(old, fresh);
           log.listNew(fresh);
         }
       }

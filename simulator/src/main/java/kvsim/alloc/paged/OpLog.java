@@ -26,20 +26,29 @@ public final class OpLog {
     }
   }
 
-  final IntList hitBlocks = new IntList(16);
-  final IntList newBlocks = new IntList(16);
-  final IntList evicted = new IntList(16);
-  final IntList newlyCached = new IntList(16);
-  final IntList copies = new IntList(4);
-  final IntList dedups = new IntList(4);
-  final IntList mapping = new IntList(16);
-  long bytesMoved;
-  Admission admission;
+  private final IntList hitBlocks = new IntList(16);
+  private final IntList newBlocks = new IntList(16);
+  private final IntList evicted = new IntList(16);
+  private final IntList newlyCached = new IntList(16);
+  private final IntList copies = new IntList(4);
+  private final IntList dedups = new IntList(4);
+  private final IntList mapping = new IntList(16);
+  private long bytesMoved;
+  private Admission admission;
+  /** Whether anything was recorded since the last {@link #reset} (Note [A log reset when written]). */
+  private boolean written;
   /**
    * Whether operations list their hit, new, evicted and newly cached blocks (Note [Block lists
    * on demand]); the other fields are always kept.
    */
   boolean blockLists = true; // set through setBlockLists
+
+  // Note [A log reset when written]: every operation starts by resetting the log, and a serving
+  // run makes two operations per running sequence per step (its slots, then its sampled token),
+  // almost all of which record nothing: no hit, no new block, no copy. Clearing seven lists and two
+  // fields each time touched seven objects for nothing, so every record goes through a method here
+  // that marks the log written, and reset clears only a written log. Handing out the evicted list
+  // (evictedList) counts as writing it.
 
   // Note [Block lists on demand]: a serving run allocates and caches some 1.5 million blocks an
   // hour and reads none of these four lists; only the counts of copies and bytes moved and the
@@ -62,7 +71,8 @@ public final class OpLog {
 
   /** Lists prefix-cache hits, when blocks are listed. */
   void listHits(IntList hits) {
-    if (blockLists) {
+    if (blockLists && hits.size() > 0) {
+      written = true;
       hitBlocks.addAll(hits);
     }
   }
@@ -70,6 +80,7 @@ public final class OpLog {
   /** Lists one prefix-cache hit, when blocks are listed. */
   void listHit(int block) {
     if (blockLists) {
+      written = true;
       hitBlocks.add(block);
     }
   }
@@ -77,6 +88,7 @@ public final class OpLog {
   /** Lists a block popped from the free structures, when blocks are listed. */
   void listNew(int block) {
     if (blockLists) {
+      written = true;
       newBlocks.add(block);
     }
   }
@@ -84,13 +96,51 @@ public final class OpLog {
   /** Lists a block that became cached, when blocks are listed. */
   void listNewlyCached(int block) {
     if (blockLists) {
+      written = true;
       newlyCached.add(block);
     }
   }
 
   /** The list a pool records its evictions in, or null when blocks are not listed. */
   IntList evictedList() {
-    return blockLists ? evicted : null;
+    if (!blockLists) {
+      return null;
+    }
+    written = true;
+    return evicted;
+  }
+
+  /** Records a copy-on-write copy of block {@code from} into {@code to}. */
+  void copied(int from, int to) {
+    written = true;
+    copies.add(from);
+    copies.add(to);
+  }
+
+  /** Records a v0 deduplication: {@code replaced} gave way to the cached block {@code cached}. */
+  void deduplicated(int replaced, int cached) {
+    written = true;
+    dedups.add(replaced);
+    dedups.add(cached);
+  }
+
+  /** Records a swap mapping of block {@code from} to block {@code to}. */
+  void mapped(int from, int to) {
+    written = true;
+    mapping.add(from);
+    mapping.add(to);
+  }
+
+  /** Adds {@code bytes} to the bytes a swap copied. */
+  void moved(long bytes) {
+    written = true;
+    bytesMoved += bytes;
+  }
+
+  /** Records the v0 watermark verdict of an admission or swap-in. */
+  void setAdmission(Admission verdict) {
+    written = true;
+    admission = verdict;
   }
 
   private void requireLists() {
@@ -100,6 +150,10 @@ public final class OpLog {
   }
 
   void reset() {
+    if (!written) {
+      return;
+    }
+    written = false;
     clearBlockLists();
     copies.clear();
     dedups.clear();

@@ -87,8 +87,8 @@ public final class V0BlockManager extends BlockManager {
   @Override
   boolean admissible(PagedRequest r) {
     int required = (r.numTokens() + blockSize - 1) / blockSize;
-    log.admission = admission(required);
-    return log.admission == OpLog.Admission.OK;
+    log.setAdmission(admission(required));
+    return log.admission() == OpLog.Admission.OK;
   }
 
   private OpLog.Admission admission(int requiredBlocks) {
@@ -113,8 +113,7 @@ public final class V0BlockManager extends BlockManager {
       pool.touch(existing);
       table.set(i, existing);
       pool.freeBlock(b);
-      log.dedups.add(b);
-      log.dedups.add(existing);
+      log.deduplicated(b, existing);
       return true;
     }
     return false;
@@ -223,11 +222,10 @@ public final class V0BlockManager extends BlockManager {
     for (Map.Entry<Integer, Integer> e : hostOf.entrySet()) {
       int h = hostFree.pollFirst();
       e.setValue(h);
-      log.mapping.add(e.getKey());
-      log.mapping.add(h);
+      log.mapped(e.getKey(), h);
     }
-    log.bytesMoved = hostOf.size() * config.blockBytes();
-    swappedOutBytes += log.bytesMoved;
+    log.moved((long) hostOf.size() * config.blockBytes());
+    swappedOutBytes += log.bytesMoved();
     for (PagedRequest r : group) {
       for (int i = 0; i < r.table.size(); i++) {
         int h = hostOf.get(r.table.get(i));
@@ -276,8 +274,8 @@ public final class V0BlockManager extends BlockManager {
       }
     }
     int n = firstHolder.size();
-    log.admission = admission(n);
-    if (log.admission != OpLog.Admission.OK) {
+    log.setAdmission(admission(n));
+    if (log.admission() != OpLog.Admission.OK) {
       return false;
     }
     int[] hosts = new int[n];
@@ -295,7 +293,7 @@ public final class V0BlockManager extends BlockManager {
       d++;
     }
     if (need > pool.numFreeBlocks()) {
-      log.admission = OpLog.Admission.LATER;
+      log.setAdmission(OpLog.Admission.LATER);
       return false;
     }
     for (int i = 0; i < n; i++) {
@@ -310,9 +308,8 @@ public final class V0BlockManager extends BlockManager {
       if (b < 0) {
         b = pool.popBlock(log.evictedList());
         log.listNew(b);
-        log.mapping.add(hosts[i]);
-        log.mapping.add(b);
-        log.bytesMoved += config.blockBytes();
+        log.mapped(hosts[i], b);
+        log.moved(config.blockBytes());
         int[] at = firstHolder.get(hosts[i]);
         PagedRequest r = group.get(at[0]);
         int j = at[1];
@@ -323,7 +320,7 @@ public final class V0BlockManager extends BlockManager {
       }
       deviceOf.put(hosts[i], b);
     }
-    swappedInBytes += log.bytesMoved;
+    swappedInBytes += log.bytesMoved();
     // The first table to hold a block takes the reference its pop or hit gave; each further one adds one.
     java.util.Set<Integer> referenced = new java.util.HashSet<>();
     for (PagedRequest r : group) {

@@ -38,6 +38,7 @@ class BlockManagerProperties {
     long swapOuts;
     long swapIns;
     long misuses;
+    long shortSlots;
 
     void require(boolean v0) {
       assertEquals((long) SCRIPTS * OPS, ops);
@@ -46,6 +47,9 @@ class BlockManagerProperties {
       assertTrue(newlyCached > 10_000, "newly cached: " + newlyCached);
       assertTrue(refusals > 1_000, "refused allocations: " + refusals);
       assertTrue(misuses > 1_000, "rejected misuse: " + misuses);
+      if (!v0) {
+        assertTrue(shortSlots > 1_000, "allocations within the table (Note [Slots within the table]): " + shortSlots);
+      }
       if (v0) {
         assertTrue(copies > 1_000, "copy-on-write: " + copies);
         assertTrue(dedups > 100, "deduplications: " + dedups);
@@ -59,6 +63,18 @@ class BlockManagerProperties {
     Coverage c = new Coverage();
     for (int seed = 0; seed < SCRIPTS; seed++) {
       new Driver(seed, false, c).run();
+    }
+    c.require(false);
+  }
+
+  /** The same v1 scripts with allocateSlots always taking its long way (Note [Slots within the table] in BlockManager). */
+  @Test
+  void randomV1ScriptsMatchTheReferenceModelWithoutTheShortWay() {
+    Coverage c = new Coverage();
+    for (int seed = 0; seed < SCRIPTS; seed++) {
+      Driver d = new Driver(seed, false, c);
+      d.m.slotsFastPath(false);
+      d.run();
     }
     c.require(false);
   }
@@ -281,6 +297,9 @@ class BlockManagerProperties {
       int lookahead = rng.nextInt(3) == 0 ? rng.nextInt(2 * bs + 1) : 0;
       note("allocate " + r.id() + " " + n + " lookahead " + lookahead);
       String before = snapshot();
+      if (m.fitsItsBlocks(r, n, lookahead)) {
+        coverage.shortSlots++;
+      }
       boolean ok = m.allocateSlots(r, n, lookahead);
       assertEquals(ref.allocate(r.id(), n, lookahead), ok, "allocate result");
       coverage.refusals += ok ? 0 : 1;
@@ -300,6 +319,9 @@ class BlockManagerProperties {
       int lookahead = rng.nextInt(4) == 0 ? rng.nextInt(2 * bs + 1) : 0;
       note("allocate " + r.id() + " " + n + " lookahead " + lookahead);
       String before = snapshot();
+      if (m.fitsItsBlocks(r, n, lookahead)) {
+        coverage.shortSlots++;
+      }
       boolean ok = m.allocateSlots(r, n, lookahead);
       assertEquals(ref.allocate(r.id(), n, lookahead), ok, "allocate result");
       coverage.refusals += ok ? 0 : 1;
