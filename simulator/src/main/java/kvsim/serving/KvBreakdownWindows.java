@@ -12,8 +12,8 @@ import java.util.Map;
  * last. A sample's shares hold from its time until the next sample. Since N is known only when the
  * requests have all arrived, the running integral of each share (and the time covered) is kept at
  * every arrival, with the largest share seen between consecutive arrivals, so that any window from
- * one arrival to another is a difference of two of them; that costs a few numbers per request,
- * as the latency samples do.
+ * one arrival to another is a difference of two of them: a few numbers per request, for at most
+ * {@value #KEPT_LIMIT} arrivals (Note [Arrivals kept]).
  */
 final class KvBreakdownWindows {
   /** The categories, in the order of the shares passed to {@link #record} and of the summaries. */
@@ -22,6 +22,18 @@ final class KvBreakdownWindows {
   static final List<String> USED = CATEGORIES.subList(0, 4);
   static final int IDLE = 4;
   private static final int K = CATEGORIES.size();
+  /** The most arrivals kept (Note [Arrivals kept]); the latency samples' limit too ({@link kvsim.metrics.Samples#EXACT_LIMIT}). */
+  static final int KEPT_LIMIT = 1 << 20;
+
+  // Note [Arrivals kept]: keeping every arrival costs 96 bytes a request, 2.6 GB for the 27 M
+  // requests of a week-long trace, more than the launcher's heap: the run's memory would be its
+  // length. So at most KEPT_LIMIT arrivals are kept, every stride-th one (the 0th, the stride-th,
+  // ...): the stride is 1 up to KEPT_LIMIT arrivals, and each time the kept arrivals fill up, every
+  // second one is dropped (its segment's peak merged into the one kept before it) and the stride
+  // doubles. The last arrival is kept apart, always. The steady window then opens at the first kept
+  // arrival at or after the ⌈N/10⌉-th: that very arrival for runs of up to KEPT_LIMIT requests, and
+  // less than a stride later (for the week, 32 of its 27 M arrivals) past them; its bounds are
+  // reported, so the window is always the one its numbers describe.
 
   private boolean started;
   private long startNanos;
@@ -30,12 +42,21 @@ final class KvBreakdownWindows {
   private final double[] integral = new double[K];
   private final double[] peak = new double[K];
   private final double[] segmentPeak = new double[K];
-  /** Per arrival: its time; the integrals ({@code K} per arrival) and time covered up to it; the peaks from it to the next. */
+  /**
+   * Per kept arrival (the j-th is arrival {@code j * stride}): its time; the integrals ({@code K} per
+   * arrival) and time covered up to it; the peaks from it to the next kept one.
+   */
   private long[] arrivalNanos = new long[64];
   private double[] arrivalIntegrals = new double[64 * K];
   private long[] arrivalCovered = new long[64];
   private double[] segmentPeaks = new double[64 * K];
+  private int kept;
+  private int stride = 1;
   private int arrivals;
+  /** The last arrival: its time, the time covered and the integrals up to it. */
+  private long lastArrivalNanos;
+  private long lastArrivalCovered;
+  private final double[] lastArrivalIntegrals = new double[K];
 
   KvBreakdownWindows() {
     Arrays.fill(peak, Double.NaN);
@@ -63,25 +84,64 @@ final class KvBreakdownWindows {
 
   /** Marks a request's arrival at {@code timeNanos} (non-decreasing, and never before a sample already recorded). */
   void arrival(long timeNanos) {
-    if (arrivals == arrivalNanos.length) {
-      int n = arrivals * 2;
-      arrivalNanos = Arrays.copyOf(arrivalNanos, n);
-      arrivalCovered = Arrays.copyOf(arrivalCovered, n);
-      arrivalIntegrals = Arrays.copyOf(arrivalIntegrals, n * K);
-      segmentPeaks = Arrays.copyOf(segmentPeaks, n * K);
-    }
     long dt = started ? timeNanos - lastNanos : 0;
-    arrivalNanos[arrivals] = timeNanos;
-    arrivalCovered[arrivals] = started ? timeNanos - startNanos : 0;
-    for (int c = 0; c < K; c++) {
-      arrivalIntegrals[arrivals * K + c] = integral[c] + last[c] * dt;
-      if (arrivals > 0) {
-        segmentPeaks[(arrivals - 1) * K + c] = segmentPeak[c];
+    long covered = started ? timeNanos - startNanos : 0;
+    if (arrivals > 0) {
+      // The segment from the previous arrival closes: its peak joins the kept arrival it follows.
+      for (int c = 0; c < K; c++) {
+        segmentPeaks[(kept - 1) * K + c] = larger(segmentPeaks[(kept - 1) * K + c], segmentPeak[c]);
       }
+    }
+    if (arrivals % stride == 0 && kept == KEPT_LIMIT) {
+      dropEverySecond();
+    }
+    if (arrivals % stride == 0) {
+      if (kept == arrivalNanos.length) {
+        int n = Math.min(kept * 2, KEPT_LIMIT);
+        arrivalNanos = Arrays.copyOf(arrivalNanos, n);
+        arrivalCovered = Arrays.copyOf(arrivalCovered, n);
+        arrivalIntegrals = Arrays.copyOf(arrivalIntegrals, n * K);
+        segmentPeaks = Arrays.copyOf(segmentPeaks, n * K);
+      }
+      arrivalNanos[kept] = timeNanos;
+      arrivalCovered[kept] = covered;
+      for (int c = 0; c < K; c++) {
+        arrivalIntegrals[kept * K + c] = integral[c] + last[c] * dt;
+        segmentPeaks[kept * K + c] = Double.NaN;
+      }
+      kept++;
+    }
+    lastArrivalNanos = timeNanos;
+    lastArrivalCovered = covered;
+    for (int c = 0; c < K; c++) {
+      lastArrivalIntegrals[c] = integral[c] + last[c] * dt;
       // The share holding at the arrival counts in the segment it opens.
       segmentPeak[c] = started ? last[c] : Double.NaN;
     }
     arrivals++;
+  }
+
+  /** Note [Arrivals kept]: keeps every second kept arrival, each with the peaks up to the next one left, and doubles the stride. */
+  private void dropEverySecond() {
+    int half = kept / 2;
+    for (int j = 0; j < half; j++) {
+      arrivalNanos[j] = arrivalNanos[2 * j];
+      arrivalCovered[j] = arrivalCovered[2 * j];
+      for (int c = 0; c < K; c++) {
+        arrivalIntegrals[j * K + c] = arrivalIntegrals[2 * j * K + c];
+        segmentPeaks[j * K + c] = larger(segmentPeaks[2 * j * K + c], segmentPeaks[(2 * j + 1) * K + c]);
+      }
+    }
+    kept = half;
+    stride *= 2;
+  }
+
+  /** The larger of two peaks, NaN (none) only where both are. */
+  private static double larger(double a, double b) {
+    if (Double.isNaN(a)) {
+      return b;
+    }
+    return !Double.isNaN(b) && b > a ? b : a;
   }
 
   /**
@@ -144,6 +204,11 @@ final class KvBreakdownWindows {
     return new Window("whole run", startNanos / 1e9, lastNanos / 1e9, mean, peak.clone());
   }
 
+  /** Returns how many arrivals are kept (at most {@value #KEPT_LIMIT}: Note [Arrivals kept]). */
+  int keptArrivals() {
+    return kept;
+  }
+
   /**
    * Returns the index (from 0) of the arrival that opens the steady window of {@code n} arrivals:
    * that of the ⌈n/10⌉-th request, the first for n of 10 or fewer.
@@ -153,9 +218,10 @@ final class KvBreakdownWindows {
   }
 
   /**
-   * The steady state: from the arrival of the ⌈N/10⌉-th request to the arrival of the last (Note
-   * [Breakdown windows]); its means and peaks undefined where the window has no length (one request,
-   * or all arriving at once), its bounds null without arrivals.
+   * The steady state: from the arrival of the ⌈N/10⌉-th request (past {@value #KEPT_LIMIT}
+   * requests, the first kept arrival from it on: Note [Arrivals kept]) to the arrival of the last
+   * (Note [Breakdown windows]); its means and peaks undefined where the window has no length (one
+   * request, or all arriving at once), its bounds null without arrivals.
    */
   Window steady() {
     double[] mean = new double[K];
@@ -165,20 +231,16 @@ final class KvBreakdownWindows {
     if (arrivals == 0) {
       return new Window("steady state", null, null, mean, peaks);
     }
-    int from = steadyFromIndex(arrivals);
-    int to = arrivals - 1;
-    long covered = arrivalCovered[to] - arrivalCovered[from];
+    int from = (steadyFromIndex(arrivals) + stride - 1) / stride;
+    long covered = lastArrivalCovered - arrivalCovered[from];
     if (covered > 0) {
       for (int c = 0; c < K; c++) {
-        mean[c] = (arrivalIntegrals[to * K + c] - arrivalIntegrals[from * K + c]) / covered;
-        for (int a = from; a < to; a++) {
-          double p = segmentPeaks[a * K + c];
-          if (!Double.isNaN(p) && (Double.isNaN(peaks[c]) || p > peaks[c])) {
-            peaks[c] = p;
-          }
+        mean[c] = (lastArrivalIntegrals[c] - arrivalIntegrals[from * K + c]) / covered;
+        for (int j = from; j < kept; j++) {
+          peaks[c] = larger(peaks[c], segmentPeaks[j * K + c]);
         }
       }
     }
-    return new Window("steady state", arrivalNanos[from] / 1e9, arrivalNanos[to] / 1e9, mean, peaks);
+    return new Window("steady state", arrivalNanos[from] / 1e9, lastArrivalNanos / 1e9, mean, peaks);
   }
 }

@@ -79,7 +79,8 @@ public final class ServingMetrics {
   //     the arrivals fills the batch (ramp-up); after the last arrival the load only falls (drain).
   //     The bounds depend on the arrivals alone, so a user can compute them from the workload, and
   //     they are the same for every system of a run. The window is empty (its shares null) with one
-  //     request, or when all arrive at once.
+  //     request, or when all arrive at once. Past KvBreakdownWindows.KEPT_LIMIT arrivals it opens
+  //     at the first arrival kept from the ⌈N/10⌉-th on (Note [Arrivals kept] there).
   // Means are time-weighted over the window; peaks are the largest share sampled in it (for the
   // steady window: sampled between its bounds, or holding at its start).
   final Samples ttft = new Samples();
