@@ -28,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class LauncherFlagsTest {
   private static final String FIRST_TIER = "-XX:TieredStopAtLevel=1";
+  private static final String SERIAL_GC = "-XX:+UseSerialGC";
 
   @TempDir Path root;
   private Path jdk;
@@ -145,6 +146,8 @@ class LauncherFlagsTest {
   private void assertFirstTier(boolean expected, String... args) throws Exception {
     List<String> java = javaArgs(args);
     assertEquals(expected, java.contains(FIRST_TIER), String.join(" ", args) + " -> " + java);
+    // Note [A collector per run]: what is not known to be short runs with the serial collector.
+    assertEquals(!expected, java.contains(SERIAL_GC), String.join(" ", args) + " -> " + java);
     // The command's own arguments come after the jar, unchanged.
     int jar = java.indexOf("-jar");
     assertEquals(List.of(args), java.subList(jar + 2, java.size()));
@@ -193,6 +196,29 @@ class LauncherFlagsTest {
     assertFirstTier(false, "replay", "churn", "--set", "buddy.min-block=4MiB");
     assertFirstTier(false, "replay", "churn:ops=99999999999");
     assertFirstTier(false, "replay", "churn", "--seeds", "seeds.txt");
+  }
+
+  /** Returns the arguments java is started with for {@code args} under {@code KVSIM_JAVA_OPTS=opts}. */
+  private List<String> javaArgsWithOptions(String opts, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of("bash", root.resolve("kvsim").toString()));
+    command.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true);
+    pb.environment().put("KVSIM_JAVA_HOME", jdk.toString());
+    pb.environment().put("KVSIM_JAVA_OPTS", opts);
+    pb.environment().put("XDG_RUNTIME_DIR", root.resolve("run").toString());
+    Process p = pb.start();
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+  }
+
+  @Test
+  void aCollectorNamedInTheJavaOptionsIsTheOnlyOne() throws Exception {
+    String[] serving = {"serving", "requests:preset=sharegpt,count=10", "--system", "vllm"};
+    assertTrue(javaArgsWithOptions("-Xmx1g", serving).contains(SERIAL_GC));
+    for (String gc : List.of("-XX:+UseG1GC", "-XX:+UseParallelGC", "-XX:+UseZGC")) {
+      List<String> java = javaArgsWithOptions("-Xmx1g " + gc, serving);
+      assertTrue(java.contains(gc) && !java.contains(SERIAL_GC), java.toString());
+    }
   }
 
   @Test
