@@ -29,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 class LauncherFlagsTest {
   private static final String FIRST_TIER = "-XX:TieredStopAtLevel=1";
   private static final String SERIAL_GC = "-XX:+UseSerialGC";
+  private static final String HUGE_PAGES = "-XX:+UseTransparentHugePages";
 
   @TempDir Path root;
   private Path jdk;
@@ -219,6 +220,19 @@ class LauncherFlagsTest {
       List<String> java = javaArgsWithOptions("-Xmx1g " + gc, serving);
       assertTrue(java.contains(gc) && !java.contains(SERIAL_GC), java.toString());
     }
+  }
+
+  /** Note [Huge pages where the kernel offers them]: asked for exactly where this machine's kernel gives them on request, before the options. */
+  @Test
+  void hugePagesAreAskedForWhereTheKernelGivesThemOnRequest() throws Exception {
+    Path setting = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
+    boolean onRequest = Files.isReadable(setting) && Files.readString(setting).contains("[madvise]");
+    for (String[] args : List.of(new String[] {"--version"}, new String[] {"serving", "requests:preset=sharegpt,count=10", "--system", "vllm"})) {
+      List<String> java = javaArgs(args);
+      assertEquals(onRequest, java.contains(HUGE_PAGES), setting + " " + (onRequest ? "on request" : "not on request") + ": " + java);
+    }
+    List<String> undone = javaArgsWithOptions("-Xmx1g -XX:-UseTransparentHugePages", "--version");
+    assertTrue(!onRequest || undone.indexOf(HUGE_PAGES) < undone.indexOf("-XX:-UseTransparentHugePages"), undone.toString());
   }
 
   @Test
