@@ -32,8 +32,8 @@ final class KvBreakdownWindows {
   // second one is dropped (its segment's peak merged into the one kept before it) and the stride
   // doubles. The last arrival is kept apart, always. The steady window then opens at the first kept
   // arrival at or after the ⌈N/10⌉-th: that very arrival for runs of up to KEPT_LIMIT requests, and
-  // less than a stride later (for the week, 32 of its 27 M arrivals) past them; its bounds are
-  // reported, so the window is always the one its numbers describe.
+  // fewer than a stride of arrivals later past them (the week's 27 M arrivals end at a stride of
+  // 32); its bounds are reported, so the window is always the one its numbers describe.
 
   private boolean started;
   private long startNanos;
