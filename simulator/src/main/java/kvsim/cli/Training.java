@@ -12,10 +12,10 @@ import java.util.SplittableRandom;
 
 /**
  * The training run behind the launcher's start-up cache: a few small runs of the commands people
- * run most (trace files, binary and JSONL, written and replayed among them), in one process, so that the JVM can record which classes they load and which methods
- * they run hot (Note [Start-up cache] in the {@code kvsim} launcher). It writes only under the
- * folder it is given and prints nothing; its exit status is non-zero when any run failed, and the
- * launcher then keeps no cache.
+ * run most (trace files, binary and JSONL, written and replayed among them), in one process, so
+ * that the JVM can record which classes they load and which methods they run hot (Note [Start-up
+ * cache] in the {@code kvsim} launcher). It writes only under the folder it is given and prints
+ * nothing; its exit status is non-zero when any run failed, and the launcher then keeps no cache.
  *
  * <p>Usage: {@code java -cp kvsim.jar kvsim.cli.Training DIR}.
  */

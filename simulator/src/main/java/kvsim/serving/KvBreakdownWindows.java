@@ -85,17 +85,23 @@ final class KvBreakdownWindows {
   /** Marks a request's arrival at {@code timeNanos} (non-decreasing, and never before a sample already recorded). */
   void arrival(long timeNanos) {
     long dt = started ? timeNanos - lastNanos : 0;
-    long covered = started ? timeNanos - startNanos : 0;
     if (arrivals > 0) {
       // The segment from the previous arrival closes: its peak joins the kept arrival it follows.
       for (int c = 0; c < K; c++) {
         segmentPeaks[(kept - 1) * K + c] = larger(segmentPeaks[(kept - 1) * K + c], segmentPeak[c]);
       }
     }
-    if (arrivals % stride == 0 && kept == KEPT_LIMIT) {
-      dropEverySecond();
+    lastArrivalNanos = timeNanos;
+    lastArrivalCovered = started ? timeNanos - startNanos : 0;
+    for (int c = 0; c < K; c++) {
+      lastArrivalIntegrals[c] = integral[c] + last[c] * dt;
+      // The share holding at the arrival counts in the segment it opens.
+      segmentPeak[c] = started ? last[c] : Double.NaN;
     }
     if (arrivals % stride == 0) {
+      if (kept == KEPT_LIMIT) {
+        dropEverySecond(); // arrivals is KEPT_LIMIT times the old stride, so a multiple of the new one
+      }
       if (kept == arrivalNanos.length) {
         int n = Math.min(kept * 2, KEPT_LIMIT);
         arrivalNanos = Arrays.copyOf(arrivalNanos, n);
@@ -104,19 +110,10 @@ final class KvBreakdownWindows {
         segmentPeaks = Arrays.copyOf(segmentPeaks, n * K);
       }
       arrivalNanos[kept] = timeNanos;
-      arrivalCovered[kept] = covered;
-      for (int c = 0; c < K; c++) {
-        arrivalIntegrals[kept * K + c] = integral[c] + last[c] * dt;
-        segmentPeaks[kept * K + c] = Double.NaN;
-      }
+      arrivalCovered[kept] = lastArrivalCovered;
+      System.arraycopy(lastArrivalIntegrals, 0, arrivalIntegrals, kept * K, K);
+      Arrays.fill(segmentPeaks, kept * K, kept * K + K, Double.NaN);
       kept++;
-    }
-    lastArrivalNanos = timeNanos;
-    lastArrivalCovered = covered;
-    for (int c = 0; c < K; c++) {
-      lastArrivalIntegrals[c] = integral[c] + last[c] * dt;
-      // The share holding at the arrival counts in the segment it opens.
-      segmentPeak[c] = started ? last[c] : Double.NaN;
     }
     arrivals++;
   }

@@ -68,11 +68,20 @@ class LauncherFlagsTest {
 
   /** Runs the launcher with {@code args} and a stand-in client exiting {@code clientStatus}; returns its status and output. */
   private Launched launch(int clientStatus, String... args) throws Exception {
+    return launchWith(null, clientStatus, args);
+  }
+
+  /** As {@link #launch}, under {@code KVSIM_JAVA_OPTS=opts} (null: unset). */
+  private Launched launchWith(String opts, int clientStatus, String... args) throws Exception {
     List<String> command = new ArrayList<>(List.of("bash", root.resolve("kvsim").toString()));
     command.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true);
     pb.environment().put("KVSIM_JAVA_HOME", jdk.toString());
-    pb.environment().remove("KVSIM_JAVA_OPTS");
+    if (opts == null) {
+      pb.environment().remove("KVSIM_JAVA_OPTS");
+    } else {
+      pb.environment().put("KVSIM_JAVA_OPTS", opts);
+    }
     pb.environment().remove("KVSIM_NO_CDS");
     pb.environment().remove("KVSIM_DEBUG");
     pb.environment().put("XDG_RUNTIME_DIR", root.resolve("run").toString());
@@ -201,15 +210,7 @@ class LauncherFlagsTest {
 
   /** Returns the arguments java is started with for {@code args} under {@code KVSIM_JAVA_OPTS=opts}. */
   private List<String> javaArgsWithOptions(String opts, String... args) throws Exception {
-    List<String> command = new ArrayList<>(List.of("bash", root.resolve("kvsim").toString()));
-    command.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true);
-    pb.environment().put("KVSIM_JAVA_HOME", jdk.toString());
-    pb.environment().put("KVSIM_JAVA_OPTS", opts);
-    pb.environment().put("XDG_RUNTIME_DIR", root.resolve("run").toString());
-    Process p = pb.start();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-    return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+    return launchWith(opts, ServerClient.NO_SERVER, args).lines();
   }
 
   @Test
@@ -237,13 +238,7 @@ class LauncherFlagsTest {
 
   @Test
   void javaOptionsComeAfterTheChoiceSoTheyCanUndoIt() throws Exception {
-    List<String> command = new ArrayList<>(List.of("bash", root.resolve("kvsim").toString(), "--version"));
-    ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true);
-    pb.environment().put("KVSIM_JAVA_HOME", jdk.toString());
-    pb.environment().put("KVSIM_JAVA_OPTS", "-Xmx1g -XX:TieredStopAtLevel=4");
-    Process p = pb.start();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-    List<String> java = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+    List<String> java = javaArgsWithOptions("-Xmx1g -XX:TieredStopAtLevel=4", "--version");
     assertTrue(java.indexOf(FIRST_TIER) >= 0 && java.indexOf(FIRST_TIER) < java.indexOf("-XX:TieredStopAtLevel=4"), java.toString());
     assertFalse(java.contains("-Xmx4g"), java.toString());
   }
