@@ -17,7 +17,10 @@ import java.nio.file.Path;
 /**
  * The launcher's side of the resident server (Note [Resident server] on {@link Server}): sends one
  * request and copies the answer to this process's standard streams, then exits with the command's
- * status. It uses {@code java.base} alone, so that its JVM starts in a few hundredths of a second.
+ * status. It uses {@code java.base} alone, so that its JVM starts in about a tenth of a second. The
+ * launcher runs it where there is no {@code perl}; elsewhere it runs its own Perl program, which
+ * speaks this protocol byte for byte and starts in about 0.02 s (Note [A client without a JVM] in
+ * {@code kvsim}; {@code ServerTest} runs both against one server).
  *
  * <p>{@code java -cp CLASSES kvsim.cli.ServerClient SOCKET BUILD SETTINGS VERB [ARGS...]}, VERB one of
  * {@code run}, {@code status}, {@code stop}. It exits {@link #NO_SERVER} when no server answers or

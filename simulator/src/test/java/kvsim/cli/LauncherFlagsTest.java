@@ -24,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the resident server (Note [Resident server]): the real script, copied beside a jar that is up to
  * date, runs a stand-in {@code java} that prints the arguments it was given (and, started as the
  * server's client, exits with the status the test asks for), so each case shows exactly what the
- * JVMs would be started with.
+ * JVMs would be started with; a stand-in {@code perl} does the same for the launcher's Perl client
+ * (Note [A client without a JVM]).
  */
 class LauncherFlagsTest {
   private static final String FIRST_TIER = "-XX:TieredStopAtLevel=1";
@@ -33,6 +34,10 @@ class LauncherFlagsTest {
 
   @TempDir Path root;
   private Path jdk;
+  /** KVSIM_SERVER_CLIENT for the launcher (null: unset); "java" unless a test is about the Perl client. */
+  private String serverClient = "java";
+  /** A folder put first on the launcher's PATH, or null. */
+  private Path pathFirst;
 
   @BeforeEach
   void launcherBesideAnUpToDateJar() throws IOException {
@@ -86,6 +91,14 @@ class LauncherFlagsTest {
     pb.environment().remove("KVSIM_DEBUG");
     pb.environment().put("XDG_RUNTIME_DIR", root.resolve("run").toString());
     pb.environment().put("CLIENT_STATUS", Integer.toString(clientStatus));
+    if (serverClient == null) {
+      pb.environment().remove("KVSIM_SERVER_CLIENT");
+    } else {
+      pb.environment().put("KVSIM_SERVER_CLIENT", serverClient);
+    }
+    if (pathFirst != null) {
+      pb.environment().put("PATH", pathFirst + ":" + System.getenv("PATH"));
+    }
     Process p = pb.start();
     assertTrue(p.waitFor(60, TimeUnit.SECONDS), "launcher timed out");
     return new Launched(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList());
@@ -99,9 +112,11 @@ class LauncherFlagsTest {
 
   /** Makes the socket a server for the launcher's folder would listen on (a file of socket type, nobody behind it). */
   private Path serverSocket() throws Exception {
-    Process p = new ProcessBuilder("bash", "-c", "pwd -P | cksum").directory(root.toFile()).start();
-    assertTrue(p.waitFor(10, TimeUnit.SECONDS));
-    String key = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).split(" ")[0];
+    // its name: FNV-1a (32 bits) of the folder's physical path
+    long key = 2166136261L;
+    for (byte b : root.toRealPath().toString().getBytes(StandardCharsets.UTF_8)) {
+      key = ((key ^ (b & 0xff)) * 16777619L) & 0xffffffffL;
+    }
     Path dir = Files.createDirectories(root.resolve("run/kvsim-server-" + Files.getAttribute(root, "unix:uid")));
     Path socket = dir.resolve(key + ".sock");
     try (java.nio.channels.ServerSocketChannel s = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
@@ -133,6 +148,34 @@ class LauncherFlagsTest {
     Launched refused = launch(ServerClient.NO_SERVER, "--version");
     assertEquals(0, refused.status());
     assertTrue(refused.lines().contains("kvsim.cli.ServerClient") && refused.lines().contains("-jar"), refused.lines().toString());
+  }
+
+  /** Note [A client without a JVM]: where perl is on the PATH, the client is the launcher's Perl program, build folder or not. */
+  @Test
+  void withPerlTheClientIsThePerlProgram() throws Exception {
+    Path socket = serverSocket();
+    pathFirst = Files.createDirectories(root.resolve("bin"));
+    Path perl = Files.writeString(pathFirst.resolve("perl"), "#!/usr/bin/env bash\nwhile [[ $1 != -- ]]; do shift; done\nshift\n"
+        + "echo perl-client\nprintf '%s\\n' \"$@\"\nexit ${CLIENT_STATUS:-99}\n");
+    Files.setPosixFilePermissions(perl, PosixFilePermissions.fromString("rwxr-xr-x"));
+    serverClient = null;
+    Launched served = launch(0, "replay", "churn:ops=1000", "--seeds", "1..200");
+    List<String> lines = served.lines();
+    assertEquals(0, served.status(), lines.toString());
+    int client = lines.indexOf("perl-client");
+    assertEquals(0, client, lines.toString());
+    assertEquals(socket.toString(), lines.get(1));
+    assertTrue(lines.get(2).startsWith(root.resolve("simulator/target/kvsim.jar").toString() + " "), lines.get(2)); // the build
+    assertEquals("opts=-Xmx4g debug=", lines.get(3)); // the settings
+    assertEquals(root.toRealPath().toString(), lines.get(4)); // the folder
+    assertEquals(List.of("run", "replay", "churn:ops=1000", "--seeds", "1..200"), lines.subList(5, lines.size()));
+    assertEquals(3, launch(3, "--version").status());
+    // refused: run here
+    Launched refused = launch(ServerClient.NO_SERVER, "--version");
+    assertTrue(refused.lines().contains("perl-client") && refused.lines().contains("-jar"), refused.lines().toString());
+    // KVSIM_SERVER_CLIENT=java picks the Java client, which needs the build folder
+    serverClient = "java";
+    assertFalse(launch(0, "--version").lines().contains("perl-client"));
   }
 
   @Test

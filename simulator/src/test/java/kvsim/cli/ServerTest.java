@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -29,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * the launcher runs them: commands served give the same exit status, standard output, standard
  * error and result files, byte for byte, as the same commands run directly; requests of another
  * build, settings or folder are refused; a client that leaves during its command stops the server
- * and leaves no temporaries.
+ * and leaves no temporaries. The launcher's Perl client (Note [A client without a JVM] in {@code
+ * kvsim}) gives what the Java client gives, byte for byte.
  */
 class ServerTest {
   private static final String BUILD = "test-build";
@@ -171,6 +173,77 @@ class ServerTest {
     sameServedAsDirect("serving", "requests:preset=nope", "--system", "vllm", "-o", "{out}");
     // a command run twice in the same server gives the same files again
     sameServedAsDirect("serving", "requests:preset=sharegpt,count=40", "--system", "vllm", "-o", "{out}");
+  }
+
+  /** The Perl client's program, as the launcher holds it. */
+  private static String perlClient() throws IOException {
+    Path launcher = Path.of("..", "kvsim");
+    assumeTrue(Files.isRegularFile(launcher), "the launcher is beside simulator/");
+    String script = Files.readString(launcher);
+    int start = script.indexOf("<<'PERL'");
+    assertTrue(start > 0, "the launcher holds the Perl client");
+    start = script.indexOf('\n', start) + 1;
+    return script.substring(start, script.indexOf("\nPERL\n", start) + 1);
+  }
+
+  /** Runs the launcher's Perl client with {@code verb} and {@code args} as {@code identity} against {@code socket}. */
+  private static Outcome perl(Path socket, ServerClient.Identity identity, String verb, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of("perl", "-e", perlClient(), "--", socket.toString(), identity.build(), identity.settings(), identity.folder(), verb));
+    command.addAll(List.of(args));
+    Path out = dir.resolve("perl.out");
+    Path err = dir.resolve("perl.err");
+    Process p;
+    try {
+      p = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    } catch (IOException e) {
+      assumeTrue(false, "no perl here, so the launcher uses the Java client: " + e.getMessage());
+      throw e;
+    }
+    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the Perl client timed out");
+    return new Outcome(p.exitValue(), Files.readString(out), Files.readString(err), new TreeMap<>());
+  }
+
+  /** Runs {@code verb} with {@code args} as {@code identity} through both clients and compares their status and streams. */
+  private static Outcome sameByBothClients(Path socket, ServerClient.Identity identity, String verb, String... args) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = ServerClient.request(socket, identity, verb, args, out, err);
+    Outcome perl = perl(socket, identity, verb, args);
+    String what = verb + " " + String.join(" ", args);
+    assertEquals(status, perl.status(), what);
+    assertEquals(out.toString(StandardCharsets.UTF_8).replaceAll("commands served: \\d+", "commands served: N"),
+        perl.out().replaceAll("commands served: \\d+", "commands served: N"), what);
+    assertEquals(err.toString(StandardCharsets.UTF_8), perl.err(), what);
+    return perl;
+  }
+
+  @Test
+  void theLaunchersPerlClientGivesWhatTheJavaClientGives() throws Exception {
+    assertEquals(0, sameByBothClients(socket, identity(), "run", "--version").status());
+    sameByBothClients(socket, identity(), "run", "replay", "churn:ops=300", "--seeds", "1..3", "-a", "first-fit", "--quiet", "--no-report", "-o", dir.resolve("p").toString(), "--force");
+    sameByBothClients(socket, identity(), "run", "replay", "--help");
+    Outcome bad = sameByBothClients(socket, identity(), "run", "replay", "churn:ops=-5");
+    assertEquals(2, bad.status());
+    assertTrue(bad.err().startsWith("kvsim: error: "), bad.err());
+    if ("UTF-8".equals(System.getProperty("sun.jnu.encoding"))) { // so that this JVM passes the argument to perl as UTF-8
+      // an argument of non-ASCII bytes arrives as the same string
+      sameByBothClients(socket, identity(), "run", "replay", "churn:ops=300", "-a", "fïrst-fit");
+    }
+    // refusals: nothing printed for run (the launcher runs it), the reason for status
+    assertEquals(ServerClient.NO_SERVER, sameByBothClients(socket, new ServerClient.Identity(BUILD, "other", folder()), "run", "--version").status());
+    Outcome elsewhere = sameByBothClients(socket, new ServerClient.Identity(BUILD, SETTINGS, "/elsewhere"), "status");
+    assertEquals(ServerClient.NO_SERVER, elsewhere.status());
+    assertTrue(elsewhere.err().contains("not /elsewhere"), elsewhere.err());
+    assertTrue(sameByBothClients(socket, identity(), "status").out().startsWith("kvsim server: serving "));
+    // no server, and a killed server's socket, which the client removes
+    assertEquals(ServerClient.NO_SERVER, perl(dir.resolve("none.sock"), identity(), "run", "--version").status());
+    Path killed = dir.resolve("killed-perl.sock");
+    try (java.nio.channels.ServerSocketChannel s = java.nio.channels.ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      s.bind(UnixDomainSocketAddress.of(killed));
+    }
+    assertEquals(ServerClient.NO_SERVER, perl(killed, identity(), "run", "--version").status());
+    assertFalse(Files.exists(killed), "a socket nothing listens on is removed");
+    assertTrue(server.isAlive());
   }
 
   @Test
