@@ -188,13 +188,24 @@ class ServerTest {
 
   /** Runs the launcher's Perl client with {@code verb} and {@code args} as {@code identity} against {@code socket}. */
   private static Outcome perl(Path socket, ServerClient.Identity identity, String verb, String... args) throws Exception {
+    return perl(null, socket, identity, verb, args);
+  }
+
+  /** As {@link #perl(Path, ServerClient.Identity, String, String...)}, with {@code PERL5LIB=perlLib} (null: unset). */
+  private static Outcome perl(Path perlLib, Path socket, ServerClient.Identity identity, String verb, String... args) throws Exception {
     List<String> command = new ArrayList<>(List.of("perl", "-e", perlClient(), "--", socket.toString(), identity.build(), identity.settings(), identity.folder(), verb));
     command.addAll(List.of(args));
     Path out = dir.resolve("perl.out");
     Path err = dir.resolve("perl.err");
     Process p;
     try {
-      p = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+      ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+      pb.environment().remove("PERL5LIB");
+      pb.environment().remove("PERL5OPT");
+      if (perlLib != null) {
+        pb.environment().put("PERL5LIB", perlLib.toString());
+      }
+      p = pb.start();
     } catch (IOException e) {
       assumeTrue(false, "no perl here, so the launcher uses the Java client: " + e.getMessage());
       throw e;
@@ -243,6 +254,12 @@ class ServerTest {
     }
     assertEquals(ServerClient.NO_SERVER, perl(killed, identity(), "run", "--version").status());
     assertFalse(Files.exists(killed), "a socket nothing listens on is removed");
+    // a perl without its Socket module says nothing and leaves the command to the launcher
+    Path noSocket = Files.createDirectories(dir.resolve("no-socket-module"));
+    Files.writeString(noSocket.resolve("Socket.pm"), "die \"no Socket module here\\n\";\n");
+    Outcome without = perl(noSocket, socket, identity(), "run", "--version");
+    assertEquals(ServerClient.NO_SERVER, without.status());
+    assertEquals("", without.out() + without.err());
     assertTrue(server.isAlive());
   }
 
