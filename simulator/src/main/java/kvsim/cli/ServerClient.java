@@ -90,6 +90,10 @@ public final class ServerClient {
       }
       request.flush();
       DataInputStream answer = new DataInputStream(new java.io.BufferedInputStream(Channels.newInputStream(channel)));
+      // A stream whose reader left (| head) is dropped from then on and the command goes on to its
+      // end, as a direct run's JVM goes on when its standard output is closed.
+      boolean outGone = false;
+      boolean errGone = false;
       while (true) {
         int kind;
         try {
@@ -102,15 +106,15 @@ public final class ServerClient {
         }
         switch (kind) {
           case EXIT -> {
-            out.flush();
-            err.flush();
             return answer.readInt();
           }
           case STDOUT, STDERR -> {
-            byte[] b = answer.readNBytes(answer.readInt());
-            OutputStream to = kind == STDOUT ? out : err;
-            to.write(b);
-            to.flush();
+            byte[] b = answer.readNBytes(answer.readInt()); // read whatever is written: the frames go on
+            if (kind == STDOUT) {
+              outGone = outGone || !copied(b, out);
+            } else {
+              errGone = errGone || !copied(b, err);
+            }
           }
           case REFUSED -> {
             String reason = new String(answer.readNBytes(answer.readInt()), StandardCharsets.UTF_8);
@@ -123,6 +127,17 @@ public final class ServerClient {
           default -> throw new IOException("the kvsim server sent a frame of unknown kind " + kind);
         }
       }
+    }
+  }
+
+  /** Writes {@code bytes} to {@code to}; returns false when its reader has gone. */
+  private static boolean copied(byte[] bytes, OutputStream to) {
+    try {
+      to.write(bytes);
+      to.flush();
+      return true;
+    } catch (IOException e) {
+      return false;
     }
   }
 

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.Channels;
@@ -261,6 +262,41 @@ class ServerTest {
     assertEquals(ServerClient.NO_SERVER, without.status());
     assertEquals("", without.out() + without.err());
     assertTrue(server.isAlive());
+  }
+
+  /**
+   * A reader that leaves early ({@code kvsim ... | head}) neither ends the command nor the server: as
+   * in a direct run, whose JVM drops what it can no longer write, the command runs to its end, with
+   * its status and files, through either client.
+   */
+  @Test
+  void aReaderThatLeavesEarlyStopsNeitherTheCommandNorTheServer() throws Exception {
+    Path output = dir.resolve("early");
+    String[] args = {"replay", "churn:ops=300", "--seeds", "1..3", "-a", "first-fit", "-o", output.toString(), "--force"};
+    OutputStream closed = new OutputStream() {
+      @Override
+      public void write(int b) throws IOException {
+        throw new IOException("Broken pipe");
+      }
+    };
+    assertEquals(0, ServerClient.request(socket, identity(), "run", args, closed, closed));
+    assertTrue(Files.isRegularFile(output.resolve("summary.json")), "the command ran to its end");
+    deleteTree(output);
+    List<String> command = new ArrayList<>(List.of("perl", "-e", perlClient(), "--", socket.toString(), BUILD, SETTINGS, folder(), "run"));
+    command.addAll(List.of(args));
+    Process p;
+    try {
+      p = new ProcessBuilder(command).redirectError(dir.resolve("early.err").toFile()).start();
+    } catch (IOException e) {
+      assumeTrue(false, "no perl here, so the launcher uses the Java client: " + e.getMessage());
+      throw e;
+    }
+    p.getInputStream().close(); // before the command prints its table
+    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the Perl client timed out");
+    assertEquals(0, p.exitValue(), Files.readString(dir.resolve("early.err")));
+    assertTrue(Files.isRegularFile(output.resolve("summary.json")), "the command ran to its end");
+    assertTrue(server.isAlive());
+    assertEquals(0, ServerClient.request(socket, identity(), "status", new String[0], new ByteArrayOutputStream(), new ByteArrayOutputStream()));
   }
 
   @Test
