@@ -16,6 +16,7 @@ import kvsim.devicemodel.MemoryPlan;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.trace.L1TraceReader;
 import kvsim.trace.L1TraceWriter;
+import kvsim.trace.TraceFiles;
 import kvsim.trace.TraceEvent;
 import kvsim.workload.ChurnGenerator;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -34,7 +35,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * End-to-end replay speed: events per second from a JSONL trace file on disk through the streaming
+ * End-to-end replay speed: events per second from a JSONL (or {@code .kvt}) trace file on disk through the streaming
  * reader, the engine (id mapping, routing) and a model, with metrics recorded after every event.
  * The trace is the churn workload with 1-8 MiB sizes (so the live set settles near its
  * steady state without refusals dominating), one million events.
@@ -52,6 +53,8 @@ public class ReplayBenchmark {
   public String allocator;
 
   private Path trace;
+  /** The same events as a binary trace ({@code .kvt}). */
+  private Path binaryTrace;
 
   @Setup(Level.Trial)
   public void writeTrace() throws IOException {
@@ -64,11 +67,20 @@ public class ReplayBenchmark {
         w.write(e);
       }
     }
+    binaryTrace = Files.createTempFile("kvsim-replay-bench", ".kvt");
+    try (L1TraceReader r = L1TraceReader.open(trace); OutputStream out = Files.newOutputStream(binaryTrace);
+        L1TraceWriter w = L1TraceWriter.open(out, g.describe(), true)) {
+      TraceEvent e;
+      while ((e = r.next()) != null) {
+        w.write(e);
+      }
+    }
   }
 
   @TearDown(Level.Trial)
   public void deleteTrace() throws IOException {
     Files.deleteIfExists(trace);
+    Files.deleteIfExists(binaryTrace);
   }
 
   /** Replays the whole file; the score is events per second. */
@@ -78,6 +90,17 @@ public class ReplayBenchmark {
     MemoryPlan plan = MemoryPlan.whole(DeviceSpec.defaultDevice());
     Allocator a = AllocatorRegistry.create(new AllocatorContext(allocator, plan.testedRegion(), plan.device(), ModelPreset.defaultModel(), Map.of()));
     try (L1TraceReader r = L1TraceReader.open(trace)) {
+      return ReplayEngine.run(a, r, ReplayEngine.Options.defaults()).metrics().events();
+    }
+  }
+
+  /** Replays the same events from the binary trace, whose reading costs the engine's thread least. */
+  @Benchmark
+  @OperationsPerInvocation(EVENTS)
+  public long replayKvt() throws IOException {
+    MemoryPlan plan = MemoryPlan.whole(DeviceSpec.defaultDevice());
+    Allocator a = AllocatorRegistry.create(new AllocatorContext(allocator, plan.testedRegion(), plan.device(), ModelPreset.defaultModel(), Map.of()));
+    try (var r = TraceFiles.openL1(binaryTrace)) {
       return ReplayEngine.run(a, r, ReplayEngine.Options.defaults()).metrics().events();
     }
   }
