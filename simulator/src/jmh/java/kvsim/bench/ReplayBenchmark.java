@@ -14,6 +14,7 @@ import kvsim.engine.ReplayEngine;
 import kvsim.devicemodel.DeviceSpec;
 import kvsim.devicemodel.MemoryPlan;
 import kvsim.registry.AllocatorRegistry;
+import kvsim.trace.EventSource;
 import kvsim.trace.L1TraceReader;
 import kvsim.trace.L1TraceWriter;
 import kvsim.trace.TraceFiles;
@@ -61,18 +62,13 @@ public class ReplayBenchmark {
     trace = Files.createTempFile("kvsim-replay-bench", ".jsonl");
     ChurnGenerator g = new ChurnGenerator(new OptionMap("churn", Map.of(
         "ops", Integer.toString(EVENTS), "seed", "1", "min-size-mib", "1", "max-size-mib", "8", "free-probability", "0.5")));
-    try (OutputStream out = Files.newOutputStream(trace); L1TraceWriter w = new L1TraceWriter(out, g.describe())) {
+    binaryTrace = Files.createTempFile("kvsim-replay-bench", ".kvt");
+    try (OutputStream out = Files.newOutputStream(trace); L1TraceWriter w = new L1TraceWriter(out, g.describe());
+        OutputStream binaryOut = Files.newOutputStream(binaryTrace); L1TraceWriter binary = L1TraceWriter.open(binaryOut, g.describe(), true)) {
       TraceEvent e;
       while ((e = g.next()) != null) {
         w.write(e);
-      }
-    }
-    binaryTrace = Files.createTempFile("kvsim-replay-bench", ".kvt");
-    try (L1TraceReader r = L1TraceReader.open(trace); OutputStream out = Files.newOutputStream(binaryTrace);
-        L1TraceWriter w = L1TraceWriter.open(out, g.describe(), true)) {
-      TraceEvent e;
-      while ((e = r.next()) != null) {
-        w.write(e);
+        binary.write(e);
       }
     }
   }
@@ -87,10 +83,8 @@ public class ReplayBenchmark {
   @Benchmark
   @OperationsPerInvocation(EVENTS)
   public long replayJsonl() throws IOException {
-    MemoryPlan plan = MemoryPlan.whole(DeviceSpec.defaultDevice());
-    Allocator a = AllocatorRegistry.create(new AllocatorContext(allocator, plan.testedRegion(), plan.device(), ModelPreset.defaultModel(), Map.of()));
     try (L1TraceReader r = L1TraceReader.open(trace)) {
-      return ReplayEngine.run(a, r, ReplayEngine.Options.defaults()).metrics().events();
+      return replay(r);
     }
   }
 
@@ -98,10 +92,15 @@ public class ReplayBenchmark {
   @Benchmark
   @OperationsPerInvocation(EVENTS)
   public long replayKvt() throws IOException {
+    try (EventSource r = TraceFiles.openL1(binaryTrace)) {
+      return replay(r);
+    }
+  }
+
+  /** Replays {@code source} through a fresh model on the whole device; returns the events applied. */
+  private long replay(EventSource source) throws IOException {
     MemoryPlan plan = MemoryPlan.whole(DeviceSpec.defaultDevice());
     Allocator a = AllocatorRegistry.create(new AllocatorContext(allocator, plan.testedRegion(), plan.device(), ModelPreset.defaultModel(), Map.of()));
-    try (var r = TraceFiles.openL1(binaryTrace)) {
-      return ReplayEngine.run(a, r, ReplayEngine.Options.defaults()).metrics().events();
-    }
+    return ReplayEngine.run(a, source, ReplayEngine.Options.defaults()).metrics().events();
   }
 }

@@ -176,15 +176,46 @@ class ServerTest {
     sameServedAsDirect("serving", "requests:preset=sharegpt,count=40", "--system", "vllm", "-o", "{out}");
   }
 
-  /** The Perl client's program, as the launcher holds it. */
+  /** The Perl client's program, as the launcher holds it (read once). */
+  private static String perlProgram;
+
   private static String perlClient() throws IOException {
-    Path launcher = Path.of("..", "kvsim");
-    assumeTrue(Files.isRegularFile(launcher), "the launcher is beside simulator/");
-    String script = Files.readString(launcher);
-    int start = script.indexOf("<<'PERL'");
-    assertTrue(start > 0, "the launcher holds the Perl client");
-    start = script.indexOf('\n', start) + 1;
-    return script.substring(start, script.indexOf("\nPERL\n", start) + 1);
+    if (perlProgram == null) {
+      Path launcher = Path.of("..", "kvsim");
+      assumeTrue(Files.isRegularFile(launcher), "the launcher is beside simulator/");
+      String script = Files.readString(launcher);
+      int start = script.indexOf("<<'PERL'");
+      assertTrue(start > 0, "the launcher holds the Perl client");
+      start = script.indexOf('\n', start) + 1;
+      perlProgram = script.substring(start, script.indexOf("\nPERL\n", start) + 1);
+    }
+    return perlProgram;
+  }
+
+  /**
+   * Starts the launcher's Perl client with {@code verb} and {@code args} as {@code identity} against
+   * {@code socket}, its standard error to {@code err}, under {@code PERL5LIB=perlLib} (null: unset);
+   * the test is skipped where there is no perl.
+   */
+  private static ProcessBuilder perlClient(Path perlLib, Path socket, ServerClient.Identity identity, Path err, String verb, String... args) throws IOException {
+    List<String> command = new ArrayList<>(List.of("perl", "-e", perlClient(), "--", socket.toString(), identity.build(), identity.settings(), identity.folder(), verb));
+    command.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(command).redirectError(err.toFile());
+    pb.environment().remove("PERL5LIB");
+    pb.environment().remove("PERL5OPT");
+    if (perlLib != null) {
+      pb.environment().put("PERL5LIB", perlLib.toString());
+    }
+    return pb;
+  }
+
+  private static Process start(ProcessBuilder pb) throws IOException {
+    try {
+      return pb.start();
+    } catch (IOException e) {
+      assumeTrue(false, "no perl here, so the launcher uses the Java client: " + e.getMessage());
+      throw e;
+    }
   }
 
   /** Runs the launcher's Perl client with {@code verb} and {@code args} as {@code identity} against {@code socket}. */
@@ -194,23 +225,9 @@ class ServerTest {
 
   /** As {@link #perl(Path, ServerClient.Identity, String, String...)}, with {@code PERL5LIB=perlLib} (null: unset). */
   private static Outcome perl(Path perlLib, Path socket, ServerClient.Identity identity, String verb, String... args) throws Exception {
-    List<String> command = new ArrayList<>(List.of("perl", "-e", perlClient(), "--", socket.toString(), identity.build(), identity.settings(), identity.folder(), verb));
-    command.addAll(List.of(args));
     Path out = dir.resolve("perl.out");
     Path err = dir.resolve("perl.err");
-    Process p;
-    try {
-      ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
-      pb.environment().remove("PERL5LIB");
-      pb.environment().remove("PERL5OPT");
-      if (perlLib != null) {
-        pb.environment().put("PERL5LIB", perlLib.toString());
-      }
-      p = pb.start();
-    } catch (IOException e) {
-      assumeTrue(false, "no perl here, so the launcher uses the Java client: " + e.getMessage());
-      throw e;
-    }
+    Process p = start(perlClient(perlLib, socket, identity, err, verb, args).redirectOutput(out.toFile()));
     assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the Perl client timed out");
     return new Outcome(p.exitValue(), Files.readString(out), Files.readString(err), new TreeMap<>());
   }
@@ -282,15 +299,7 @@ class ServerTest {
     assertEquals(0, ServerClient.request(socket, identity(), "run", args, closed, closed));
     assertTrue(Files.isRegularFile(output.resolve("summary.json")), "the command ran to its end");
     deleteTree(output);
-    List<String> command = new ArrayList<>(List.of("perl", "-e", perlClient(), "--", socket.toString(), BUILD, SETTINGS, folder(), "run"));
-    command.addAll(List.of(args));
-    Process p;
-    try {
-      p = new ProcessBuilder(command).redirectError(dir.resolve("early.err").toFile()).start();
-    } catch (IOException e) {
-      assumeTrue(false, "no perl here, so the launcher uses the Java client: " + e.getMessage());
-      throw e;
-    }
+    Process p = start(perlClient(null, socket, identity(), dir.resolve("early.err"), "run", args));
     p.getInputStream().close(); // before the command prints its table
     assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the Perl client timed out");
     assertEquals(0, p.exitValue(), Files.readString(dir.resolve("early.err")));
