@@ -53,6 +53,12 @@ public final class L1TraceReader extends JsonlReader implements EventSource {
     return true;
   }
 
+  /** Parsing a line of JSON costs more than handing the event over from another core. */
+  @Override
+  public boolean dearToRead() {
+    return true;
+  }
+
   @Override
   public void leaveLiveIdsToCaller() {
     liveLineById = null;

@@ -27,7 +27,9 @@ import net.jqwik.api.constraints.IntRange;
  * A trace file replayed with its events read ahead on another thread (Note [Read ahead] on {@code
  * core.ReadAhead}) gives the replay of the same file read on the engine's thread: the same
  * summaries, counters and time series, or the same error for a file that breaks part-way (a line
- * that is not JSON, a double free), binary and JSONL alike; and the reader thread has ended.
+ * that is not JSON, a double free), binary and JSONL alike; and the reader thread has ended. Only
+ * JSONL is read ahead in a run (Note [Read ahead only where parsing is dear] on {@link
+ * ReplayEngine}); the property makes either file go either way.
  */
 class ReplayReadAheadProperties {
   private static final long MiB = 1L << 20;
@@ -49,6 +51,9 @@ class ReplayReadAheadProperties {
         Files.write(file, lines);
       }
       assertEquals(replay(file, false), replay(file, true));
+      try (EventSource opened = TraceFiles.openL1(file)) {
+        assertEquals(!binary, opened.dearToRead(), "JSONL is read ahead, a binary file on the engine's thread");
+      }
       assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().equals("kvsim-trace") && t.isAlive()), "the reader thread ended");
     } finally {
       try (var files = Files.list(dir)) {
@@ -86,7 +91,7 @@ class ReplayReadAheadProperties {
   /** The replay's summaries, counters and samples, or its error's message. */
   private static Object replay(Path file, boolean readAhead) throws IOException {
     try (EventSource opened = TraceFiles.openL1(file)) {
-      EventSource source = readAhead ? opened : hereOnly(opened);
+      EventSource source = readAhead(opened, readAhead);
       FirstFitAllocator ff = new FirstFitAllocator(new Region("kv", 0, 16 * MiB), 512);
       ReplayEngine.Result r = ReplayEngine.run(new RegionRouter(ff), source, new ReplayEngine.Options(true, 0, null, null));
       List<String> samples = new ArrayList<>();
@@ -99,12 +104,25 @@ class ReplayReadAheadProperties {
     }
   }
 
-  /** {@code source} as a source that may not be read ahead. */
-  private static EventSource hereOnly(EventSource source) {
+  /**
+   * {@code source} as a source the engine reads ahead ({@code ahead}) or on its own thread,
+   * whatever its format (Note [Read ahead only where parsing is dear] on {@link ReplayEngine}).
+   */
+  private static EventSource readAhead(EventSource source, boolean ahead) {
     return new EventSource() {
       @Override
       public TraceEvent next() throws IOException {
         return source.next();
+      }
+
+      @Override
+      public boolean openLoop() {
+        return ahead;
+      }
+
+      @Override
+      public boolean dearToRead() {
+        return ahead;
       }
 
       @Override
