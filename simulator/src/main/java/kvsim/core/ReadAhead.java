@@ -11,12 +11,15 @@ import java.util.concurrent.BlockingQueue;
  * item that failed would have, after every item before it. {@link #close} stops the reader and
  * waits for it, so the stream is never read after its consumer is done with it.
  *
- * <p>Note [Read ahead]: a simulation runs on one thread, and reading its input (parsing a trace
- * file, preparing what each item needs that does not depend on the simulation) is work the other
+ * <p>Note [Read ahead]: a simulation runs on one thread, and reading its input (parsing a request
+ * trace, preparing what each item needs that does not depend on the simulation) is work the other
  * core of a 2-core machine can do meanwhile. Items are handed over in batches, since one hand-over
  * between threads costs more than reading an item, and at most {@code batches} batches wait, so
  * memory stays flat however long the stream. The items and their order are the stream's own, so a
- * run that reads ahead computes exactly what it would have computed without.
+ * run that reads ahead computes exactly what it would have computed without. It pays only where an
+ * item costs more to read than to move between cores: a serving run's request, whose prompt is
+ * hashed too, does; an L1 replay's event does not (Note [Trace files read on the engine's thread]
+ * on {@code engine.ReplayEngine}).
  *
  * @param <T> the items
  */

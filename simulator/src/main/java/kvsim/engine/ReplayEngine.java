@@ -11,7 +11,6 @@ import kvsim.core.DenseLongSet;
 import kvsim.core.HeapExhaustedException;
 import kvsim.core.InputException;
 import kvsim.core.LongLongMap;
-import kvsim.core.ReadAhead;
 import kvsim.metrics.RunMetrics;
 import kvsim.trace.EventSource;
 import kvsim.trace.TraceEvent;
@@ -33,12 +32,11 @@ import kvsim.trace.TraceEvent;
  *       that may free them ({@link EventSource#freesRefused}).
  *   <li>With {@code check}, every region's invariant checker runs after every event.
  *   <li>Annotations are passed over.
- *   <li>A JSONL file's events are parsed on a thread of their own, a few batches ahead ({@link
- *       EventSource#openLoop}, Note [Read ahead] on {@link ReadAhead}); a binary file's are
- *       decoded on the engine's thread (Note [Read ahead only where parsing is dear]), and a
- *       generator's too, since a closed-loop one hears each refusal before its next event.
+ *   <li>Events are read on the engine's thread, from a file (JSONL or binary) as from a generator
+ *       (Note [Trace files read on the engine's thread]); a closed-loop generator must be, since it
+ *       hears each refusal before its next event.
  *   <li>Memory grows with the live set (one map entry per live id, and about a bit per refused id a
- *       file has not freed yet, plus the models' own state and at most 8,192 events read ahead),
+ *       file has not freed yet, plus the models' own state),
  *       never with a trace's length; when the heap runs out the run stops with {@link HeapExhaustedException}, which says how many allocations were
  *       live.
  * </ul>
@@ -54,15 +52,19 @@ import kvsim.trace.TraceEvent;
  * and, where its own check fails, reports the reader's own message for that event ({@link
  * EventSource#liveIdError}, which reads the file again up to it), so errors read as before.
  *
- * <p>Note [Read ahead only where parsing is dear]: an event handed over from the reader's core
- * reaches the engine's core as a cache miss, a line or two an event, plus its share of the
- * queue's hand-over. Parsing a line of JSON costs far more, so a JSONL file is read ahead ({@link
- * EventSource#dearToRead}); decoding a {@code .kvt} event from columns already in cache costs
- * less, so a binary file is decoded here. Replaying the 2 M-event churn trace from {@code .kvt}
- * through a warm resident server on 2 cores, the engine took 0.28 s with first fit, 0.24 s with
- * slab and 0.24 s with paged when the file was read ahead, and 0.19-0.20, 0.19 and 0.16-0.17 s
- * when it was decoded here (the whole command 0.38 s against 0.29 s with first fit); a direct run,
- * whose start-up dominates, took as long either way (0.98 of the time, median of 7 pairs).
+ * <p>Note [Trace files read on the engine's thread]: a file's events do not depend on the run,
+ * so another core could read them ahead ({@code core.ReadAhead}), and replays did so while parsing
+ * was a large part of their time. Since then the engine's own work per event has become cheaper
+ * than moving an event between cores: the event a reader thread builds reaches the engine's core
+ * as cache misses, and under the serial collector the launcher runs with, two threads allocating
+ * side by side parsed more slowly than one. Replaying the 2 M-event churn trace with first fit
+ * through a warm resident server on 2 cores, reading on the engine's thread took the engine 0.19-0.20
+ * s against 0.28 s from {@code .kvt}, and the whole command 0.76 s against 1.00 s from JSONL;
+ * JMH's {@code ReplayBenchmark.replayJsonl} with the launcher's collector gave 2.7 and 2.6 M
+ * events/s against 2.5 and 2.3, and a direct run of a 10 M-event JSONL trace took 0.96 of the time
+ * with a fifth less CPU. Only a short direct JSONL replay, whose parsing overlapped the JIT's
+ * warm-up, was faster read ahead (1.64 s against 1.72 s). Serving runs still read their requests
+ * ahead, where each request's prompt is hashed too ({@code serving.PreparedRequests}).
  */
 public final class ReplayEngine {
   private static final long ABSENT = -1;
@@ -74,9 +76,6 @@ public final class ReplayEngine {
   private static final int INITIAL_IDS = 64;
   /** Events between two progress callbacks. */
   public static final long PROGRESS_EVERY = 1 << 20;
-  /** Events a file's reader hands over at once, and the batches it may be ahead (Note [Read ahead] on ReadAhead). */
-  private static final int READ_AHEAD_BATCH = 1024;
-  private static final int READ_AHEAD_BATCHES = 8;
 
   /** Receives the number of events applied so far, every {@link #PROGRESS_EVERY} events. */
   @FunctionalInterface
@@ -134,11 +133,7 @@ public final class ReplayEngine {
     long start = System.nanoTime();
     Simulator sim = new Simulator();
     TraceStep step = new TraceStep(sim, regions, source, options);
-    // Note [Read ahead] on ReadAhead: a file's events do not depend on the run, so another core
-    // may read them; Note [Read ahead only where parsing is dear] says when that pays.
-    boolean readAhead = source.openLoop() && source.dearToRead() && Runtime.getRuntime().availableProcessors() > 1;
-    try (ReadAhead<TraceEvent> ahead = readAhead ? new ReadAhead<>("kvsim-trace", source::next, READ_AHEAD_BATCH, READ_AHEAD_BATCHES) : null) {
-      step.ahead = ahead;
+    try { // Note [Trace files read on the engine's thread]
       if (step.advance()) {
         sim.run();
       }
@@ -181,8 +176,6 @@ public final class ReplayEngine {
     private LongLongMap requestedById;
     private TraceEvent current;
     private long events;
-    /** The source read ahead on another thread, or null when it is read here. */
-    private ReadAhead<TraceEvent> ahead;
 
     TraceStep(Simulator sim, RegionRouter regions, EventSource source, Options options) {
       this.sim = sim;
@@ -204,7 +197,7 @@ public final class ReplayEngine {
     /** Reads the next trace event and schedules this step at its time; false at the end. */
     boolean advance() {
       try {
-        current = ahead != null ? ahead.next() : source.next();
+        current = source.next();
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

@@ -30,25 +30,6 @@ public interface EventSource extends AutoCloseable {
   }
 
   /**
-   * Whether the source is open-loop: its events do not depend on the run ({@link #acknowledge}
-   * changes nothing), so a run may read it ahead on another thread (Note [Read ahead] on {@code
-   * core.ReadAhead}). A file is; a closed-loop generator is not. False by default.
-   */
-  default boolean openLoop() {
-    return false;
-  }
-
-  /**
-   * Whether reading an event costs more than handing it over from another core, so that an
-   * open-loop source is worth reading ahead (Note [Read ahead only where parsing is dear] on {@code
-   * engine.ReplayEngine}). Parsing a line of JSON does; decoding a binary block's event does not.
-   * False by default.
-   */
-  default boolean dearToRead() {
-    return false;
-  }
-
-  /**
    * Leaves the check that an allocated id is not live and a freed id is to the caller, which keeps
    * the live ids in a table of its own anyway and asks {@link #liveIdError} for the message when the
    * check fails (Note [One table of live ids] on {@code engine.ReplayEngine}). Called before the

@@ -58,21 +58,6 @@ public final class L1BinaryReader implements EventSource {
     return events;
   }
 
-  /** A file: its events do not depend on the run. */
-  @Override
-  public boolean openLoop() {
-    return true;
-  }
-
-  /**
-   * Decoding an event from a block's columns costs less than handing it over from another core
-   * (Note [Read ahead only where parsing is dear] on {@code engine.ReplayEngine}).
-   */
-  @Override
-  public boolean dearToRead() {
-    return false;
-  }
-
   @Override
   public void leaveLiveIdsToCaller() {
     liveEventById = null;

@@ -47,18 +47,6 @@ public final class L1TraceReader extends JsonlReader implements EventSource {
     return events;
   }
 
-  /** A file: its events do not depend on the run. */
-  @Override
-  public boolean openLoop() {
-    return true;
-  }
-
-  /** Parsing a line of JSON costs more than handing the event over from another core. */
-  @Override
-  public boolean dearToRead() {
-    return true;
-  }
-
   @Override
   public void leaveLiveIdsToCaller() {
     liveLineById = null;
