@@ -58,13 +58,14 @@ import kvsim.trace.TraceEvent;
  * than moving an event between cores: the event a reader thread builds reaches the engine's core
  * as cache misses, and under the serial collector the launcher runs with, two threads allocating
  * side by side parsed more slowly than one. Replaying the 2 M-event churn trace with first fit
- * through a warm resident server on 2 cores, reading on the engine's thread took the engine 0.19-0.20
- * s against 0.28 s from {@code .kvt}, and the whole command 0.76 s against 1.00 s from JSONL;
- * JMH's {@code ReplayBenchmark.replayJsonl} with the launcher's collector gave 2.7 and 2.6 M
- * events/s against 2.5 and 2.3, and a direct run of a 10 M-event JSONL trace took 0.96 of the time
- * with a fifth less CPU. Only a short direct JSONL replay, whose parsing overlapped the JIT's
- * warm-up, was faster read ahead (1.64 s against 1.72 s). Serving runs still read their requests
- * ahead, where each request's prompt is hashed too ({@code serving.PreparedRequests}).
+ * through a warm resident server on 2 cores, reading on the engine's thread took the engine
+ * 0.19-0.20 s against 0.28 s from {@code .kvt}, and the whole command 0.79 s against 0.91 s from
+ * JSONL; a direct run of a 10 M-event JSONL trace took 0.96 of the time with a fifth less CPU. A
+ * short direct JSONL replay, whose parsing overlapped the JIT's warm-up, took 1.03 of the time.
+ * JMH's {@code ReplayBenchmark.replayJsonl} is the exception, not yet understood: read ahead, a
+ * fork ran at anywhere from 2.2 to 4.5 M events/s, parsed here at 2.6 to 2.8. Serving runs still
+ * read their requests ahead, where each request's prompt is hashed too ({@code
+ * serving.PreparedRequests}).
  */
 public final class ReplayEngine {
   private static final long ABSENT = -1;
