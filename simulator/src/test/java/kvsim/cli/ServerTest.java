@@ -179,7 +179,7 @@ class ServerTest {
   /** The Perl client's program, as the launcher holds it (read once). */
   private static String perlProgram;
 
-  private static String perlClient() throws IOException {
+  private static String perlProgram() throws IOException {
     if (perlProgram == null) {
       Path launcher = Path.of("..", "kvsim");
       assumeTrue(Files.isRegularFile(launcher), "the launcher is beside simulator/");
@@ -198,7 +198,7 @@ class ServerTest {
    * the test is skipped where there is no perl.
    */
   private static ProcessBuilder perlClient(Path perlLib, Path socket, ServerClient.Identity identity, Path err, String verb, String... args) throws IOException {
-    List<String> command = new ArrayList<>(List.of("perl", "-e", perlClient(), "--", socket.toString(), identity.build(), identity.settings(), identity.folder(), verb));
+    List<String> command = new ArrayList<>(List.of("perl", "-e", perlProgram(), "--", socket.toString(), identity.build(), identity.settings(), identity.folder(), verb));
     command.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(command).redirectError(err.toFile());
     pb.environment().remove("PERL5LIB");
