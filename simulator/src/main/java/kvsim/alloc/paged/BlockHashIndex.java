@@ -98,7 +98,11 @@ final class BlockHashIndex {
 
   /** The slot that holds this hash, or {@code -1 - s} where {@code s} is the empty slot it would take. */
   private int find(long hi, long lo) {
-    int home = homeSlot(hi, lo);
+    return find(hi, lo, homeSlot(hi, lo));
+  }
+
+  /** {@link #find(long, long)} for a hash whose home slot is {@code home}. */
+  private int find(long hi, long lo, int home) {
     int s = home;
     long e;
     while ((e = table[s]) != EMPTY_SLOT) {
@@ -127,7 +131,8 @@ final class BlockHashIndex {
     if (blockHashes[2 * block] != hi || blockHashes[2 * block + 1] != lo) {
       throw new IllegalStateException("block " + block + " does not hold the hash it is indexed under");
     }
-    int s = find(hi, lo);
+    int home = homeSlot(hi, lo);
+    int s = find(hi, lo, home);
     if (s >= 0) {
       int first = blockOf(table[s]);
       int last = dupPrev[first];
@@ -137,7 +142,7 @@ final class BlockHashIndex {
       dupPrev[first] = block;
     } else {
       s = -1 - s;
-      table[s] = entry(homeSlot(hi, lo), block);
+      table[s] = entry(home, block);
       slotOf[block] = s;
       dupNext[block] = block;
       dupPrev[block] = block;
