@@ -252,6 +252,7 @@ public final class Measurement {
       progress.accept("gemm: skipped: " + e.getMessage());
       return;
     }
+    String what = m.describe();
     try (m) {
       for (long[] shape : plan.gemmShapes()) {
         for (int tokens : plan.gemmTokens()) {
@@ -269,6 +270,6 @@ public final class Measurement {
         }
       }
     }
-    progress.accept("gemm: " + plan.gemmShapes().size() + " shapes × " + plan.gemmTokens().size() + " token counts");
+    progress.accept("gemm: " + plan.gemmShapes().size() + " shapes × " + plan.gemmTokens().size() + " token counts on " + what);
   }
 }

@@ -10,6 +10,11 @@ public interface MatrixMultiplier extends AutoCloseable {
   /** Multiplies a {@code rows × inner} matrix by an {@code inner × columns} one: {@code 2 · rows · inner · columns} floating-point operations. */
   void multiply(int rows, int inner, int columns);
 
+  /** What runs the products, in words (a progress line names it), e.g. "cuBLAS 13.0.1 (libcublas.so.13)". */
+  default String describe() {
+    return getClass().getSimpleName();
+  }
+
   @Override
   void close();
 }

@@ -24,6 +24,26 @@ class CudaDeviceOnGpuTest {
   }
 
   @Test
+  void cublasMultipliesOnTheOpenedDevice() {
+    GpuDevice d = openOrSkip();
+    try (d) {
+      MatrixMultiplier m;
+      try {
+        m = CudaDevices.openMatrixMultiplier(256, 512, 64);
+      } catch (GpuUnavailableException e) {
+        assumeTrue(false, e.getMessage());
+        throw e;
+      }
+      try (m) {
+        m.multiply(256, 512, 64);
+        m.multiply(1, 1, 1);
+        assertTrue(m.describe().startsWith("cuBLAS"), m.describe());
+        assertThrows(IllegalArgumentException.class, () -> m.multiply(257, 512, 64));
+      }
+    }
+  }
+
+  @Test
   void everyCallWorksOnce() throws DeviceOutOfMemoryException {
     GpuDevice d = openOrSkip();
     try {

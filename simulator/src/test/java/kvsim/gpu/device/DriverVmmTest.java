@@ -55,7 +55,7 @@ class DriverVmmTest {
   @Test
   void foreignPlumbingCallsACFunctionWithASegment() throws Throwable {
     assumeTrue(Runtime.version().feature() >= 22, "the foreign function API is final from Java 22; this is Java " + Runtime.version().feature());
-    DriverVmm.Foreign f = new DriverVmm.Foreign();
+    Foreign f = new Foreign();
     // strlen(const char *) through the same reflective path and Object-typed invokeExact as the driver calls.
     MethodHandle strlen = f.downcall(f.defaultLookup(), "strlen", f.jLong, f.address)
         .asType(MethodType.methodType(long.class, Object.class));
