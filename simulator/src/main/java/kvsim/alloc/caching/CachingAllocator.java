@@ -70,17 +70,24 @@ import kvsim.devicemodel.Region;
  * model manages, since that is all the device it sees.
  *
  * <p>Note [Latency]: defaults 1 µs per malloc and 0.5 µs per free served from the cache (the
- * host-side cost of a mutex, a tree search and stats updates), 100 µs per {@code cudaMalloc} or page
- * map and 200 µs per {@code cudaFree} or unmap (which synchronises the device); a calibration file
- * replaces them.
+ * host-side cost of a mutex, a tree search and stats updates), 64 µs per {@code cudaMalloc} or page
+ * map and 84 µs per {@code cudaFree} or unmap; a calibration file replaces them. The two driver
+ * costs are what {@code kvsim gpu calibrate} measured on an NVIDIA H100 80GB HBM3 (driver
+ * 580.159.04, 2026-11-27), the median of {@code cuMemAlloc}'s and {@code cuMemFree}'s per-size
+ * medians over segments of 2 MiB to 1 GiB: {@code results/calibration/h100-80-measured.json}
+ * ({@code latency.pytorch-caching}). The earlier defaults, 100 and 200 µs, were estimates, 1.6 and
+ * 2.4 times what that H100 measured (an NVIDIA H200 measured 51 and 67 µs). Two things this leaves out:
+ * that device was idle, so its {@code cudaFree} had no queued kernels to wait for; and above 128 MiB
+ * both calls grow with the size (2 GiB: 394 µs and 1.46 ms on the H100), which one cost per call
+ * does not model.
  */
 public final class CachingAllocator implements TorchCachingModel {
   /**
-   * Default latencies: 1 µs per allocation and 0.5 µs per free on the cached path, 100 µs per
-   * {@code cudaMalloc} and 200 µs per {@code cudaFree} (which synchronizes the device); a
+   * Default latencies: 1 µs per allocation and 0.5 µs per free on the cached path, 64 µs per
+   * {@code cudaMalloc} and 84 µs per {@code cudaFree}, as measured on an H100 (Note [Latency]); a
    * calibration file measured on a real GPU replaces them.
    */
-  public static final LatencyModel DEFAULT_LATENCY = new LatencyModel(1_000, 0, 500, 0, 100_000, 200_000);
+  public static final LatencyModel DEFAULT_LATENCY = new LatencyModel(1_000, 0, 500, 0, 64_000, 84_000);
 
   // The registry name, PyTorch's size constants (kMinBlockSize and the rest) and MAX_REQUEST_BYTES
   // are declared in TorchCachingModel, so that snapshot code can use them without naming this
