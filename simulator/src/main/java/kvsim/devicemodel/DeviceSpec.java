@@ -11,10 +11,11 @@ import kvsim.core.Bytes;
  * as kvsim's design fixes the default device at 80 GiB = 85,899,345,920 bytes. The host link is the
  * effective PCIe bandwidth a copy engine reaches: about 24 GB/s on Gen4 x16 (the A100s and the A40),
  * and on Gen5 x16 what {@code kvsim gpu calibrate} measured for 1 GiB copies between pinned host
- * memory and the device, the mean of the two directions: 53.4 GB/s on an NVIDIA H100 80GB HBM3
- * ({@code results/calibration/h100-80-measured.json}) and 55.4 GB/s on an NVIDIA H200
- * ({@code results/calibration/h200-141-measured.json}), both 2026-11-27. (Before, both presets said
- * 26 GB/s, half of what those devices moved.)
+ * memory and the device, the mean of the two directions, rounded up to a tenth of a GB/s so that
+ * the measurement is a share of at most 1 of it: 53.43 GB/s on an NVIDIA H100 80GB HBM3 ({@code
+ * results/calibration/h100-80-measured.json}), so 53.5, and 55.36 GB/s on an NVIDIA H200 ({@code
+ * results/calibration/h200-141-measured.json}), so 55.4, both 2026-11-27. (Before, both presets
+ * said 26 GB/s, half of what those devices moved.)
  * The A40 (a PCIe card with 48 GB of GDDR6) is NVIDIA's A40 data sheet: 696 GB/s, 149.7 TFLOPS of
  * dense BF16 tensor compute (299.4 with sparsity), PCIe Gen4 x16; kvsim has it because published
  * per-operation profiles measured it ({@link CostModels}).
@@ -46,7 +47,7 @@ public record DeviceSpec(
   static {
     add(new DeviceSpec("a100-40", 40 * Bytes.GiB, 1.555e12, 24e9, 312e12));
     add(new DeviceSpec("a100-80", 80 * Bytes.GiB, 2.039e12, 24e9, 312e12));
-    add(new DeviceSpec("h100-80", 80 * Bytes.GiB, 3.35e12, 53.4e9, 989e12));
+    add(new DeviceSpec("h100-80", 80 * Bytes.GiB, 3.35e12, 53.5e9, 989e12));
     add(new DeviceSpec("h200-141", 141 * Bytes.GiB, 4.8e12, 55.4e9, 989e12));
     add(new DeviceSpec("a40", 48 * Bytes.GiB, 696e9, 24e9, 149.7e12));
   }

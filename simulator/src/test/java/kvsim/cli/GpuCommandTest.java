@@ -80,7 +80,7 @@ class GpuCommandTest {
     assertTrue(run.out().contains("latency.pytorch-caching: {device_alloc_ns=50000, device_free_ns=33000}"), run.out());
     assertTrue(run.out().contains("forward.compute_efficiency: 0.625"), run.out());
     Calibration c = CalibrationFile.read(out);
-    assertEquals(0.412, c.cost().hostLinkEfficiency());
+    assertEquals(0.4112, c.cost().hostLinkEfficiency());
     // Against another preset, the shares above its peak are left out and said so.
     Path a40 = dir.resolve("a40.json");
     CliRun other = CliRun.of("gpu", "calibrate", "--samples", samples.toString(), "--device", "a40", "-o", a40.toString()).ok();

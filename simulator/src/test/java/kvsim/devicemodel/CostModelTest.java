@@ -20,7 +20,7 @@ class CostModelTest {
     assertEquals(DEVICE.hbmBytesPerSecond() * 0.8 / 2, copies.hbmCopyBytesPerSecond());
     assertEquals(DEVICE.hostLinkBytesPerSecond(), copies.hostLinkBytesPerSecond());
     assertEquals(1e9 / (3.35e12 * 0.8 / 2) * 1e9, copies.hbmCopyNanos(1e9), 1e-3);
-    assertEquals(1e9 / 53.4e9 * 1e9, copies.hostLinkNanos(1e9), 1e-3);
+    assertEquals(1e9 / 53.5e9 * 1e9, copies.hostLinkNanos(1e9), 1e-3);
     assertTrue(CostCalibration.NONE.isNone());
   }
 
