@@ -85,8 +85,7 @@ final class DriverVmm {
       }
       return new Binding(Optional.of(new DriverVmm(create, setAccess, segments, views)), null);
     } catch (ReflectiveOperationException | RuntimeException e) {
-      Throwable cause = e instanceof java.lang.reflect.InvocationTargetException ite && ite.getCause() != null ? ite.getCause() : e;
-      return new Binding(Optional.empty(), "the CUDA driver's cuMemCreate and cuMemSetAccess could not be bound: " + cause);
+      return new Binding(Optional.empty(), "the CUDA driver's cuMemCreate and cuMemSetAccess could not be bound: " + Foreign.causeOf(e));
     }
   }
 

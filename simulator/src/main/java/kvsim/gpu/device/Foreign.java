@@ -28,6 +28,11 @@ final class Foreign {
 
   Foreign() throws ReflectiveOperationException {}
 
+  /** What went wrong in a call made by reflection: the call's own exception rather than its wrapper. */
+  static Throwable causeOf(Throwable t) {
+    return t instanceof java.lang.reflect.InvocationTargetException ite && ite.getCause() != null ? ite.getCause() : t;
+  }
+
   private Object valueLayout(String name) throws ReflectiveOperationException {
     return Class.forName("java.lang.foreign.ValueLayout").getField(name).get(null);
   }

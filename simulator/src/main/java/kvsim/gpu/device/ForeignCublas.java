@@ -114,8 +114,14 @@ final class ForeignCublas {
           f.jLong, f.jInt, f.jInt, // B, Btype, ldb
           f.jLong, f.jLong, f.jInt, f.jInt, // beta, C, Ctype, ldc
           f.jInt, f.jInt); // computeType, algo
+      // Everything that can fail is done before the handle exists, so a failure leaks no handle.
       Object out = f.allocate(8);
       ByteBuffer outView = f.byteBuffer(out);
+      Object scalars = f.allocate(8);
+      ByteBuffer scalarView = f.byteBuffer(scalars);
+      scalarView.putFloat(0, 1f); // alpha
+      scalarView.putFloat(4, 0f); // beta
+      long alpha = f.addressOf(scalars);
       int status = (int) create.invokeExact(out);
       if (status != 0) {
         return new Binding(Optional.empty(), library + ": cublasCreate failed with status " + status);
@@ -124,15 +130,9 @@ final class ForeignCublas {
       outView.putLong(0, 0L);
       status = (int) getVersion.invokeExact(handle, out);
       int version = status == 0 ? outView.getInt(0) : 0;
-      Object scalars = f.allocate(8);
-      ByteBuffer scalarView = f.byteBuffer(scalars);
-      scalarView.putFloat(0, 1f); // alpha
-      scalarView.putFloat(4, 0f); // beta
-      long alpha = f.addressOf(scalars);
       return new Binding(Optional.of(new ForeignCublas(library, handle, alpha, alpha + 4, gemm, destroy, version)), null);
     } catch (Throwable t) {
-      Throwable cause = t instanceof InvocationTargetException ite && ite.getCause() != null ? ite.getCause() : t;
-      return new Binding(Optional.empty(), library + ": cuBLAS could not be bound: " + cause);
+      return new Binding(Optional.empty(), library + ": cuBLAS could not be bound: " + Foreign.causeOf(t));
     }
   }
 
