@@ -199,8 +199,9 @@ class LauncherFlagsTest {
   private void assertFirstTier(boolean expected, String... args) throws Exception {
     List<String> java = javaArgs(args);
     assertEquals(expected, java.contains(FIRST_TIER), String.join(" ", args) + " -> " + java);
-    // Note [A collector per run]: what is not known to be short runs with the serial collector.
-    assertEquals(!expected, java.contains(SERIAL_GC), String.join(" ", args) + " -> " + java);
+    // Note [A collector per run]: what is not known to be short runs with the serial collector, and
+    // so does a serving run, short or not (Note [Flags per command]).
+    assertEquals(!expected || args[0].equals("serving"), java.contains(SERIAL_GC), String.join(" ", args) + " -> " + java);
     // The command's own arguments come after the jar, unchanged.
     int jar = java.indexOf("-jar");
     assertEquals(List.of(args), java.subList(jar + 2, java.size()));
@@ -212,8 +213,25 @@ class LauncherFlagsTest {
     assertFirstTier(true, "-V");
     assertFirstTier(true, "--help");
     assertFirstTier(true, "list");
-    assertFirstTier(false, "serving", "requests:preset=sharegpt,count=10", "--system", "vllm");
     assertFirstTier(false, "compare");
+  }
+
+  @Test
+  void servingRunsOfAtMost30000GeneratedRequestsRunOnTheFirstTier() throws Exception {
+    assertFirstTier(true, "serving", "requests:preset=sharegpt,count=10", "--system", "vllm");
+    assertFirstTier(true, "serving", "requests:preset=azure-conv,count=20000", "--system", "vllm", "-q", "-o", "x");
+    assertFirstTier(true, "serving", "requests"); // 1,000 requests through vllm
+    assertFirstTier(true, "serving", "requests", "--seeds", "1..30", "--no-report", "--device", "a100-80", "--model=opt-13b");
+    assertFirstTier(true, "serving", "requests:count=10000", "--system", "vllm", "--system=orca-max,vattention");
+    assertFirstTier(true, "serving", "requests:count=30000", "--seed", "3", "--force", "--output=x");
+    assertFirstTier(false, "serving", "requests", "--seeds", "1..31"); // 31,000 requests
+    assertFirstTier(false, "serving", "requests:count=10000", "--system", "vllm,orca-max", "--system=vattention,hf-naive");
+    assertFirstTier(false, "serving", "requests:count=30001");
+    assertFirstTier(false, "serving", "requests:count=1e5");
+    assertFirstTier(false, "serving", "requests:count=10", "--set", "max-num-seqs=8,16");
+    assertFirstTier(false, "serving", "requests:count=10", "--check");
+    assertFirstTier(false, "serving", "trace.jsonl");
+    assertFirstTier(false, "serving", "azure:week.csv,speedup=0.25", "--system", "vllm");
   }
 
   @Test
