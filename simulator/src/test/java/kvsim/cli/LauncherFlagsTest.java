@@ -197,11 +197,19 @@ class LauncherFlagsTest {
   }
 
   private void assertFirstTier(boolean expected, String... args) throws Exception {
+    // Note [A collector per run]: what is not known to be short runs with the serial collector
+    assertTiers(expected, !expected, args);
+  }
+
+  /** As {@link #assertFirstTier}, for the short runs that keep the serial collector (Note [Flags per command]). */
+  private void assertFirstTierKeepingTheSerialCollector(boolean expected, String... args) throws Exception {
+    assertTiers(expected, true, args);
+  }
+
+  private void assertTiers(boolean firstTier, boolean serialGc, String... args) throws Exception {
     List<String> java = javaArgs(args);
-    assertEquals(expected, java.contains(FIRST_TIER), String.join(" ", args) + " -> " + java);
-    // Note [A collector per run]: what is not known to be short runs with the serial collector, and
-    // so does a serving run, short or not (Note [Flags per command]).
-    assertEquals(!expected || args[0].equals("serving"), java.contains(SERIAL_GC), String.join(" ", args) + " -> " + java);
+    assertEquals(firstTier, java.contains(FIRST_TIER), String.join(" ", args) + " -> " + java);
+    assertEquals(serialGc, java.contains(SERIAL_GC), String.join(" ", args) + " -> " + java);
     // The command's own arguments come after the jar, unchanged.
     int jar = java.indexOf("-jar");
     assertEquals(List.of(args), java.subList(jar + 2, java.size()));
@@ -218,20 +226,20 @@ class LauncherFlagsTest {
 
   @Test
   void servingRunsOfAtMost30000GeneratedRequestsRunOnTheFirstTier() throws Exception {
-    assertFirstTier(true, "serving", "requests:preset=sharegpt,count=10", "--system", "vllm");
-    assertFirstTier(true, "serving", "requests:preset=azure-conv,count=20000", "--system", "vllm", "-q", "-o", "x");
-    assertFirstTier(true, "serving", "requests"); // 1,000 requests through vllm
-    assertFirstTier(true, "serving", "requests", "--seeds", "1..30", "--no-report", "--device", "a100-80", "--model=opt-13b");
-    assertFirstTier(true, "serving", "requests:count=10000", "--system", "vllm", "--system=orca-max,vattention");
-    assertFirstTier(true, "serving", "requests:count=30000", "--seed", "3", "--force", "--output=x");
-    assertFirstTier(false, "serving", "requests", "--seeds", "1..31"); // 31,000 requests
-    assertFirstTier(false, "serving", "requests:count=10000", "--system", "vllm,orca-max", "--system=vattention,hf-naive");
-    assertFirstTier(false, "serving", "requests:count=30001");
-    assertFirstTier(false, "serving", "requests:count=1e5");
-    assertFirstTier(false, "serving", "requests:count=10", "--set", "max-num-seqs=8,16");
-    assertFirstTier(false, "serving", "requests:count=10", "--check");
-    assertFirstTier(false, "serving", "trace.jsonl");
-    assertFirstTier(false, "serving", "azure:week.csv,speedup=0.25", "--system", "vllm");
+    assertFirstTierKeepingTheSerialCollector(true, "serving", "requests:preset=sharegpt,count=10", "--system", "vllm");
+    assertFirstTierKeepingTheSerialCollector(true, "serving", "requests:preset=azure-conv,count=20000", "--system", "vllm", "-q", "-o", "x");
+    assertFirstTierKeepingTheSerialCollector(true, "serving", "requests"); // 1,000 requests through vllm
+    assertFirstTierKeepingTheSerialCollector(true, "serving", "requests", "--seeds", "1..30", "--no-report", "--device", "a100-80", "--model=opt-13b");
+    assertFirstTierKeepingTheSerialCollector(true, "serving", "requests:count=10000", "--system", "vllm", "--system=orca-max,vattention");
+    assertFirstTierKeepingTheSerialCollector(true, "serving", "requests:count=30000", "--seed", "3", "--force", "--output=x");
+    assertFirstTierKeepingTheSerialCollector(false, "serving", "requests", "--seeds", "1..31"); // 31,000 requests
+    assertFirstTierKeepingTheSerialCollector(false, "serving", "requests:count=10000", "--system", "vllm,orca-max", "--system=vattention,hf-naive");
+    assertFirstTierKeepingTheSerialCollector(false, "serving", "requests:count=30001");
+    assertFirstTierKeepingTheSerialCollector(false, "serving", "requests:count=1e5");
+    assertFirstTierKeepingTheSerialCollector(false, "serving", "requests:count=10", "--set", "max-num-seqs=8,16");
+    assertFirstTierKeepingTheSerialCollector(false, "serving", "requests:count=10", "--check");
+    assertFirstTierKeepingTheSerialCollector(false, "serving", "trace.jsonl");
+    assertFirstTierKeepingTheSerialCollector(false, "serving", "azure:week.csv,speedup=0.25", "--system", "vllm");
   }
 
   @Test
@@ -267,6 +275,28 @@ class LauncherFlagsTest {
     assertFirstTier(false, "replay", "churn", "--set", "buddy.min-block=4MiB");
     assertFirstTier(false, "replay", "churn:ops=99999999999");
     assertFirstTier(false, "replay", "churn", "--seeds", "seeds.txt");
+  }
+
+  @Test
+  void kvtReplaysOfAtMost16MiBTimesTheirAllocatorsRunOnTheFirstTier() throws Exception {
+    Path small = Files.writeString(root.resolve("small.kvt"), "not read by the launcher");
+    Path nine = root.resolve("nine.kvt");
+    try (RandomAccessFile f = new RandomAccessFile(nine.toFile(), "rw")) {
+      f.setLength(9L * 1024 * 1024);
+    }
+    Path large = root.resolve("large.kvt");
+    try (RandomAccessFile f = new RandomAccessFile(large.toFile(), "rw")) {
+      f.setLength(16L * 1024 * 1024 + 1);
+    }
+    assertFirstTierKeepingTheSerialCollector(true, "replay", small.toString(), "-a", "first-fit", "--quiet", "--no-report", "-o", "x");
+    assertFirstTierKeepingTheSerialCollector(true, "replay", nine.toString(), "--allocator=first-fit");
+    assertFirstTierKeepingTheSerialCollector(false, "replay", nine.toString(), "-a", "first-fit,slab"); // 18 MiB
+    assertFirstTierKeepingTheSerialCollector(false, "replay", nine.toString(), "-a", "first-fit", "-a", "slab");
+    assertFirstTierKeepingTheSerialCollector(false, "replay", large.toString(), "-a", "first-fit");
+    assertFirstTierKeepingTheSerialCollector(false, "replay", small.toString()); // every allocator
+    assertFirstTierKeepingTheSerialCollector(false, "replay", root.resolve("missing.kvt").toString(), "-a", "first-fit");
+    assertFirstTierKeepingTheSerialCollector(false, "replay", small.toString(), "-a", "first-fit", "--set", "slab.x=1");
+    assertFirstTierKeepingTheSerialCollector(false, "replay", small.toString(), "churn:ops=10", "-a", "first-fit");
   }
 
   /** Returns the arguments java is started with for {@code args} under {@code KVSIM_JAVA_OPTS=opts}. */
