@@ -221,7 +221,16 @@ class LauncherFlagsTest {
     assertFirstTier(true, "-V");
     assertFirstTier(true, "--help");
     assertFirstTier(true, "list");
-    assertFirstTier(false, "compare");
+  }
+
+  @Test
+  void compareOnItsOwnWorkloadRunsOnTheFirstTier() throws Exception {
+    assertFirstTierKeepingTheSerialCollector(true, "compare");
+    assertFirstTierKeepingTheSerialCollector(true, "compare", "-o", "x", "--quiet", "--no-report");
+    assertFirstTierKeepingTheSerialCollector(true, "compare", "churn:ops=1000", "-a", "first-fit,slab");
+    assertFirstTierKeepingTheSerialCollector(false, "compare", "workload.yaml");
+    assertFirstTierKeepingTheSerialCollector(false, "compare", "--set", "buddy.min-block=4MiB");
+    assertFirstTierKeepingTheSerialCollector(false, "compare", "--check");
   }
 
   @Test
