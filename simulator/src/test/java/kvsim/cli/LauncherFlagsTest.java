@@ -223,11 +223,20 @@ class LauncherFlagsTest {
     assertFirstTier(true, "list");
   }
 
+  /** The launcher's count of the allocators a replay without -a runs is the registry's. */
+  @Test
+  void theLaunchersAllocatorCountIsTheRegistrys() throws IOException {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("every_allocator=(\\d+)").matcher(Files.readString(root.resolve("kvsim")));
+    assertTrue(m.find(), "the launcher counts every allocator");
+    assertEquals(kvsim.registry.AllocatorRegistry.names().size(), Integer.parseInt(m.group(1)));
+  }
+
   @Test
   void compareOnItsOwnWorkloadRunsOnTheFirstTier() throws Exception {
     assertFirstTierKeepingTheSerialCollector(true, "compare");
     assertFirstTierKeepingTheSerialCollector(true, "compare", "-o", "x", "--quiet", "--no-report");
     assertFirstTierKeepingTheSerialCollector(true, "compare", "churn:ops=1000", "-a", "first-fit,slab");
+    assertFirstTierKeepingTheSerialCollector(false, "compare", "churn:ops=1000000");
     assertFirstTierKeepingTheSerialCollector(false, "compare", "workload.yaml");
     assertFirstTierKeepingTheSerialCollector(false, "compare", "--set", "buddy.min-block=4MiB");
     assertFirstTierKeepingTheSerialCollector(false, "compare", "--check");
@@ -274,10 +283,14 @@ class LauncherFlagsTest {
   void churnReplaysOfAtMostTwoMillionOperationsRunOnTheFirstTier() throws Exception {
     assertFirstTier(true, "replay", "churn:ops=1000", "--seeds", "1..200", "-a", "first-fit", "--quiet");
     assertFirstTier(true, "replay", "churn:ops=5000", "--seeds", "1..200", "-a", "first-fit", "--quiet", "-o", "x");
-    assertFirstTier(true, "replay", "churn", "--seeds=1..400");
+    assertFirstTier(true, "replay", "churn", "--seeds=1..400", "-a", "first-fit");
+    assertFirstTier(true, "replay", "churn:ops=1000", "--seeds", "1..100", "-a", "first-fit", "--allocator=slab,paged,buddy"); // 400,000 x 4
+    assertFirstTier(true, "replay", "churn:ops=1000", "--seeds", "1..200"); // every allocator: 1,800,000
+    assertFirstTier(false, "replay", "churn:ops=1000000"); // every allocator: 9,000,000
+    assertFirstTier(false, "replay", "churn", "--seeds", "1..201", "-a", "first-fit,slab");
     assertFirstTier(true, "replay", "churn:ops=1000000,max-size-mib=8", "-a", "first-fit");
     assertFirstTier(true, "replay", "churn:seed=3,ops=2000", "--seeds", "1,2,3");
-    assertFirstTier(false, "replay", "churn", "--seeds", "1..401"); // 2,005,000 operations
+    assertFirstTier(false, "replay", "churn", "--seeds", "1..401", "-a", "first-fit"); // 2,005,000 operations
     assertFirstTier(false, "replay", "churn:ops=10000000,max-size-mib=8", "-a", "first-fit");
     assertFirstTier(false, "replay", "trace.jsonl", "-a", "first-fit");
     assertFirstTier(false, "replay", "churn", "trace.jsonl");
@@ -302,7 +315,12 @@ class LauncherFlagsTest {
     assertFirstTierKeepingTheSerialCollector(false, "replay", nine.toString(), "-a", "first-fit,slab"); // 18 MiB
     assertFirstTierKeepingTheSerialCollector(false, "replay", nine.toString(), "-a", "first-fit", "-a", "slab");
     assertFirstTierKeepingTheSerialCollector(false, "replay", large.toString(), "-a", "first-fit");
-    assertFirstTierKeepingTheSerialCollector(false, "replay", small.toString()); // every allocator
+    assertFirstTierKeepingTheSerialCollector(true, "replay", small.toString()); // every allocator, a few bytes each
+    Path two = root.resolve("two.kvt");
+    try (RandomAccessFile f = new RandomAccessFile(two.toFile(), "rw")) {
+      f.setLength(2L * 1024 * 1024);
+    }
+    assertFirstTierKeepingTheSerialCollector(false, "replay", two.toString()); // every allocator: 18 MiB
     assertFirstTierKeepingTheSerialCollector(false, "replay", root.resolve("missing.kvt").toString(), "-a", "first-fit");
     assertFirstTierKeepingTheSerialCollector(false, "replay", small.toString(), "-a", "first-fit", "--set", "slab.x=1");
     assertFirstTierKeepingTheSerialCollector(false, "replay", small.toString(), "churn:ops=10", "-a", "first-fit");
