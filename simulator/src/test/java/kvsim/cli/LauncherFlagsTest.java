@@ -232,6 +232,12 @@ class LauncherFlagsTest {
   }
 
   @Test
+  void reportsRunOnTheFirstTier() throws Exception {
+    assertFirstTierKeepingTheSerialCollector(true, "report", "results/runs/a");
+    assertFirstTierKeepingTheSerialCollector(true, "report", "a", "b", "--redraw-charts", "-o", "r.html");
+  }
+
+  @Test
   void compareOnItsOwnWorkloadRunsOnTheFirstTier() throws Exception {
     assertFirstTierKeepingTheSerialCollector(true, "compare");
     assertFirstTierKeepingTheSerialCollector(true, "compare", "-o", "x", "--quiet", "--no-report");
