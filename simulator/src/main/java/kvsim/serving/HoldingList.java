@@ -85,6 +85,23 @@ final class HoldingList {
   }
 
   /** Returns the sum of the members' future tokens ({@link #setTokens}). */
+  /**
+   * {@code steps} quiet decode steps of holders (Note [Quiet decode steps] on {@link
+   * QueueScheduler}): each fills one reserved slot, so the reserved sum shrinks by one a step and
+   * the waste stays. The holders' own counts lag until {@link #caughtUp}.
+   */
+  void tookQuietSteps(int steps) {
+    futureTokens -= steps;
+  }
+
+  /** {@code s}'s own reserved count catches up with the {@code steps} quiet steps already in the sums. */
+  void caughtUp(Sequence s, int steps) {
+    if (s.holdingList != this) {
+      throw new IllegalStateException(s + " holds no memory here");
+    }
+    s.holdingFutureTokens -= steps;
+  }
+
   long futureTokens() {
     return futureTokens;
   }

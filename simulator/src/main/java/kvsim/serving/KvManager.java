@@ -175,6 +175,34 @@ public interface KvManager {
     boolean canFitFullSequence(Sequence s);
   }
 
+  /**
+   * Quiet decode steps (Note [Quiet decode steps] on {@link QueueScheduler}): a running sequence's
+   * single-token decode steps that change nothing in the manager but counts, taken by the scheduler
+   * without the manager and applied later at once.
+   */
+  interface QuietDecodes extends KvCapability {
+    /**
+     * Returns how many decode steps in a row {@code s} can take from now, each allocating one token
+     * and appending the one sampled, that change nothing here but what only {@code s}'s own later
+     * steps read: its counts and tokens (a paged manager takes and fills no block). {@code s} runs
+     * with one token to compute, and its record here is up to date.
+     */
+    int quietDecodeSteps(Sequence s);
+
+    /**
+     * The manager's share of {@code steps} quiet decode steps of one plan, whichever sequences took
+     * them: each step's allocation's modelled time and its move in the breakdown.
+     */
+    void tookQuietSteps(int steps);
+
+    /**
+     * Brings the manager's counts of {@code s} up to the sequence's own after the quiet steps it
+     * took since: its computed tokens, and its tokens, appended with the ids {@code tokens} gives.
+     * Nothing when it took none.
+     */
+    void catchUp(Sequence s, StepOutput tokens);
+  }
+
   /** Memory observation: the allocator operations the manager makes, for L1 traces. */
   interface Observable extends KvCapability {
     /**

@@ -56,7 +56,7 @@ import kvsim.trace.Request;
  * every sampled token id, which are used as they are: prefix hits then follow the real tokens.
  */
 public final class PagedKvManager implements KvManager, KvManager.Forking, KvManager.Watermarked, KvManager.Swapping, KvManager.Observable,
-    KvManager.GroupCounting, KvManager.FullSequenceFit, KvManager.PreparesPrompts, KvRefusals {
+    KvManager.GroupCounting, KvManager.FullSequenceFit, KvManager.PreparesPrompts, KvManager.QuietDecodes, KvRefusals {
   /** vLLM v1's block manager as a system part: prefix caching on, FIFO free queue, the null block; reads {@code block-size}. */
   public static final KvManagerFactory V1_FACTORY = new KvManagerFactory() {
     @Override
@@ -150,6 +150,8 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
   private final HoldingList holding = new HoldingList();
   /** The one token {@link #append} hands the block manager, which reads it and keeps nothing of the array. */
   private final int[] oneToken = new int[1];
+  /** The ids {@link #catchUp} appends. */
+  private int[] catchUpTokens = new int[16];
   private final CopyCostModel copyCost;
   private final HashSet<Integer> sharedTails = new HashSet<>();
   private long modelledNanos;
@@ -288,7 +290,16 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
       return null;
     }
     PromptHasher hasher = blocks.promptHasher();
-    return (r, maxOutputTokens) -> hasher.prepare(promptBuffer(r, r.promptTokens() + maxOutputTokens), r.promptTokens(), blockHashIds(r));
+    // Note [Output hashed ahead] in PromptHasher: the lead sequence is expected to append every
+    // output token but its last (never appended), with the ids this manager appends when the engine
+    // follows its rule (ServingEngine.FIRST_OUTPUT_TOKEN; the first carries the request id); a token
+    // that differs drops the hashes ahead, so the rule is a guess, never an assumption
+    return (r, maxOutputTokens) -> {
+      int prompt = r.promptTokens();
+      int[] buffer = promptBuffer(r, prompt + maxOutputTokens);
+      int expected = Math.max(0, Math.min(buffer.length - prompt, maxOutputTokens - 1));
+      return hasher.prepare(buffer, prompt, blockHashIds(r), expected, firstOutputToken(r, 0), ServingEngine.FIRST_OUTPUT_TOKEN);
+    };
   }
 
   @Override
@@ -382,18 +393,61 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
 
   @Override
   public void append(Sequence s, int token) {
-    int t = givenTokens ? token : s.outputTokens() == 1 ? firstOutputToken(s) : token;
-    oneToken[0] = t;
+    oneToken[0] = outputTokenId(s, s.outputTokens() - 1, token);
     blocks.appendTokens(of(s), oneToken);
+  }
+
+  /**
+   * How many decode steps in a row {@code s} can take that take and fill no block (Note [Quiet
+   * decode steps] on {@code BlockManager}); 0 with given tokens, which the caller supplies one by
+   * one.
+   */
+  @Override
+  public int quietDecodeSteps(Sequence s) {
+    return givenTokens ? 0 : blocks.quietDecodeSteps(of(s));
+  }
+
+  /**
+   * Each quiet step is an allocation within the table: the model's allocation base, no block; its
+   * sequence's reserved slots shrink by one, its waste stays (Note [Breakdown sums]).
+   */
+  @Override
+  public void tookQuietSteps(int steps) {
+    modelledNanos += latency.allocBaseNanos() * steps;
+    holding.tookQuietSteps(steps);
+  }
+
+  @Override
+  public void catchUp(Sequence s, StepOutput tokens) {
+    PagedRequest r = of(s);
+    int steps = s.numComputedTokens() - r.numComputedTokens();
+    if (steps == 0) {
+      return;
+    }
+    int count = s.numTokens() - r.numTokens();
+    if (catchUpTokens.length < count) {
+      catchUpTokens = new int[Math.max(count, 2 * catchUpTokens.length)];
+    }
+    int firstOutput = r.numTokens() - s.request.promptTokens();
+    for (int k = 0; k < count; k++) {
+      catchUpTokens[k] = outputTokenId(s, firstOutput + k, tokens.token(s, firstOutput + k));
+    }
+    blocks.catchUpQuietly(r, s.numComputedTokens(), catchUpTokens, count);
+    holding.caughtUp(s, steps);
   }
 
   /**
    * The token id of a sequence's first output token: it carries the request id, and for a group's
    * other sequences their index too, so that no two sequences share output blocks by accident.
    */
-  private static int firstOutputToken(Sequence s) {
-    int lead = Integer.MIN_VALUE + (int) s.request.id();
-    return s.index == 0 ? lead : lead ^ (s.index << 24) ^ 0x00800000;
+  /** The id this manager appends for output token {@code k} of {@code s}, which the engine gives as {@code token}. */
+  private int outputTokenId(Sequence s, int k, int token) {
+    return givenTokens ? token : k == 0 ? firstOutputToken(s.request, s.index) : token;
+  }
+
+  private static int firstOutputToken(Request r, int index) {
+    int lead = Integer.MIN_VALUE + (int) r.id();
+    return index == 0 ? lead : lead ^ (index << 24) ^ 0x00800000;
   }
 
   /** Each block taken is an allocation of the block's bytes (id: the block id), each block released its free. */

@@ -32,6 +32,10 @@ public abstract class QueueScheduler implements Scheduler {
   private long updates;
   /** Whether the last {@link #schedule} left a sequence waiting for memory ({@link #admissionStopped}). */
   private boolean waitingForMemory;
+  /** The KV manager's quiet decode steps, or null while this scheduler takes none (Note [Quiet decode steps]). */
+  private KvManager.QuietDecodes quietDecodes;
+  /** The token ids a catch-up after quiet steps appends. */
+  private StepOutput quietTokens;
 
   /** A scheduler with limits {@code config} over {@code kv}, its queues empty. */
   protected QueueScheduler(SchedulerConfig config, KvManager kv) {
@@ -76,7 +80,7 @@ public abstract class QueueScheduler implements Scheduler {
     updates++;
     stepBeams.clear();
     boolean anyFinished = false;
-    for (int i = 0; i < plan.size(); i++) {
+    for (int i = 0; i < plan.listed(); i++) {
       Sequence s = plan.sequence(i);
       if (!s.caughtUp()) {
         continue;
@@ -89,13 +93,13 @@ public abstract class QueueScheduler implements Scheduler {
           addForked(s, child);
         }
         for (Sequence member : g.sequences) {
-          boolean finished = member.sample(kv, output.token(member));
+          boolean finished = member.sample(kv, output.token(member, member.outputTokens()));
           anyFinished |= finished;
           output.sampled(member, finished);
         }
         continue;
       }
-      boolean finished = s.sample(kv, output.token(s));
+      boolean finished = s.sample(kv, output.token(s, s.outputTokens()));
       anyFinished |= finished;
       output.sampled(s, finished);
       if (g.beam && g.forking() && s.status() == Sequence.Status.RUNNING && g.countStepSample(updates)) {
@@ -126,7 +130,7 @@ public abstract class QueueScheduler implements Scheduler {
    */
   @Override
   public final void sampleAhead(StepPlan plan, StepOutput output) {
-    for (int i = 0; i < plan.size(); i++) {
+    for (int i = 0; i < plan.listed(); i++) {
       Sequence s = plan.sequence(i);
       if (!s.caughtUp()) {
         plan.markAhead(i, StepPlan.NOTHING_AHEAD);
@@ -138,8 +142,84 @@ public abstract class QueueScheduler implements Scheduler {
       if (s.outputTokens() + 1 >= s.maxOutputTokens) {
         plan.markAhead(i, StepPlan.LAST_TOKEN);
       } else {
-        s.sample(kv, output.token(s));
+        s.sample(kv, output.token(s, s.outputTokens()));
         plan.markAhead(i, StepPlan.TOKEN_AHEAD);
+        if (quietDecodes != null) {
+          s.quietSteps = quietStepsAhead(s);
+        }
+      }
+    }
+  }
+
+  // Note [Quiet decode steps]: under asynchronous scheduling a running sequence's step is, 14 times
+  // in 16 with blocks of 16 tokens, one token computed within its last block and the next one
+  // sampled ahead. The KV manager then only counts (the paged manager takes and fills no block; a
+  // block the append completes is hashed when the sequence catches up, Note [Quiet decode steps] on
+  // kvsim.alloc.paged.BlockManager), the plan gains one decode token and the sequence's computed
+  // tokens in the bytes read, and the output one token. Walking each such sequence through the
+  // whole allocate, sample and report path was about half the engine's time on the week-long Azure
+  // run. So, where the scheduler's schedule takes them (vLLM v1's) and the KV manager offers them
+  // (KvManager.QuietDecodes), after a sequence samples ahead the scheduler asks how many such steps
+  // it can take in a row: the manager's answer, capped before its last token and before
+  // max_model_len. In its next plans it advances the sequence's own counts, counts it in the plan
+  // without listing it (StepPlan.addQuiet), and tells the manager only how many quiet steps the
+  // plan took (tookQuietSteps: modelled time and breakdown sums, which are sums over sequences).
+  // The manager's record of the sequence catches up (catchUp) before anything reads or changes it:
+  // before the scheduler allocates for it again, before it is preempted, and before a check of the
+  // manager's invariants (catchUpAll). A sequence is preempted only as the running list's last,
+  // which this plan has not reached yet, so no sequence catches up in the plan that took its quiet
+  // step. Each quiet step adds to the same sums and counts as the full path, so the results are
+  // the same bytes (QuietDecodeStepsTest runs random traces both ways).
+
+  /** How many quiet decode steps {@code s}, which just sampled ahead, may take in its next plans. */
+  private int quietStepsAhead(Sequence s) {
+    int steps = quietDecodes.quietDecodeSteps(s);
+    steps = Math.min(steps, s.maxOutputTokens - s.outputTokens() - 1);
+    steps = Math.min(steps, config.maxModelLen() - s.numTokens());
+    return Math.max(0, steps);
+  }
+
+  /**
+   * Lets a subclass whose {@link #schedule} takes quiet decode steps take them, where the KV manager
+   * offers them (Note [Quiet decode steps]).
+   */
+  protected final void takeQuietSteps(StepOutput tokens) {
+    quietDecodes = kv.capability(KvManager.QuietDecodes.class).orElse(null);
+    quietTokens = tokens;
+  }
+
+  /**
+   * A quiet decode step of running {@code s} if it has one left (Note [Quiet decode steps]):
+   * returns whether it took it. A subclass's {@link #schedule} counts it with {@link #countQuiet}.
+   */
+  protected static boolean quietStep(Sequence s) {
+    if (s.quietSteps <= 0) {
+      return false;
+    }
+    s.quietStep();
+    return true;
+  }
+
+  /** Counts {@code count} quiet decode steps, with {@code computedTokens} computed tokens in all, in {@code plan} and tells the KV manager. */
+  protected final void countQuiet(StepPlan plan, int count, long computedTokens) {
+    if (count > 0) {
+      plan.addQuiet(count, computedTokens);
+      quietDecodes.tookQuietSteps(count);
+    }
+  }
+
+  /** Brings the KV manager's record of {@code s} up to date after its quiet decode steps, before anything reads or changes it. */
+  protected final void catchUp(Sequence s) {
+    if (quietDecodes != null) {
+      quietDecodes.catchUp(s, quietTokens);
+    }
+  }
+
+  @Override
+  public final void catchUpAll() {
+    if (quietDecodes != null) {
+      for (Sequence s : runningList) {
+        quietDecodes.catchUp(s, quietTokens);
       }
     }
   }
@@ -154,7 +234,7 @@ public abstract class QueueScheduler implements Scheduler {
     updates++;
     boolean finishedWaiting = false;
     boolean anyFinished = false;
-    for (int i = 0; i < plan.size(); i++) {
+    for (int i = 0; i < plan.listed(); i++) {
       Sequence s = plan.sequence(i);
       switch (plan.ahead(i)) {
         case StepPlan.TOKEN_AHEAD -> output.sampled(s, false);
@@ -165,7 +245,7 @@ public abstract class QueueScheduler implements Scheduler {
             finishedWaiting = true;
             output.sampled(s, true);
           } else {
-            output.sampled(s, s.sample(kv, output.token(s)));
+            output.sampled(s, s.sample(kv, output.token(s, s.outputTokens())));
           }
         }
         default -> {}
@@ -269,6 +349,7 @@ public abstract class QueueScheduler implements Scheduler {
    * freed, its computed tokens reset, and it goes to the front of the waiting queue.
    */
   protected final void preemptByRecompute(Sequence victim) {
+    catchUp(victim);
     kv.preempt(victim);
     victim.preemptForRecompute();
     waitingQueue.addFirst(victim);

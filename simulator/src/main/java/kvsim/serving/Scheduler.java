@@ -61,6 +61,20 @@ public interface Scheduler {
     throw new UnsupportedOperationException(getClass().getSimpleName() + " does not schedule asynchronously");
   }
 
+  /**
+   * Lets the scheduler take quiet decode steps where it and its KV manager can (Note [Quiet decode
+   * steps] on {@link QueueScheduler}), the manager's record of a sequence brought up to date with
+   * the token ids {@code tokens} gives. The results are the same with or without; a scheduler that
+   * cannot take them ignores this, as by default.
+   */
+  default void allowQuietSteps(StepOutput tokens) {}
+
+  /**
+   * Brings the KV manager's record of every running sequence up to date after quiet decode steps,
+   * for a check of the manager's invariants; nothing by default.
+   */
+  default void catchUpAll() {}
+
   /** Drops the finished sequences from the running list, keeping the others' order. */
   void removeFinished();
 

@@ -135,7 +135,7 @@ public final class ScriptedServing {
     }
     scheduler.schedule(plan);
     List<Scheduled> scheduled = new ArrayList<>(plan.size());
-    for (int i = 0; i < plan.size(); i++) {
+    for (int i = 0; i < plan.listed(); i++) {
       Sequence s = plan.sequence(i);
       PagedRequest r = PagedKvManager.requestOf(s);
       int[] table = r.blockTable();
@@ -170,9 +170,8 @@ public final class ScriptedServing {
     List<String> finished;
 
     @Override
-    public int token(Sequence s) {
+    public int token(Sequence s, int k) {
       int[] given = outputs.get(s);
-      int k = s.outputTokens();
       return given != null ? given[k] : ServingEngine.FIRST_OUTPUT_TOKEN + k;
     }
 

@@ -47,6 +47,11 @@ public final class Sequence {
   /** The counts its {@link HoldingList} sums ({@link HoldingList#setTokens}). */
   long holdingFutureTokens;
   long holdingWasteTokens;
+  /**
+   * Quiet decode steps the sequence may still take (Note [Quiet decode steps] on {@link
+   * QueueScheduler}); 0 whenever it does not run.
+   */
+  int quietSteps;
   long firstTokenNanos = -1;
   long finishNanos = -1;
   private Status status = Status.WAITING;
@@ -148,6 +153,7 @@ public final class Sequence {
     }
     status = Status.WAITING;
     numComputedTokens = 0;
+    quietSteps = 0;
     preemptions++;
   }
 
@@ -157,6 +163,7 @@ public final class Sequence {
       throw illegal("swap out");
     }
     status = Status.SWAPPED;
+    quietSteps = 0;
     preemptions++;
   }
 
@@ -182,6 +189,7 @@ public final class Sequence {
       throw illegal("abort");
     }
     status = Status.FINISHED;
+    quietSteps = 0;
   }
 
   /**
@@ -206,6 +214,18 @@ public final class Sequence {
     numTokens = source.numTokens;
     numComputedTokens = source.numComputedTokens;
     outputTokens = source.outputTokens;
+  }
+
+  /**
+   * A quiet decode step (Note [Quiet decode steps] on {@link QueueScheduler}): the running sequence
+   * computes its one uncomputed token and samples the next ahead, its KV manager told later. The
+   * scheduler takes it only while {@link #quietSteps} is positive.
+   */
+  void quietStep() {
+    quietSteps--;
+    numComputedTokens++;
+    outputTokens++;
+    numTokens++;
   }
 
   /** Returns whether the sequence runs and has computed all its tokens, so this iteration samples one. */

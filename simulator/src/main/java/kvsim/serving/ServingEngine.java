@@ -103,6 +103,8 @@ public final class ServingEngine {
   private final KvManager.PreparesPrompts preparing;
   /** Whether prompts are prepared ahead on another thread where the manager prepares them (Note [Prompts prepared ahead]). */
   private boolean prepareAhead = Runtime.getRuntime().availableProcessors() > 1;
+  /** Whether the scheduler may take quiet decode steps (Note [Quiet decode steps] in {@link QueueScheduler}). */
+  private boolean quietSteps = true;
   /** The requests read and prepared ahead, during a run that prepares them; null otherwise. */
   private PreparedRequests ahead;
   private boolean inFlight;
@@ -225,9 +227,20 @@ public final class ServingEngine {
   // were about a seventh of the week-long run's samples (async-profiler); its first 6 hours took
   // 39.3 s before and 32.6 s after, on 2 cores.
 
+  /**
+   * Whether the scheduler may take quiet decode steps where it and the KV manager can (Note [Quiet
+   * decode steps] in {@link QueueScheduler}); by default it may. The results are the same either way.
+   */
+  void quietSteps(boolean on) {
+    this.quietSteps = on;
+  }
+
   /** Runs every request of {@code requests} to its end and returns the metrics. */
   public ServingMetrics run(RequestSource requests) throws IOException {
     this.source = requests;
+    if (quietSteps) {
+      scheduler.allowQuietSteps(output);
+    }
     KvManager.PromptPreparer preparer = prepareAhead && preparing != null ? preparing.preparer() : null;
     try (PreparedRequests prepared = preparer == null ? null : new PreparedRequests(requests, preparer, config.maxModelLen())) {
       this.ahead = prepared;
@@ -428,7 +441,7 @@ public final class ServingEngine {
     cost.allocatorNanos = kv.modelledNanos() - allocatorBefore;
     cost.kvReadBytes = 0;
     cost.decodeTokens = 0;
-    for (int i = 0; i < p.size(); i++) {
+    for (int i = 0; i < p.listed(); i++) {
       Sequence s = p.sequence(i);
       cost.kvReadBytes += (long) s.numComputedTokens() * kvBytesPerToken;
       // A sequence generating its next token (ForwardTimeModel's split of prefill and decode).
@@ -436,6 +449,10 @@ public final class ServingEngine {
         cost.decodeTokens++;
       }
     }
+    // Quiet decode steps (Note [Quiet decode steps] in QueueScheduler): one decode token each; a sum
+    // of products by kvBytesPerToken is the product of the sum, in long arithmetic too
+    cost.kvReadBytes += p.quietComputedTokens() * kvBytesPerToken;
+    cost.decodeTokens += p.quiet();
     cost.totalTokens = p.totalTokens();
     cost.sequences = p.size();
     if (async && p.size() > 0) {
@@ -460,6 +477,7 @@ public final class ServingEngine {
       groupCounting.sampleSharing();
     }
     if (check) {
+      scheduler.catchUpAll();
       kv.checkInvariants();
     }
     long forwardNanos = forwardTime.forwardNanos(cost.totalTokens - cost.decodeTokens, cost.decodeTokens, cost.kvReadBytes, cost.sequences)
@@ -496,8 +514,10 @@ public final class ServingEngine {
   /** The end of the iteration in flight: the scheduler takes its outcome (Note [Iteration contract] in {@link Scheduler}). */
   private void finishIteration(long now) {
     output.now = now;
+    metrics.outputTokens += plan.quiet(); // each quiet decode step sampled one token, neither its first nor its last
     scheduler.updateFromOutput(plan, output);
     if (check) {
+      scheduler.catchUpAll();
       kv.checkInvariants();
     }
   }
@@ -507,8 +527,8 @@ public final class ServingEngine {
     long now;
 
     @Override
-    public int token(Sequence s) {
-      return FIRST_OUTPUT_TOKEN + s.outputTokens();
+    public int token(Sequence s, int outputIndex) {
+      return FIRST_OUTPUT_TOKEN + outputIndex;
     }
 
     /** A sequence sampled its next token; the last sequence of a group to finish finishes the request. */
@@ -516,11 +536,11 @@ public final class ServingEngine {
     public void sampled(Sequence s, boolean finished) {
       SequenceGroup g = s.group;
       metrics.outputTokens++;
-      if (s.firstTokenNanos < 0) {
+      if (s.firstTokenNanos < 0) { // the group's first token is no later than any of its sequences'
         s.firstTokenNanos = now;
-      }
-      if (g.firstTokenNanos < 0) {
-        g.firstTokenNanos = now;
+        if (g.firstTokenNanos < 0) {
+          g.firstTokenNanos = now;
+        }
       }
       if (finished) {
         s.finishNanos = now;
@@ -547,7 +567,7 @@ public final class ServingEngine {
    */
   private void abortBatch() {
     metrics.activationOoms++;
-    for (int i = 0; i < plan.size(); i++) {
+    for (int i = 0; i < plan.listed(); i++) {
       SequenceGroup g = plan.sequence(i).group;
       if (g.finishNanos >= 0) {
         continue;
@@ -563,6 +583,7 @@ public final class ServingEngine {
     }
     scheduler.removeFinished();
     if (check) {
+      scheduler.catchUpAll();
       kv.checkInvariants();
     }
   }

@@ -8,8 +8,12 @@ package kvsim.serving;
  * implementation allocates nothing per call.
  */
 public interface StepOutput {
-  /** Returns the token id {@code s} samples as its output token number {@link Sequence#outputTokens()} (counted from 0). */
-  int token(Sequence s);
+  /**
+   * Returns the token id {@code s} samples as its output token number {@code outputIndex} (counted
+   * from 0): when it samples, {@link Sequence#outputTokens()}; a KV manager catching up with quiet
+   * decode steps asks for earlier ones too.
+   */
+  int token(Sequence s, int outputIndex);
 
   /** {@code s} sampled a token; {@code finished}: it was its last, and its memory is freed. */
   void sampled(Sequence s, boolean finished);

@@ -134,6 +134,14 @@ public final class VllmV1Scheduler extends QueueScheduler {
     return config.asyncScheduling();
   }
 
+  /** Takes quiet decode steps under asynchronous scheduling, where the KV manager offers them (Note [Quiet decode steps] in {@link QueueScheduler}). */
+  @Override
+  public void allowQuietSteps(StepOutput tokens) {
+    if (config.asyncScheduling()) {
+      takeQuietSteps(tokens);
+    }
+  }
+
   /** Returns false: v1 fans multi-sequence requests out into independent requests. */
   @Override
   public boolean forksGroups() {
@@ -155,8 +163,18 @@ public final class VllmV1Scheduler extends QueueScheduler {
     admissionStopped(false);
     int budget = config.maxNumBatchedTokens();
     int i = 0;
+    int quiet = 0;
+    long quietComputed = 0;
     while (i < runningList.size() && budget > 0) {
       Sequence s = runningList.get(i);
+      if (quietStep(s)) { // Note [Quiet decode steps] in QueueScheduler: one token, within its blocks
+        quiet++;
+        quietComputed += s.numComputedTokens();
+        budget--;
+        i++;
+        continue;
+      }
+      catchUp(s);
       int n = cap(s.numTokens() - s.numComputedTokens(), budget, s);
       if (n <= 0) {
         i++;
@@ -182,6 +200,7 @@ public final class VllmV1Scheduler extends QueueScheduler {
       budget -= n;
       i++;
     }
+    countQuiet(plan, quiet, quietComputed);
     if (plan.preempted() > 0) {
       return;
     }

@@ -5,8 +5,8 @@ final class EngineTokens implements StepOutput {
   static final EngineTokens INSTANCE = new EngineTokens();
 
   @Override
-  public int token(Sequence s) {
-    return ServingEngine.FIRST_OUTPUT_TOKEN + s.outputTokens();
+  public int token(Sequence s, int outputIndex) {
+    return ServingEngine.FIRST_OUTPUT_TOKEN + outputIndex;
   }
 
   @Override

@@ -261,6 +261,11 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     PagedRequest r;
     if (prepared != null) {
       r = new PagedRequest(this, id, buffer, promptLength, null, null, prepared.supplied, prepared.hashes, prepared.numHashes);
+      r.hashedAhead = prepared.hashedAhead;
+      r.expectedTokens = prepared.expectedTokens;
+      r.expectedFrom = promptLength;
+      r.expectedFirst = prepared.expectedFirst;
+      r.expectedBase = prepared.expectedBase;
     } else {
       r = new PagedRequest(this, id, buffer, promptLength, loraName, cacheSalt, suppliedIds(hashIds, promptLength, blockSize), blockSize);
       if (caching) {
@@ -271,13 +276,17 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     return r;
   }
 
+  /** Hashes the request's full blocks not hashed yet, taking those hashed ahead from the tokens since appended (Note [Output hashed ahead] on PromptHasher). */
   private void hashNewBlocks(PagedRequest r) {
     int full = r.numTokens() / blockSize;
     if (full <= r.numHashes) {
       return;
     }
     r.ensureHashCapacity(full);
-    hashBlocks(hasher, blockSize, r.tokens.raw(), r.suppliedHashIds, r.lora, r.salt, r.hashes, r.numHashes, full);
+    int from = Math.max(r.numHashes, Math.min(r.hashedAhead, full));
+    if (from < full) {
+      hashBlocks(hasher, blockSize, r.tokens.raw(), r.suppliedHashIds, r.lora, r.salt, r.hashes, from, full);
+    }
     r.numHashes = full;
   }
 
@@ -327,7 +336,7 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
   }
 
   private void appendInternal(PagedRequest r, int token) {
-    r.tokens.add(token);
+    r.append(token);
     epoch++;
     if (caching && r.numTokens() % blockSize == 0) {
       hashNewBlocks(r);
@@ -412,6 +421,72 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     }
     long slots = (long) r.numComputedTokens + numNewTokens;
     return slots <= r.numTokens() && slots <= config.maxModelLen() && slots <= (long) r.table.size() * blockSize;
+  }
+
+  // Note [Quiet decode steps]: between two block boundaries, a running request's decode step, an
+  // allocate_slots of one token within its table followed by the append of the token sampled,
+  // moves only counts here: its computed tokens, its tokens and the epoch; no block is taken or
+  // filled (cached). Its append may complete a block, whose hash is then computed: a pure
+  // function of the request's tokens, read only when the block is cached or the request looked
+  // up, neither of which can happen before the request's next step that is not quiet. A serving
+  // scheduler may take such steps without this manager (kvsim.serving's Note [Quiet decode steps]
+  // on QueueScheduler) and bring the request up to date before anything else reads or changes it:
+  // quietDecodeSteps says how many steps in a row qualify, catchUpQuietly applies them at once and
+  // hashes the blocks they completed. The operation clock, which stamps blocks' access times, then
+  // counts fewer operations; only an LRU evictor (v0's) reads those, so a manager with one answers 0.
+
+  /**
+   * Returns how many decode steps in a row {@code r} can take from now that move only counts (Note
+   * [Quiet decode steps]): each computes one token within its table, filling no block, and
+   * appends one, within {@code max_model_len}. 0 unless {@code r} runs with exactly one token to
+   * compute, no pending hits, under a manager that never copies on write and whose pool reads no
+   * access times.
+   */
+  @Override
+  public int quietDecodeSteps(PagedRequest r) {
+    if (r.owner != this || r.status != PagedRequest.Status.RUNNING || r.numCachedBlocks < 0 || r.pendingHits.size() > 0 || copiesOnWrite()
+        || readsAccessTimes()) {
+      return 0;
+    }
+    long computed = r.numComputedTokens;
+    long tokens = r.numTokens();
+    if (tokens != computed + 1) {
+      return 0;
+    }
+    long capacity = (long) r.table.size() * blockSize;
+    long filled = (computed / blockSize + 1) * blockSize; // the computed tokens that fill the block being written
+    long steps = Math.min(capacity - computed, filled - computed - 1);
+    steps = Math.min(steps, config.maxModelLen() - tokens);
+    return (int) Math.max(0, steps);
+  }
+
+  /**
+   * Brings {@code r} up to {@code computedTokens} computed tokens and appends {@code count} tokens of
+   * {@code tokens}, hashing the blocks they complete: the outcome of quiet decode steps taken
+   * without this manager (Note [Quiet decode steps]).
+   *
+   * @throws IllegalStateException when the steps were not quiet: they would fill or take a block,
+   *     or the counts do not advance together
+   */
+  @Override
+  public void catchUpQuietly(PagedRequest r, int computedTokens, int[] tokens, int count) {
+    int steps = computedTokens - r.numComputedTokens;
+    if (steps <= 0 || count != steps || steps > quietDecodeSteps(r)) {
+      throw new IllegalStateException(r + ": " + steps + " computed and " + count + " appended tokens are not quiet decode steps");
+    }
+    epoch++;
+    r.numComputedTokens = computedTokens;
+    for (int k = 0; k < count; k++) {
+      r.append(tokens[k]);
+    }
+    if (caching) {
+      hashNewBlocks(r);
+    }
+  }
+
+  /** Whether the pool's evictor reads blocks' access times, which quiet decode steps leave unstamped. */
+  private boolean readsAccessTimes() {
+    return pool.readsAccessTimes();
   }
 
   private boolean allocateInternal(PagedRequest r, int numNewTokens, int numLookaheadTokens, boolean useHits) {

@@ -130,6 +130,11 @@ final class BlockPool {
   }
 
   /** Sets the logical clock used for v0 last-access stamps. */
+  /** Whether eviction reads the blocks' access times (an LRU evictor, v0's pool). */
+  boolean readsAccessTimes() {
+    return evictor != null;
+  }
+
   void setNow(long now) {
     this.now = now;
   }

@@ -49,6 +49,14 @@ final class IntList {
     items[i] = value;
   }
 
+  /** Appends the value the backing array already holds at the end (the caller knows it is there). */
+  void addPresent() {
+    if (size == items.length) {
+      throw new IllegalStateException("no value present after the last of " + size);
+    }
+    size++;
+  }
+
   /** Appends a value. */
   void add(int value) {
     if (size == items.length) {

@@ -99,6 +99,18 @@ public interface KvBlockManager {
   /** Appends sampled tokens to a request (hashing every block they fill). */
   void appendTokens(PagedRequest r, int[] tokens);
 
+  /**
+   * Returns how many decode steps in a row a running request can take that move only its counts, no
+   * block taken or filled (Note [Quiet decode steps] on {@link BlockManager}).
+   */
+  int quietDecodeSteps(PagedRequest r);
+
+  /**
+   * Applies quiet decode steps taken without the manager: the request's computed tokens and {@code
+   * count} appended tokens, with the hashes of the blocks they complete.
+   */
+  void catchUpQuietly(PagedRequest r, int computedTokens, int[] tokens, int count);
+
   /** Looks up the longest cached prefix of a waiting request and returns the number of hit blocks ({@code get_computed_blocks}). */
   int lookup(PagedRequest r);
 

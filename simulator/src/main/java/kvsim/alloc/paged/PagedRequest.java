@@ -36,6 +36,18 @@ public final class PagedRequest {
   final IntList tokens;
   long[] hashes;
   int numHashes;
+  /**
+   * Blocks whose hashes were computed ahead, from tokens expected but not yet appended (Note
+   * [Output hashed ahead] on {@link PromptHasher}): {@code hashes} holds them up to this block;
+   * nothing ahead when it is at most {@link #numHashes}.
+   */
+  int hashedAhead;
+  /** The buffer's entries from {@link #numTokens} up to this one hold the tokens expected, those the hashes ahead were computed from. */
+  int expectedTokens;
+  /** Where the expected tokens start (the prompt's length): there {@link #expectedFirst}, then {@link #expectedBase} plus their place after it. */
+  int expectedFrom;
+  int expectedFirst;
+  int expectedBase;
   /** Caller-supplied hash ids for the first blocks, or empty. */
   final long[] suppliedHashIds;
 
@@ -151,6 +163,25 @@ public final class PagedRequest {
 
   long hashLo(int block) {
     return hashes[2 * block + 1];
+  }
+
+  /**
+   * Appends {@code token}. Where it is the token expected there, the buffer holds it already and is
+   * not touched; where it is not, it is written and the hashes computed ahead are dropped (Note
+   * [Output hashed ahead] on {@link PromptHasher}).
+   */
+  void append(int token) {
+    int at = tokens.size();
+    if (at < expectedTokens) {
+      int k = at - expectedFrom;
+      if (token == (k == 0 ? expectedFirst : expectedBase + k)) {
+        tokens.addPresent();
+        return;
+      }
+      hashedAhead = 0;
+      expectedTokens = 0;
+    }
+    tokens.add(token);
   }
 
   void ensureHashCapacity(int blocks) {
