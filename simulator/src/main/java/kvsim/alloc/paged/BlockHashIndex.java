@@ -65,13 +65,15 @@ final class BlockHashIndex {
   // removal's backward shift 1.79. At eight slots a block (65,536 slots, 512 KiB) they pass 0.18
   // and 0.22, and the whole run took 0.88 of the time (six interleaved pairs, the same results):
   // each slot passed is a read, and each entry shifted a write into slotOf, at places the cache no
-  // longer holds beside the pool's arrays. The sparse table is kept to SPARSE_MAX_SLOTS (8 MiB); a
-  // larger pool gets at least twice its blocks, as before.
+  // longer holds beside the pool's arrays. A larger table is another matter: eight slots a block
+  // for JMH's BlockDecodeBenchmark pool of 33,281 blocks (4 MiB instead of 1 MiB) made its decode
+  // steps slower in two forks of three. So the sparse table is kept to SPARSE_MAX_SLOTS, the size
+  // measured, and a larger pool gets twice its blocks or more, as before.
 
-  /** The most slots a table gets for sparseness alone (Note [A sparse table]). */
-  static final int SPARSE_MAX_SLOTS = 1 << 20;
+  /** The most slots a table gets for sparseness alone (Note [A sparse table]): 512 KiB. */
+  static final int SPARSE_MAX_SLOTS = 1 << 16;
 
-  /** The table's slots for {@code numBlocks} blocks: a power of two, eight a block up to {@link #SPARSE_MAX_SLOTS}, never fewer than two a block. */
+  /** The table's slots for {@code numBlocks} blocks: a power of two, eight a block up to {@link #SPARSE_MAX_SLOTS}, never fewer than twice the blocks. */
   static int capacity(int numBlocks) {
     int dense = Integer.highestOneBit(Math.max(4, numBlocks) * 2 - 1) << 1;
     long sparse = Long.highestOneBit(Math.max(4L, numBlocks) * 8 - 1) << 1;
