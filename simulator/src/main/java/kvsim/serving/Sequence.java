@@ -131,8 +131,9 @@ public final class Sequence {
   //                        plan that samples its last token was made)
   //   WAITING -> FINISHED (ignore: a scheduler refuses it)
   //   any but FINISHED -> FINISHED (abort: the engine aborts its request)
-  // Computed tokens only advance (advanceComputedTo), never past the tokens, except by a preemption
-  // for recompute, which resets them, and a fork, which copies its source's counts.
+  // Computed tokens only advance (advanceComputedTo, or one with a token sampled in a quiet decode
+  // step, quietStep), never past the tokens, except by a preemption for recompute, which resets
+  // them, and a fork, which copies its source's counts.
 
   private IllegalStateException illegal(String transition) {
     return new IllegalStateException(this + ": illegal transition " + transition);

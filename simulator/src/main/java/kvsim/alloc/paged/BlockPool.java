@@ -129,12 +129,12 @@ final class BlockPool {
     return caching;
   }
 
-  /** Sets the logical clock used for v0 last-access stamps. */
   /** Whether eviction reads the blocks' access times (an LRU evictor, v0's pool). */
   boolean readsAccessTimes() {
     return evictor != null;
   }
 
+  /** Sets the logical clock used for v0 last-access stamps. */
   void setNow(long now) {
     this.now = now;
   }
