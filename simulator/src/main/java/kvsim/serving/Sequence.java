@@ -223,6 +223,9 @@ public final class Sequence {
    * scheduler takes it only while {@link #quietSteps} is positive.
    */
   void quietStep() {
+    if (status != Status.RUNNING || numTokens != numComputedTokens + 1) {
+      throw illegal("quiet step");
+    }
     quietSteps--;
     numComputedTokens++;
     outputTokens++;
