@@ -445,7 +445,7 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
   @Override
   public int quietDecodeSteps(PagedRequest r) {
     if (r.owner != this || r.status != PagedRequest.Status.RUNNING || r.numCachedBlocks < 0 || r.pendingHits.size() > 0 || copiesOnWrite()
-        || readsAccessTimes()) {
+        || pool.readsAccessTimes()) {
       return 0;
     }
     long computed = r.numComputedTokens;
@@ -482,11 +482,6 @@ public abstract sealed class BlockManager implements KvBlockManager permits V1Kv
     if (caching) {
       hashNewBlocks(r);
     }
-  }
-
-  /** Whether the pool's evictor reads blocks' access times, which quiet decode steps leave unstamped. */
-  private boolean readsAccessTimes() {
-    return pool.readsAccessTimes();
   }
 
   private boolean allocateInternal(PagedRequest r, int numNewTokens, int numLookaheadTokens, boolean useHits) {
