@@ -1,6 +1,7 @@
 package kvsim.alloc.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import kvsim.devicemodel.Region;
 import net.jqwik.api.ForAll;
@@ -30,6 +31,6 @@ class RegionAlignmentProperties {
     RegionAlignment a = new RegionAlignment(REGION, alignmentBytes);
     long up = a.roundUp(sizeBytes);
     assertEquals(0, up % alignmentBytes);
-    assertEquals(true, up >= sizeBytes && up - sizeBytes < alignmentBytes);
+    assertTrue(up >= sizeBytes && up - sizeBytes < alignmentBytes, up + " for " + sizeBytes);
   }
 }
