@@ -84,7 +84,6 @@ final class HoldingList {
     s.holdingWasteTokens = waste;
   }
 
-  /** Returns the sum of the members' future tokens ({@link #setTokens}). */
   /**
    * {@code steps} quiet decode steps of holders (Note [Quiet decode steps] on {@link
    * QueueScheduler}): each fills one reserved slot, so the reserved sum shrinks by one a step and
@@ -102,6 +101,7 @@ final class HoldingList {
     s.holdingFutureTokens -= steps;
   }
 
+  /** Returns the sum of the members' future tokens ({@link #setTokens}). */
   long futureTokens() {
     return futureTokens;
   }

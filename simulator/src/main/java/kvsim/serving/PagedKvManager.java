@@ -436,15 +436,16 @@ public final class PagedKvManager implements KvManager, KvManager.Forking, KvMan
     holding.caughtUp(s, steps);
   }
 
-  /**
-   * The token id of a sequence's first output token: it carries the request id, and for a group's
-   * other sequences their index too, so that no two sequences share output blocks by accident.
-   */
   /** The id this manager appends for output token {@code k} of {@code s}, which the engine gives as {@code token}. */
   private int outputTokenId(Sequence s, int k, int token) {
     return givenTokens ? token : k == 0 ? firstOutputToken(s.request, s.index) : token;
   }
 
+  /**
+   * The token id of sequence {@code index}'s first output token of request {@code r}: it carries the
+   * request id, and for a group's other sequences their index too, so that no two sequences share
+   * output blocks by accident.
+   */
   private static int firstOutputToken(Request r, int index) {
     int lead = Integer.MIN_VALUE + (int) r.id();
     return index == 0 ? lead : lead ^ (index << 24) ^ 0x00800000;
