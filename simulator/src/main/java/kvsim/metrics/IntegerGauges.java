@@ -64,6 +64,11 @@ final class IntegerGauges {
     last[g] = value;
   }
 
+  /** Returns gauge {@code g}'s value at the last event (0 before the first). */
+  long last(int g) {
+    return last[g];
+  }
+
   /** Returns gauge {@code g}'s summary, equal to {@link Gauge#summary} over the same records. */
   Gauge.Summary summary(int g) {
     if (events == 0) {

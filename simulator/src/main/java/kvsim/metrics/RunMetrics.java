@@ -153,20 +153,33 @@ public final class RunMetrics {
     g.value(3, freeBytes);
     g.value(4, largestFreeBytes);
     g.value(5, liveAllocations);
-    if (samples == null) {
-      return;
+    if (samples == null || samples.skip()) {
+      return; // Note [Rows not kept are not filled] on SampledSeries
     }
-    double[] last = samples.next();
-    last[1] = timeNanos;
-    last[2] = reservedBytes;
-    last[3] = allocatedBytes;
-    last[4] = requestedBytes;
-    last[5] = freeBytes;
-    last[6] = largestFreeBytes;
-    last[7] = internalFrag;
-    last[8] = externalFrag;
-    last[9] = oomCount();
+    fillRow(samples.next(), timeNanos, reservedBytes, allocatedBytes, requestedBytes, freeBytes, largestFreeBytes, internalFrag, externalFrag);
     samples.commit();
+  }
+
+  /** Fills a time-series row after its index ({@link #SAMPLE_COLUMNS} after {@code t_ns}). */
+  private void fillRow(
+      double[] row,
+      long timeNanos,
+      long reservedBytes,
+      long allocatedBytes,
+      long requestedBytes,
+      long freeBytes,
+      long largestFreeBytes,
+      double internalFrag,
+      double externalFrag) {
+    row[1] = timeNanos;
+    row[2] = reservedBytes;
+    row[3] = allocatedBytes;
+    row[4] = requestedBytes;
+    row[5] = freeBytes;
+    row[6] = largestFreeBytes;
+    row[7] = internalFrag;
+    row[8] = externalFrag;
+    row[9] = oomCount();
   }
 
   /** Counts a served allocation. */
@@ -206,7 +219,13 @@ public final class RunMetrics {
 
   /** Returns the time-series rows (event, t_ns, then {@link #SAMPLE_COLUMNS}); the last event is always included (none without a series). */
   public List<double[]> samples() {
-    return samples == null ? List.of() : samples.rows();
+    if (samples == null) {
+      return List.of();
+    }
+    if (events > 0) { // the last event's row, which record may have skipped: the values held now
+      fillRow(samples.lastRow(), lastTimeNanos, integers.last(0), integers.last(1), integers.last(2), integers.last(3), integers.last(4), internalRatio, externalRatio);
+    }
+    return samples.rows();
   }
 
   /**

@@ -2,9 +2,13 @@ package kvsim.metrics;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -39,6 +43,60 @@ class SampledSeriesProperties {
       assertArrayEquals(expected.get(r), actual.get(r), "row " + r);
     }
     assertEquals(rows, fast.count());
+  }
+
+  /** Note [Rows not kept are not filled]: rows skipped and the last row filled at the end are the rows of a naive series. */
+  @Property(tries = 200)
+  void skippingTheRowsNotKeptKeepsTheRowsOfANaiveSeries(
+      @ForAll @IntRange(min = 1, max = 6) int width,
+      @ForAll @LongRange(min = 0, max = 9) long every,
+      @ForAll @IntRange(min = 0, max = 20_000) int rows) {
+    SampledSeries fast = new SampledSeries(width, every);
+    NaiveSeries naive = new NaiveSeries(width, every);
+    int filled = 0;
+    for (int i = 0; i < rows; i++) {
+      double[] b = naive.next();
+      fillRow(b, i);
+      naive.commit();
+      if (!fast.skip()) {
+        fillRow(fast.next(), i);
+        fast.commit();
+        filled++;
+      }
+    }
+    if (rows > 0) {
+      fillRow(fast.lastRow(), rows - 1);
+    }
+    List<double[]> expected = naive.rows();
+    List<double[]> actual = fast.rows();
+    assertEquals(expected.size(), actual.size(), "kept rows");
+    for (int r = 0; r < expected.size(); r++) {
+      assertArrayEquals(expected.get(r), actual.get(r), "row " + r);
+    }
+    assertEquals(rows, fast.count());
+    if (every == 0 && rows > 2 * SampledSeries.MAX_AUTO_SAMPLES) {
+      assertTrue(filled < rows, "an automatic stride skips rows: " + filled + " of " + rows + " filled");
+    }
+  }
+
+  @Example
+  void aSkippedLastRowMustBeFilledBeforeTheRowsAreRead() {
+    SampledSeries series = new SampledSeries(2, 3);
+    assertFalse(series.skip(), "the first row is kept");
+    series.next()[1] = 7;
+    series.commit();
+    assertTrue(series.skip(), "the second row is not");
+    assertThrows(IllegalStateException.class, series::rows);
+    series.lastRow()[1] = 8;
+    List<double[]> rows = series.rows();
+    assertEquals(2, rows.size());
+    assertArrayEquals(new double[] {2, 8}, rows.get(1));
+  }
+
+  private static void fillRow(double[] row, int i) {
+    for (int k = 1; k < row.length; k++) {
+      row[k] = i * 31 + k;
+    }
   }
 
   @Property(tries = 20)
