@@ -67,6 +67,8 @@ public final class MemoryMapRecorder implements AllocatorListener {
   private int kept;
   // Elided bytes as steps integrated per bin (see addStep), and refusals per bin.
   private long binEvents = 1;
+  /** {@code binEvents} is {@code 1 << binShift} (Note [Bins by shifting]). */
+  private int binShift;
   private long[] partial = new long[BINS + 1];
   private long[] slope = new long[BINS + 1];
   private long[] ooms = new long[BINS];
@@ -293,9 +295,16 @@ public final class MemoryMapRecorder implements AllocatorListener {
     slope[k + 1] += bytes;
   }
 
-  /** Returns the bin of slot {@code x}, doubling the bins' width until it fits. */
+  /**
+   * Returns the bin of slot {@code x} (never negative: events count from 1), doubling the bins'
+   * width until it fits.
+   *
+   * <p>Note [Bins by shifting]: a bin's width is a power of two, so a slot's bin is a shift, not a
+   * division (two 64-bit divisions, of tens of cycles each, for every refusal and two for every
+   * elided allocation's free: 2.5 M times in the 2 M-event churn trace).
+   */
   private int bin(long x) {
-    while (x / binEvents >= BINS) {
+    while (x >> binShift >= BINS) {
       long[] p = new long[BINS + 1];
       long[] d = new long[BINS + 1];
       long[] o = new long[BINS];
@@ -310,7 +319,8 @@ public final class MemoryMapRecorder implements AllocatorListener {
       slope = d;
       ooms = o;
       binEvents *= 2;
+      binShift++;
     }
-    return (int) (x / binEvents);
+    return (int) (x >> binShift);
   }
 }
