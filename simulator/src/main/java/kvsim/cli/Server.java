@@ -31,8 +31,10 @@ import java.util.concurrent.TimeUnit;
  *       (the launcher's JVM options and debug setting), which the launcher passes to both sides
  *       ({@link ServerClient.Identity}). A command from another folder, build or settings is
  *       refused, and the launcher runs it itself; one of another build also stops the server,
- *       which is then stale (the jar was rebuilt). {@code status} and {@code stop} answer any
- *       launcher of the folder.
+ *       which is then stale (the jar was rebuilt). A launcher may leave the build's check to the
+ *       server, which then serves it only while its jar is unchanged and no source is newer
+ *       ({@link ServedBuild}, Note [Sources checked by the server] in {@code kvsim}), and stops
+ *       otherwise. {@code status} and {@code stop} answer any launcher of the folder.
  *   <li>A command runs exactly as {@code main} runs it ({@link KvSim#execute}), with standard output
  *       and error sent to the client as they are written, and its exit status last; files are
  *       written by the server, into the same folder. Commands keep no state between runs but
@@ -57,6 +59,8 @@ public final class Server {
   private final Path socket;
   /** The build, settings and folder this server serves (Note [Resident server]). */
   private final ServerClient.Identity identity;
+  /** The build read as the launcher names it, or null (Note [Sources checked by the server] in kvsim). */
+  private final ServedBuild servedBuild;
   private final long idleNanos;
   private final long startedNanos = System.nanoTime();
   /** Commands run so far. */
@@ -69,6 +73,7 @@ public final class Server {
   private Server(Path socket, ServerClient.Identity identity, long idleMinutes) {
     this.socket = socket;
     this.identity = identity;
+    this.servedBuild = ServedBuild.of(identity.build());
     this.idleNanos = TimeUnit.MINUTES.toNanos(idleMinutes);
   }
 
@@ -212,8 +217,15 @@ public final class Server {
     }
     // status and stop answer whatever the build and settings; a command runs only in its own
     if (verb.equals("run") && !identity.build().equals(client.build())) {
-      refuse(out, "this kvsim server runs another build (" + identity.build() + "); it stops now");
-      return true;
+      if (servedBuild == null || !servedBuild.leavesCheckToServer(client.build())) {
+        refuse(out, "this kvsim server runs another build (" + identity.build() + "); it stops now");
+        return true;
+      }
+      String stale = servedBuild.staleness(); // Note [Sources checked by the server] in kvsim
+      if (stale != null) {
+        refuse(out, "this kvsim server's build is stale: " + stale + "; it stops now");
+        return true;
+      }
     }
     if (verb.equals("run") && !identity.settings().equals(client.settings())) {
       refuse(out, "this kvsim server runs with other settings (" + identity.settings() + ")");

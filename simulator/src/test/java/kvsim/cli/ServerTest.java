@@ -358,6 +358,36 @@ class ServerTest {
     assertFalse(Files.exists(other), "its socket is removed");
   }
 
+  /**
+   * Note [Sources checked by the server] in {@code kvsim}: a launcher that sends "check-sources"
+   * for the jar's size and time is served while the jar and sources are the build's; once a source
+   * is newer than the jar, it is refused and the server stops.
+   */
+  @Test
+  void aBuildCheckedByTheServerIsServedUntilASourceIsNewer() throws Exception {
+    Path clone = dir.resolve("clone");
+    Path source = Files.createDirectories(clone.resolve("simulator/src/main")).resolve("A.java");
+    Files.writeString(source, "class A {}");
+    Files.writeString(clone.resolve("pom.xml"), "<project/>");
+    Files.writeString(clone.resolve("simulator/pom.xml"), "<project/>");
+    Path jar = Files.createDirectories(clone.resolve("simulator/target")).resolve("kvsim.jar");
+    Files.write(jar, new byte[100]);
+    java.nio.file.attribute.FileTime older = java.nio.file.attribute.FileTime.fromMillis(Files.getLastModifiedTime(jar).toMillis() - 60_000);
+    for (Path p : List.of(source, source.getParent(), clone.resolve("pom.xml"), clone.resolve("simulator/pom.xml"))) {
+      Files.setLastModifiedTime(p, older);
+    }
+    String build = jar + " 100 " + Files.getLastModifiedTime(jar).to(TimeUnit.SECONDS) + " /usr/bin/java";
+    Path other = dir.resolve("d.sock");
+    Process p = startServer(other, build);
+    ServerClient.Identity checked = new ServerClient.Identity(jar + " check-sources /usr/bin/java", SETTINGS, folder());
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    assertEquals(0, ServerClient.request(other, checked, "run", new String[] {"--version"}, out, new ByteArrayOutputStream()));
+    assertTrue(out.toString(StandardCharsets.UTF_8).startsWith("kvsim "), out.toString(StandardCharsets.UTF_8));
+    Files.setLastModifiedTime(source, java.nio.file.attribute.FileTime.fromMillis(Files.getLastModifiedTime(jar).toMillis() + 1000));
+    assertEquals(ServerClient.NO_SERVER, ServerClient.request(other, checked, "run", new String[] {"--version"}, new ByteArrayOutputStream(), new ByteArrayOutputStream()));
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS), "a stale server stops");
+  }
+
   @Test
   void aClientThatLeavesDuringItsCommandStopsTheServerAndLeavesNoTemporaries() throws Exception {
     Path other = dir.resolve("c.sock");
