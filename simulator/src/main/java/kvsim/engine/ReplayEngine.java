@@ -13,6 +13,8 @@ import kvsim.core.InputException;
 import kvsim.core.LongLongMap;
 import kvsim.metrics.RunMetrics;
 import kvsim.trace.EventSource;
+import kvsim.trace.L1BinaryReader;
+import kvsim.trace.L1TraceReader;
 import kvsim.trace.TraceEvent;
 
 /**
@@ -156,6 +158,20 @@ public final class ReplayEngine {
     private final Allocator tested;
     private final AllocatorStats testedStats;
     private final EventSource source;
+    /**
+     * The source when it is a binary trace file, else null.
+     *
+     * <p>Note [The reader called directly]: {@code source.next()} is an interface call, and where one
+     * JVM has replayed more than one kind of source (the resident server warms up on generators,
+     * JSONL and binary traces) the JIT compiles it as a look-up in the interface's table, which it
+     * cannot inline; a trace file's reader, a final class, called through a field of its own type
+     * is a plain call it inlines.
+     */
+    private final L1BinaryReader binary;
+    /** The source when it is a JSONL trace file, else null (Note [The reader called directly]). */
+    private final L1TraceReader jsonl;
+    /** Whether the source is told each allocation's outcome: a generator, not a file, whose events are fixed. */
+    private final boolean hearsOutcomes;
     private final Options options;
     private final AllocatorListener listener;
     private final RunMetrics metrics;
@@ -184,6 +200,9 @@ public final class ReplayEngine {
       this.tested = regions.allocator(0);
       this.testedStats = tested.stats();
       this.source = source;
+      this.binary = source instanceof L1BinaryReader b ? b : null;
+      this.jsonl = source instanceof L1TraceReader j ? j : null;
+      this.hearsOutcomes = binary == null && jsonl == null;
       this.options = options;
       this.listener = options.listener();
       this.metrics = new RunMetrics(options.sampleEvery());
@@ -198,7 +217,7 @@ public final class ReplayEngine {
     /** Reads the next trace event and schedules this step at its time; false at the end. */
     boolean advance() {
       try {
-        current = source.next();
+        current = binary != null ? binary.next() : jsonl != null ? jsonl.next() : source.next(); // Note [The reader called directly]
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -260,7 +279,9 @@ public final class ReplayEngine {
             listener.allocated(e.id(), request, a.extents(), a.allocatedBytes());
           }
         }
-        source.acknowledge(e, true);
+        if (hearsOutcomes) {
+          source.acknowledge(e, true);
+        }
       } else {
         AllocOutcome.OutOfMemory oom = (AllocOutcome.OutOfMemory) outcome;
         if (!newId && handles.containsKey(e.id()) || freesRefused && !refused.add(e.id())) {
@@ -274,7 +295,9 @@ public final class ReplayEngine {
         } else {
           oomsByRegion[region]++;
         }
-        source.acknowledge(e, false);
+        if (hearsOutcomes) {
+          source.acknowledge(e, false);
+        }
       }
     }
 
