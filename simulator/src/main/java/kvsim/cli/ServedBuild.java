@@ -3,10 +3,12 @@ package kvsim.cli;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -19,7 +21,8 @@ import java.util.regex.Pattern;
  * client that sends {@link #CHECK_SOURCES} for the size and time is served only while the jar on
  * disk has this size and time and no source is newer than the jar, the test the launcher's {@code
  * find} makes: {@code pom.xml}, {@code simulator/pom.xml} and everything under {@code
- * simulator/src/main}, folders included, against the jar's time to the nanosecond.
+ * simulator/src/main}, folders included, against the jar's time to the nanosecond. Not
+ * thread-safe: the server answers one request at a time.
  */
 final class ServedBuild {
   /** What a launcher sends in place of the jar's size and time to have the server check them. */
@@ -32,6 +35,8 @@ final class ServedBuild {
   private final long modifiedSeconds;
   /** The build as a launcher that leaves the check to the server names it. */
   private final String checkedHere;
+  /** Every source path the last walk saw, once it found the build current (Note [Sources stated again, not walked]); null before. */
+  private Path[] sources;
 
   private ServedBuild(Path jar, long sizeBytes, long modifiedSeconds, String checkedHere) {
     this.jar = jar;
@@ -65,18 +70,48 @@ final class ServedBuild {
     if (built.size() != sizeBytes || built.lastModifiedTime().to(TimeUnit.SECONDS) != modifiedSeconds) {
       return "its jar " + jar + " was built again";
     }
+    Path newer = sources == null ? walk(built.lastModifiedTime()) : restat(built.lastModifiedTime());
+    return newer == null ? null : newer + " is newer than its jar";
+  }
+
+  /**
+   * Walks the sources, keeping every path seen for {@link #restat}; returns the first modified
+   * after {@code time}, or one that cannot be read, or null if none.
+   */
+  private Path walk(FileTime time) {
     Path root = jar.getParent().getParent().getParent();
-    for (Path sources : List.of(root.resolve("pom.xml"), root.resolve("simulator/pom.xml"), root.resolve("simulator/src/main"))) {
-      Path newer = newerThan(sources, built.lastModifiedTime());
+    List<Path> seen = new ArrayList<>();
+    for (Path top : List.of(root.resolve("pom.xml"), root.resolve("simulator/pom.xml"), root.resolve("simulator/src/main"))) {
+      Path newer = newerThan(top, time, seen);
       if (newer != null) {
-        return newer + " is newer than its jar";
+        return newer;
+      }
+    }
+    sources = seen.toArray(new Path[0]);
+    return null;
+  }
+
+  /**
+   * Note [Sources stated again, not walked]: once a walk found the build current, the same paths
+   * are read again one by one, without listing a folder. That finds what the walk would: a file
+   * changed in place has a newer time of its own, and a file added, removed or renamed gives its
+   * folder one. The walk took about 3 ms of every served command in async-profiler samples.
+   */
+  private Path restat(FileTime time) {
+    for (Path p : sources) {
+      try {
+        if (Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).lastModifiedTime().compareTo(time) > 0) {
+          return p;
+        }
+      } catch (IOException e) {
+        return p;
       }
     }
     return null;
   }
 
   /** The first path under {@code top} (itself included) modified after {@code time}, or one that cannot be read; null if none. */
-  private static Path newerThan(Path top, FileTime time) {
+  private static Path newerThan(Path top, FileTime time, List<Path> seen) {
     Path[] found = new Path[1];
     try {
       Files.walkFileTree(top, new SimpleFileVisitor<>() {
@@ -97,6 +132,7 @@ final class ServedBuild {
         }
 
         private FileVisitResult check(Path p, BasicFileAttributes attrs) {
+          seen.add(p);
           if (attrs.lastModifiedTime().compareTo(time) > 0) {
             found[0] = p;
             return FileVisitResult.TERMINATE;

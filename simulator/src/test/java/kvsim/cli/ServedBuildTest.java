@@ -87,6 +87,20 @@ class ServedBuildTest {
     assertTrue(build.staleness().contains(folder.toString()), build.staleness());
   }
 
+  /** Note [Sources stated again, not walked]: after a walk found the build current, a file added with an old time is found by its folder's. */
+  @Test
+  void aSourceAddedAfterTheFirstCheckIsFoundByItsFolder(@TempDir Path root) throws IOException {
+    ServedBuild build = ServedBuild.of(clone(root));
+    assertNull(build.staleness(), "current: the paths are kept");
+    Path folder = root.resolve("simulator/src/main/java/kvsim");
+    Path added = folder.resolve("B.java");
+    Files.writeString(added, "class B {}");
+    Files.setLastModifiedTime(added, FileTime.from(BUILT.minusSeconds(3600))); // as an archive or cp -p would leave it
+    String stale = build.staleness();
+    assertNotNull(stale, "the folder's own time changed");
+    assertTrue(stale.contains(folder.toString()), stale);
+  }
+
   @Test
   void aJarBuiltAgainOrAMissingSourceIsStale(@TempDir Path root) throws IOException {
     String named = clone(root);
