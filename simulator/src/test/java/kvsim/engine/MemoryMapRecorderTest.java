@@ -139,6 +139,33 @@ class MemoryMapRecorderTest {
     assertEquals(5, m.rectanglesSeen());
   }
 
+  /**
+   * Note [Open slots sorted as numbers]: the allocations live at the end are closed (and so kept)
+   * by start event, then id, whatever slots they sit in; two that start at one event take the
+   * comparator's path.
+   */
+  @Test
+  void allocationsLiveAtTheEndCloseByStartEventThenId() {
+    MemoryMapRecorder r = new MemoryMapRecorder("test", 100);
+    r.time(0);
+    r.allocated(10, new AllocRequest(512, Tag.KV, true, 0), Extents.single(0, 512), 512); // slot 0, event 1
+    r.time(1);
+    r.allocated(11, new AllocRequest(512, Tag.KV, true, 0), Extents.single(512, 512), 512); // slot 1, event 2
+    r.time(2);
+    r.freed(10, 512, 0, null); // slot 0 free again
+    r.time(3);
+    r.allocated(12, new AllocRequest(512, Tag.KV, true, 0), Extents.single(1024, 512), 512); // slot 0, event 4
+    assertEquals(List.of(0L, 512L, 1024L), r.memoryMap().rectangles().stream().map(MemoryMap.Rectangle::addressBytes).toList(),
+        "by start event: the freed one, then 11 (slot 1), then 12 (slot 0)");
+
+    MemoryMapRecorder same = new MemoryMapRecorder("test", 100);
+    same.time(0);
+    same.allocated(7, new AllocRequest(512, Tag.KV, true, 0), Extents.single(4096, 512), 512); // slot 0
+    same.allocated(3, new AllocRequest(512, Tag.KV, true, 0), Extents.single(8192, 512), 512); // slot 1, the same event
+    assertEquals(List.of(8192L, 4096L), same.memoryMap().rectangles().stream().map(MemoryMap.Rectangle::addressBytes).toList(),
+        "one start event: by id, 3 before 7");
+  }
+
   @Test
   void refusesAnIdThatIsAlreadyLive() {
     MemoryMapRecorder r = new MemoryMapRecorder("test", 2);
