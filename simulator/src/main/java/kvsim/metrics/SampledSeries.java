@@ -66,7 +66,8 @@ public final class SampledSeries {
    * <p>Note [Rows not kept are not filled]: with an automatic stride a long run keeps one row in
    * thousands, and filling every row only to drop it (ten values converted and stored, and a
    * division by the stride to test it) cost a replay of the 2 M-event churn trace through first
-   * fit 18 of its engine's 196 ms (a warm resident server, 12 interleaved runs); a
+   * fit 18 of its engine's 196 ms in a warm resident server (12 interleaved runs; in JMH's {@code
+   * ReplayBenchmark}, a JVM that replays nothing else, the difference is within the noise); a
    * recorder that knows its rows asks {@link #skip} first and fills only the rows kept. The series
    * still ends at the last row, which the recorder fills once at the end, from the values it holds
    * ({@link #lastRow}). Which rows are kept is unchanged: the next kept index is the next multiple

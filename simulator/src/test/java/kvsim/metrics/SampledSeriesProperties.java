@@ -27,22 +27,12 @@ class SampledSeriesProperties {
     SampledSeries fast = new SampledSeries(width, every);
     NaiveSeries naive = new NaiveSeries(width, every);
     for (int i = 0; i < rows; i++) {
-      double[] a = fast.next();
-      double[] b = naive.next();
-      for (int k = 1; k < width; k++) {
-        a[k] = i * 31 + k;
-        b[k] = i * 31 + k;
-      }
+      fillRow(fast.next(), i);
+      fillRow(naive.next(), i);
       fast.commit();
       naive.commit();
     }
-    List<double[]> expected = naive.rows();
-    List<double[]> actual = fast.rows();
-    assertEquals(expected.size(), actual.size(), "kept rows");
-    for (int r = 0; r < expected.size(); r++) {
-      assertArrayEquals(expected.get(r), actual.get(r), "row " + r);
-    }
-    assertEquals(rows, fast.count());
+    assertSameRows(naive, fast, rows);
   }
 
   /** Note [Rows not kept are not filled]: rows skipped and the last row filled at the end are the rows of a naive series. */
@@ -67,13 +57,7 @@ class SampledSeriesProperties {
     if (rows > 0) {
       fillRow(fast.lastRow(), rows - 1);
     }
-    List<double[]> expected = naive.rows();
-    List<double[]> actual = fast.rows();
-    assertEquals(expected.size(), actual.size(), "kept rows");
-    for (int r = 0; r < expected.size(); r++) {
-      assertArrayEquals(expected.get(r), actual.get(r), "row " + r);
-    }
-    assertEquals(rows, fast.count());
+    assertSameRows(naive, fast, rows);
     if (every == 0 && rows > 2 * SampledSeries.MAX_AUTO_SAMPLES) {
       assertTrue(filled < rows, "an automatic stride skips rows: " + filled + " of " + rows + " filled");
     }
@@ -91,6 +75,16 @@ class SampledSeriesProperties {
     List<double[]> rows = series.rows();
     assertEquals(2, rows.size());
     assertArrayEquals(new double[] {2, 8}, rows.get(1));
+  }
+
+  private static void assertSameRows(NaiveSeries naive, SampledSeries fast, int rows) {
+    List<double[]> expected = naive.rows();
+    List<double[]> actual = fast.rows();
+    assertEquals(expected.size(), actual.size(), "kept rows");
+    for (int r = 0; r < expected.size(); r++) {
+      assertArrayEquals(expected.get(r), actual.get(r), "row " + r);
+    }
+    assertEquals(rows, fast.count());
   }
 
   private static void fillRow(double[] row, int i) {
