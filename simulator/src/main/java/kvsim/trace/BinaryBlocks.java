@@ -26,9 +26,10 @@ import kvsim.core.InputException;
  */
 final class BinaryBlocks {
   /**
-   * Reads and writes file headers. One mapper for all files: a mapper is thread-safe once configured, and
-   * making one, with its caches empty, for each file took about 1 ms of every open (a replay
-   * opens its trace three times: for the run's settings, the header echoed and the events).
+   * Reads and writes file headers. One mapper for all files: a mapper is thread-safe once
+   * configured, and making one, with its caches empty, for each file took about 1 ms of every open
+   * (a replay opens its trace three times: for the run's settings, the header echoed and the
+   * events).
    */
   private static final ObjectMapper HEADER_JSON = new ObjectMapper();
 
