@@ -66,8 +66,7 @@ public final class MemoryMapRecorder implements AllocatorListener {
   private int[] tag = new int[64];
   private int kept;
   // Elided bytes as steps integrated per bin (see addStep), and refusals per bin.
-  private long binEvents = 1;
-  /** {@code binEvents} is {@code 1 << binShift} (Note [Bins by shifting]). */
+  /** Each bin is {@code 1 << binShift} events wide ({@link #binEvents}, Note [Bins by shifting]). */
   private int binShift;
   private long[] partial = new long[BINS + 1];
   private long[] slope = new long[BINS + 1];
@@ -196,6 +195,7 @@ public final class MemoryMapRecorder implements AllocatorListener {
       rects.add(new MemoryMap.Rectangle(addr[i], size[i], start[i], end[i], tag[i]));
     }
     int used = event == 0 ? 0 : bin(event - 1) + 1; // the bins cover every event, even those that added nothing
+    long binEvents = binEvents();
     long[] elided = new long[used];
     long running = 0;
     for (int k = 0; k < used; k++) {
@@ -330,8 +330,13 @@ public final class MemoryMapRecorder implements AllocatorListener {
    */
   private void addStep(long x, long bytes) {
     int k = bin(x);
-    partial[k] += bytes * ((k + 1) * binEvents - x);
+    partial[k] += bytes * ((k + 1) * binEvents() - x);
     slope[k + 1] += bytes;
+  }
+
+  /** The events a bin spans: a power of two. */
+  private long binEvents() {
+    return 1L << binShift;
   }
 
   /**
@@ -348,7 +353,7 @@ public final class MemoryMapRecorder implements AllocatorListener {
       long[] d = new long[BINS + 1];
       long[] o = new long[BINS];
       for (int i = 0; i < BINS / 2; i++) {
-        p[i] = partial[2 * i] + partial[2 * i + 1] + binEvents * slope[2 * i + 1];
+        p[i] = partial[2 * i] + partial[2 * i + 1] + binEvents() * slope[2 * i + 1];
         o[i] = ooms[2 * i] + ooms[2 * i + 1];
       }
       for (int i = 1; i <= BINS / 2; i++) {
@@ -357,7 +362,6 @@ public final class MemoryMapRecorder implements AllocatorListener {
       partial = p;
       slope = d;
       ooms = o;
-      binEvents *= 2;
       binShift++;
     }
     return (int) (x >> binShift);

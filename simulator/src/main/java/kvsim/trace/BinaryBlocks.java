@@ -1,7 +1,6 @@
 package kvsim.trace;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -25,14 +24,6 @@ import kvsim.core.InputException;
  * are the growable byte columns and their readers with the varint codes.
  */
 final class BinaryBlocks {
-  /**
-   * Reads and writes file headers. One mapper for all files: a mapper is thread-safe once
-   * configured, and making one, with its caches empty, for each file took about 1 ms of every open
-   * (a replay opens its trace three times: for the run's settings, the header echoed and the
-   * events).
-   */
-  private static final ObjectMapper HEADER_JSON = new ObjectMapper();
-
   private BinaryBlocks() {}
 
   /** Growable byte columns of one block, written with varints. */
@@ -121,7 +112,7 @@ final class BinaryBlocks {
     Out(OutputStream out, byte[] magic, Map<String, Object> header, int columns) throws IOException {
       this.out = out;
       this.cols = new Columns(columns);
-      byte[] json = HEADER_JSON.writeValueAsString(header).getBytes(StandardCharsets.UTF_8);
+      byte[] json = JsonlReader.HEADER_JSON.writeValueAsString(header).getBytes(StandardCharsets.UTF_8);
       out.write(magic);
       putInt(frame, 0, BinaryTraceFormat.LAYOUT_VERSION);
       putInt(frame, 4, json.length);
@@ -228,7 +219,7 @@ final class BinaryBlocks {
         Map<String, Object> h;
         try {
           @SuppressWarnings("unchecked")
-          Map<String, Object> read = HEADER_JSON.readValue(json, LinkedHashMap.class);
+          Map<String, Object> read = JsonlReader.HEADER_JSON.readValue(json, LinkedHashMap.class);
           h = read;
         } catch (JsonProcessingException e) {
           throw new InputException(source + ": corrupt file header: not a JSON object: " + JsonlReader.plainWords(e.getOriginalMessage()));

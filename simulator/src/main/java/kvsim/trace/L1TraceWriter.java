@@ -1,7 +1,6 @@
 package kvsim.trace;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.OutputStreamWriter;
@@ -31,7 +30,7 @@ public final class L1TraceWriter implements AutoCloseable {
   public L1TraceWriter(OutputStream out, Map<String, Object> headerFields) throws IOException {
     this.out = new OutputStreamWriter(out, StandardCharsets.UTF_8);
     this.binary = null;
-    this.out.write(new ObjectMapper().writeValueAsString(header(headerFields)));
+    this.out.write(JsonlReader.HEADER_JSON.writeValueAsString(header(headerFields)));
     this.out.write('\n');
   }
 

@@ -1,6 +1,5 @@
 package kvsim.trace;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.OutputStreamWriter;
@@ -29,7 +28,7 @@ public final class RequestTraceWriter implements RequestWriter {
    */
   public RequestTraceWriter(OutputStream out, Map<String, Object> headerFields, int hashBlockTokens) throws IOException {
     this.out = new OutputStreamWriter(out, StandardCharsets.UTF_8);
-    this.out.write(new ObjectMapper().writeValueAsString(header(headerFields, hashBlockTokens)));
+    this.out.write(JsonlReader.HEADER_JSON.writeValueAsString(header(headerFields, hashBlockTokens)));
     this.out.write('\n');
   }
 
