@@ -15,6 +15,7 @@ import kvsim.devicemodel.DeviceSpec;
 import kvsim.devicemodel.MemoryPlan;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.trace.EventSource;
+import kvsim.trace.L1BinaryReader;
 import kvsim.trace.L1TraceReader;
 import kvsim.trace.L1TraceWriter;
 import kvsim.trace.TraceFiles;
@@ -93,6 +94,19 @@ public class ReplayBenchmark {
   @OperationsPerInvocation(EVENTS)
   public long replayKvt() throws IOException {
     try (EventSource r = TraceFiles.openL1(binaryTrace)) {
+      return replay(r);
+    }
+  }
+
+  /**
+   * The same, the trace decoded on a thread of its own, as a replay with a core to spare decodes it
+   * (Note [Decoded ahead in columns] on {@code L1BinaryReader}).
+   */
+  @Benchmark
+  @OperationsPerInvocation(EVENTS)
+  public long replayKvtAhead() throws IOException {
+    try (L1BinaryReader r = L1BinaryReader.open(binaryTrace)) {
+      r.decodeAhead();
       return replay(r);
     }
   }

@@ -19,7 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * run that reads ahead computes exactly what it would have computed without. It pays only where an
  * item costs more to read than to move between cores: a serving run's request, whose prompt is
  * hashed too, does; an L1 replay's event does not (Note [Trace files read on the engine's thread]
- * on {@code engine.ReplayEngine}).
+ * on {@code engine.ReplayEngine}), though a binary trace's events decoded into reused arrays do
+ * ({@code trace.L1BinaryReader}, which hands its chunks over without waking either thread).
  *
  * <p>Note [Waking the reader]: the reader is faster than its consumer, so it mostly waits for room.
  * A blocking queue woke it at every batch taken, to read one batch and wait again; waking a

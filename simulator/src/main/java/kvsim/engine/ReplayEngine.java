@@ -36,7 +36,9 @@ import kvsim.trace.TraceEvent;
  *   <li>Annotations are passed over.
  *   <li>Events are read on the engine's thread, from a file (JSONL or binary) as from a generator
  *       (Note [Trace files read on the engine's thread]); a closed-loop generator must be, since it
- *       hears each refusal before its next event.
+ *       hears each refusal before its next event. A binary trace's reader may decode on another
+ *       core, into columns the engine's thread reads (Note [Decoded ahead in columns] on {@link
+ *       L1BinaryReader}).
  *   <li>Memory grows with the live set (one map entry per live id, and about a bit per refused id a
  *       file has not freed yet, plus the models' own state),
  *       never with a trace's length; when the heap runs out the run stops with {@link HeapExhaustedException}, which says how many allocations were
@@ -67,7 +69,8 @@ import kvsim.trace.TraceEvent;
  * JMH's {@code ReplayBenchmark.replayJsonl} is the exception, not yet understood: read ahead, a
  * fork ran at anywhere from 2.2 to 4.5 M events/s, parsed here at 2.6 to 2.8. Serving runs still
  * read their requests ahead, where each request's prompt is hashed too ({@code
- * serving.PreparedRequests}).
+ * serving.PreparedRequests}), and a binary trace's reader, given a core to spare, decodes on it
+ * into plain arrays, which reach the engine's core at a fraction of the cost of objects.
  */
 public final class ReplayEngine {
   private static final long ABSENT = -1;

@@ -21,6 +21,7 @@ import kvsim.metrics.SeedSweep;
 import kvsim.registry.AllocatorRegistry;
 import kvsim.registry.WorkloadRegistry;
 import kvsim.trace.EventSource;
+import kvsim.trace.L1BinaryReader;
 
 /**
  * Runs resolved {@link RunSpec}s: one workload on every allocator, or a generator over many seeds.
@@ -73,8 +74,9 @@ public final class Runner {
     WorkloadRegistry.Workload w = spec.workload();
     List<String> names = spec.allocators();
     int[] done = {0};
+    boolean coreToSpare = Math.min(names.size(), threads) < Runtime.getRuntime().availableProcessors();
     List<Cell> cells = parallel(names.size(), i -> {
-      Cell c = runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p, spec.sampleEvery());
+      Cell c = runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p, spec.sampleEvery(), coreToSpare);
       synchronized (done) {
         p.runs(++done[0], names.size());
       }
@@ -111,7 +113,7 @@ public final class Runner {
     int[] done = {0};
     List<Cell> cells = parallel(total, i -> {
       // A sweep keeps each cell's headline values only, not its time series.
-      Cell c = runOne(spec, spec.workload().withSeed(seeds[i / names.size()]), names.get(i % names.size()), null, SILENT, RunMetrics.SWEEP_HEADLINES);
+      Cell c = runOne(spec, spec.workload().withSeed(seeds[i / names.size()]), names.get(i % names.size()), null, SILENT, RunMetrics.SWEEP_HEADLINES, false);
       synchronized (done) {
         p.cells(++done[0], total);
       }
@@ -149,7 +151,7 @@ public final class Runner {
    * series, no memory map (a cell of a grid).
    */
   public AllocatorResult headline(RunSpec spec, String allocator) throws IOException {
-    Cell c = runOne(spec, spec.workload(), allocator, null, SILENT, RunMetrics.NO_SERIES);
+    Cell c = runOne(spec, spec.workload(), allocator, null, SILENT, RunMetrics.NO_SERIES, false);
     requireEvents(spec.workload(), c.timing().events());
     return c.result();
   }
@@ -158,10 +160,12 @@ public final class Runner {
    * Runs one cell with metrics recorded as {@code sampleEvery} says ({@link RunMetrics#RunMetrics});
    * below 0 (a sweep's or a grid's cell): neither a time series nor a memory map (sweeps keep
    * neither, and a short run spends a fifth of its time recording the series), and with {@link
-   * RunMetrics#SWEEP_HEADLINES} only the gauges a seed sweep reads.
+   * RunMetrics#SWEEP_HEADLINES} only the gauges a seed sweep reads. With {@code coreToSpare} (fewer
+   * cells run at once than there are cores) a long binary trace is decoded on a core of its own
+   * (Note [Decoded ahead in columns] on {@link L1BinaryReader}).
    */
   private static Cell runOne(
-      RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress, long sampleEvery)
+      RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress, long sampleEvery, boolean coreToSpare)
       throws IOException {
     boolean headlineOnly = sampleEvery < 0;
     AllocatorContext context = spec.contextFor(name);
@@ -177,6 +181,9 @@ public final class Runner {
     ReplayEngine.Progress engineProgress = events -> progress.events(name, events, System.nanoTime() - start);
     ReplayEngine.Result r;
     try (EventSource source = w.open(spec.model(), spec.device())) {
+      if (coreToSpare && source instanceof L1BinaryReader binary && binary.worthDecodingAhead()) {
+        binary.decodeAhead();
+      }
       r = ReplayEngine.run(spec.regionsFor(tested), source, new ReplayEngine.Options(spec.check(), sampleEvery, engineListener, engineProgress));
     } catch (UncheckedIOException e) {
       throw e.getCause();

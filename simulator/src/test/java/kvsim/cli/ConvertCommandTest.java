@@ -59,6 +59,27 @@ class ConvertCommandTest {
   }
 
   @Test
+  void aLongBinaryTraceDecodedOnASpareCoreReplaysAsItsJsonl() throws IOException {
+    // Long enough to be decoded ahead where a core is spare (Note [Decoded ahead in columns] on
+    // L1BinaryReader); on one core both replays decode on the engine's thread.
+    Path jsonl = dir.resolve("long.jsonl");
+    Path bin = dir.resolve("long.kvt");
+    CliRun.of("generate", "churn", "--ops", "600000", "--seed", "8", "-o", jsonl.toString()).ok();
+    CliRun.of("generate", "churn", "--ops", "600000", "--seed", "8", "-o", bin.toString()).ok();
+    try (kvsim.trace.L1BinaryReader r = kvsim.trace.L1BinaryReader.open(bin)) {
+      assertTrue(r.worthDecodingAhead(), Files.size(bin) + " bytes");
+    }
+    Path ra = dir.resolve("ra");
+    Path rb = dir.resolve("rb");
+    CliRun.of("replay", jsonl.toString(), "-a", "first-fit", "--quiet", "--no-report", "-o", ra.toString()).ok();
+    CliRun.of("replay", bin.toString(), "-a", "first-fit", "--quiet", "--no-report", "-o", rb.toString()).ok();
+    assertEquals(Files.readString(ra.resolve("summary.json")).replace(jsonl.toString(), "T").replace("long.jsonl", "T"),
+        Files.readString(rb.resolve("summary.json")).replace(bin.toString(), "T").replace("long.kvt", "T"));
+    assertArrayEquals(Files.readAllBytes(ra.resolve("timeseries.csv")), Files.readAllBytes(rb.resolve("timeseries.csv")));
+    assertArrayEquals(Files.readAllBytes(ra.resolve("memory-map.json")), Files.readAllBytes(rb.resolve("memory-map.json")));
+  }
+
+  @Test
   void requestTracesConvertBothWaysAndServeIdentically() throws IOException {
     Path jsonl = dir.resolve("r.jsonl");
     Path bin = dir.resolve("r.kvr");
