@@ -74,7 +74,8 @@ public final class Runner {
     WorkloadRegistry.Workload w = spec.workload();
     List<String> names = spec.allocators();
     int[] done = {0};
-    boolean coreToSpare = Math.min(names.size(), threads) < Runtime.getRuntime().availableProcessors();
+    // a thread and a core left beside the cells: a long binary trace is decoded there
+    boolean coreToSpare = Math.min(names.size(), threads) < Math.min(threads, Runtime.getRuntime().availableProcessors());
     List<Cell> cells = parallel(names.size(), i -> {
       Cell c = runOne(spec, w, names.get(i), listeners.apply(names.get(i)), p, spec.sampleEvery(), coreToSpare);
       synchronized (done) {
@@ -161,7 +162,7 @@ public final class Runner {
    * below 0 (a sweep's or a grid's cell): neither a time series nor a memory map (sweeps keep
    * neither, and a short run spends a fifth of its time recording the series), and with {@link
    * RunMetrics#SWEEP_HEADLINES} only the gauges a seed sweep reads. With {@code coreToSpare} (fewer
-   * cells run at once than there are cores) a long binary trace is decoded on a core of its own
+   * cells run at once than the runner's threads and the cores allow) a long binary trace is decoded on a core of its own
    * (Note [Decoded ahead in columns] on {@link L1BinaryReader}).
    */
   private static Cell runOne(
