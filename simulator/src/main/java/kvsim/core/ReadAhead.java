@@ -176,6 +176,11 @@ public final class ReadAhead<T> implements AutoCloseable {
   @Override
   public void close() {
     thread.interrupt();
+    awaitEnd(thread);
+  }
+
+  /** Waits until {@code thread} has ended, an interrupt meanwhile kept for the caller. */
+  public static void awaitEnd(Thread thread) {
     boolean interrupted = false;
     while (thread.isAlive()) {
       try {

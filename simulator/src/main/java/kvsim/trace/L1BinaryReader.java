@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 import kvsim.core.InputException;
 import kvsim.core.LongLongMap;
+import kvsim.core.ReadAhead;
 import kvsim.core.Tag;
 
 /**
@@ -308,17 +309,7 @@ public final class L1BinaryReader implements EventSource {
     /** Stops the decoder and waits until its thread has ended. */
     void close() {
       closed = true;
-      boolean interrupted = false;
-      while (thread.isAlive()) {
-        try {
-          thread.join();
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
+      ReadAhead.awaitEnd(thread);
     }
   }
 
