@@ -156,29 +156,24 @@ public final class RunMetrics {
     if (samples == null || samples.skip()) {
       return; // Note [Rows not kept are not filled] on SampledSeries
     }
-    fillRow(samples.next(), timeNanos, reservedBytes, allocatedBytes, requestedBytes, freeBytes, largestFreeBytes, internalFrag, externalFrag);
+    fillRow(samples.next(), timeNanos);
     samples.commit();
   }
 
-  /** Fills a time-series row after its index ({@link #SAMPLE_COLUMNS} after {@code t_ns}). */
-  private void fillRow(
-      double[] row,
-      long timeNanos,
-      long reservedBytes,
-      long allocatedBytes,
-      long requestedBytes,
-      long freeBytes,
-      long largestFreeBytes,
-      double internalFrag,
-      double externalFrag) {
+  /**
+   * Fills a time-series row after its index ({@link #SAMPLE_COLUMNS} after {@code t_ns}) with the
+   * values the last event recorded.
+   */
+  private void fillRow(double[] row, long timeNanos) {
+    IntegerGauges g = integers;
     row[1] = timeNanos;
-    row[2] = reservedBytes;
-    row[3] = allocatedBytes;
-    row[4] = requestedBytes;
-    row[5] = freeBytes;
-    row[6] = largestFreeBytes;
-    row[7] = internalFrag;
-    row[8] = externalFrag;
+    row[2] = g.last(0);
+    row[3] = g.last(1);
+    row[4] = g.last(2);
+    row[5] = g.last(3);
+    row[6] = g.last(4);
+    row[7] = internalRatio;
+    row[8] = externalRatio;
     row[9] = oomCount();
   }
 
@@ -223,7 +218,7 @@ public final class RunMetrics {
       return List.of();
     }
     if (events > 0) { // the last event's row, which record may have skipped: the values held now
-      fillRow(samples.lastRow(), lastTimeNanos, integers.last(0), integers.last(1), integers.last(2), integers.last(3), integers.last(4), internalRatio, externalRatio);
+      fillRow(samples.lastRow(), lastTimeNanos);
     }
     return samples.rows();
   }

@@ -62,7 +62,6 @@ public final class L1BinaryReader implements EventSource {
   private Chunk chunk;
   private int at;
   private long events;
-  private long blockIndex;
   /** The decoder's thread after {@link #decodeAhead}, else null. */
   private Ahead ahead;
 
@@ -146,8 +145,10 @@ public final class L1BinaryReader implements EventSource {
     return d;
   }
 
+  /** An error at the event just read; its block is the decoder's, or its chunk's when decoded ahead. */
   private InputException at(String field, String problem) {
-    return new InputException(source + ": event " + events + " (block " + blockIndex + "): " + field + ": " + problem);
+    long block = ahead == null ? decoder.blockIndex : chunk.blockIndex;
+    return new InputException(source + ": event " + events + " (block " + block + "): " + field + ": " + problem);
   }
 
   @Override
@@ -158,7 +159,6 @@ public final class L1BinaryReader implements EventSource {
       if (e == null) {
         return null;
       }
-      blockIndex = decoder.blockIndex;
     } else {
       Chunk k = chunk;
       int i = at;
@@ -209,7 +209,6 @@ public final class L1BinaryReader implements EventSource {
       chunk = k;
       at = 0;
       if (k.count > 0) {
-        blockIndex = k.blockIndex;
         return k;
       }
     }
