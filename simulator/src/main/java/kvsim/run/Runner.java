@@ -162,8 +162,8 @@ public final class Runner {
    * below 0 (a sweep's or a grid's cell): neither a time series nor a memory map (sweeps keep
    * neither, and a short run spends a fifth of its time recording the series), and with {@link
    * RunMetrics#SWEEP_HEADLINES} only the gauges a seed sweep reads. With {@code coreToSpare} (fewer
-   * cells run at once than the runner's threads and the cores allow) a long binary trace is decoded on a core of its own
-   * (Note [Decoded ahead in columns] on {@link L1BinaryReader}).
+   * cells run at once than the runner's threads and the cores allow) a long binary trace is decoded
+   * on a core of its own (Note [Decoded ahead in columns] on {@link L1BinaryReader}).
    */
   private static Cell runOne(
       RunSpec spec, WorkloadRegistry.Workload w, String name, AllocatorListener listener, Progress progress, long sampleEvery, boolean coreToSpare)

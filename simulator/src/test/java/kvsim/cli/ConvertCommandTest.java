@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import kvsim.testing.CliRun;
 import kvsim.trace.BinaryTraceFormat;
+import kvsim.trace.L1BinaryReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,12 +28,18 @@ class ConvertCommandTest {
     return s.strip().lines().findFirst().orElse("");
   }
 
+  /** Writes the churn workload of {@code ops} operations and {@code seed} to each file, in its format. */
+  private static void generateChurn(int ops, int seed, Path... files) {
+    for (Path file : files) {
+      CliRun.of("generate", "churn", "--ops", String.valueOf(ops), "--seed", String.valueOf(seed), "-o", file.toString()).ok();
+    }
+  }
+
   @Test
   void generateWritesBinaryThatConvertsToTheSameJsonlAndReplaysIdentically() throws IOException {
     Path jsonl = dir.resolve("c.jsonl");
     Path bin = dir.resolve("c.kvt");
-    CliRun.of("generate", "churn", "--ops", "3000", "--seed", "4", "-o", jsonl.toString()).ok();
-    CliRun.of("generate", "churn", "--ops", "3000", "--seed", "4", "-o", bin.toString()).ok();
+    generateChurn(3000, 4, jsonl, bin);
     assertEquals(BinaryTraceFormat.Kind.L1_BINARY, BinaryTraceFormat.sniff(bin));
     assertTrue(Files.size(bin) * 4 < Files.size(jsonl), "binary is several times smaller");
 
@@ -64,9 +71,8 @@ class ConvertCommandTest {
     // L1BinaryReader); on one core both replays decode on the engine's thread.
     Path jsonl = dir.resolve("long.jsonl");
     Path bin = dir.resolve("long.kvt");
-    CliRun.of("generate", "churn", "--ops", "600000", "--seed", "8", "-o", jsonl.toString()).ok();
-    CliRun.of("generate", "churn", "--ops", "600000", "--seed", "8", "-o", bin.toString()).ok();
-    try (kvsim.trace.L1BinaryReader r = kvsim.trace.L1BinaryReader.open(bin)) {
+    generateChurn(600_000, 8, jsonl, bin);
+    try (L1BinaryReader r = L1BinaryReader.open(bin)) {
       assertTrue(r.worthDecodingAhead(), Files.size(bin) + " bytes");
     }
     Path ra = dir.resolve("ra");
