@@ -11,6 +11,7 @@ import kvsim.core.DenseLongSet;
 import kvsim.core.HeapExhaustedException;
 import kvsim.core.InputException;
 import kvsim.core.LongLongMap;
+import kvsim.core.Tag;
 import kvsim.metrics.RunMetrics;
 import kvsim.trace.EventSource;
 import kvsim.trace.L1BinaryReader;
@@ -37,8 +38,8 @@ import kvsim.trace.TraceEvent;
  *   <li>Events are read on the engine's thread, from a file (JSONL or binary) as from a generator
  *       (Note [Trace files read on the engine's thread]); a closed-loop generator must be, since it
  *       hears each refusal before its next event. A binary trace's reader may decode on another
- *       core, into columns the engine's thread reads (Note [Decoded ahead in columns] on {@link
- *       L1BinaryReader}).
+ *       core, into columns the engine's thread reads in place (Notes [Decoded ahead in columns]
+ *       and [Rows read in place] on {@link L1BinaryReader}).
  *   <li>Memory grows with the live set (one map entry per live id, and about a bit per refused id a
  *       file has not freed yet, plus the models' own state),
  *       never with a trace's length; when the heap runs out the run stops with {@link HeapExhaustedException}, which says how many allocations were
@@ -147,7 +148,7 @@ public final class ReplayEngine {
       throw e.getCause();
     } catch (OutOfMemoryError oom) {
       long live = step.handles.size() + step.refused.size();
-      String where = source.name() + (step.current == null ? "" : ":" + step.current.line());
+      String where = source.name() + step.at();
       step.releaseMemory(); // let the heap breathe before anything else is allocated
       throw new HeapExhaustedException(where, regions.allocator(0).name(), live, Runtime.getRuntime().maxMemory());
     }
@@ -171,6 +172,11 @@ public final class ReplayEngine {
      * is a plain call it inlines.
      */
     private final L1BinaryReader binary;
+    /**
+     * Whether the events are read field by field from the binary reader's rows, not as objects
+     * (Note [Rows read in place] on {@link L1BinaryReader}); {@code current} is then null.
+     */
+    private final boolean rows;
     /** The source when it is a JSONL trace file, else null (Note [The reader called directly]). */
     private final L1TraceReader jsonl;
     /** Whether the source is told each allocation's outcome: a generator, not a file, whose events are fixed. */
@@ -194,6 +200,7 @@ public final class ReplayEngine {
     private boolean anyAllocated;
     /** Requested sizes of live allocations, kept only for a listener that reads them at frees. */
     private LongLongMap requestedById;
+    /** The event being applied, read as an object (null when {@code rows}). */
     private TraceEvent current;
     private long events;
 
@@ -214,39 +221,74 @@ public final class ReplayEngine {
       if (freesRefused) { // handles and refused then hold every live id: Note [One table of live ids]
         source.leaveLiveIdsToCaller();
       }
+      this.rows = binary != null && freesRefused && binary.decodesAhead();
       this.requestedById = listener == null || !listener.readsFreeDetails() ? null : new LongLongMap(INITIAL_IDS);
     }
 
     /** Reads the next trace event and schedules this step at its time; false at the end. */
     boolean advance() {
+      long timeNanos;
       try {
-        current = binary != null ? binary.next() : jsonl != null ? jsonl.next() : source.next(); // Note [The reader called directly]
+        if (rows) {
+          if (!binary.nextRow()) {
+            return false;
+          }
+          timeNanos = binary.rowTimeNanos();
+        } else {
+          current = binary != null ? binary.next() : jsonl != null ? jsonl.next() : source.next(); // Note [The reader called directly]
+          if (current == null) {
+            return false;
+          }
+          timeNanos = current.timeNanos();
+        }
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-      if (current == null) {
-        return false;
-      }
-      sim.scheduleAt(this, current.timeNanos());
+      sim.scheduleAt(this, timeNanos);
       return true;
+    }
+
+    /** The event being applied, as an object: for messages, and for a source that hears outcomes. */
+    private TraceEvent event() {
+      return rows ? binary.rowEvent() : current;
+    }
+
+    /** Where the run is in its source: {@code :} and the event's line, or nothing before the first event. */
+    String at() {
+      if (rows) {
+        long read = binary.eventsRead();
+        return read == 0 ? "" : ":" + read;
+      }
+      return current == null ? "" : ":" + current.line();
     }
 
     @Override
     protected void actions() {
-      TraceEvent e = current;
+      long timeNanos = timeNanos(); // the trace event's, which this step was scheduled at
       if (listener != null) {
-        listener.time(e.timeNanos());
+        listener.time(timeNanos);
       }
-      switch (e.op()) {
-        case ALLOC -> alloc(e);
-        case FREE -> free(e);
-        case ANNOTATE -> {}
+      if (rows) {
+        L1BinaryReader r = binary;
+        TraceEvent.Op op = r.rowOp();
+        if (op == TraceEvent.Op.ALLOC) {
+          alloc(r.rowId(), r.rowSizeBytes(), r.rowTag(), r.rowSplittable(), r.rowStream());
+        } else if (op == TraceEvent.Op.FREE) {
+          free(r.rowId(), r.rowStream());
+        }
+      } else {
+        TraceEvent e = current;
+        switch (e.op()) {
+          case ALLOC -> alloc(e.id(), e.sizeBytes(), e.tag(), e.splittable(), e.stream());
+          case FREE -> free(e.id(), e.stream());
+          case ANNOTATE -> {}
+        }
       }
       if (options.check()) {
         regions.checkInvariants();
       }
       metrics.record(
-          e.timeNanos(),
+          timeNanos,
           testedStats.reservedBytes(),
           testedStats.allocatedBytes(),
           testedStats.requestedBytes(),
@@ -260,67 +302,67 @@ public final class ReplayEngine {
       advance();
     }
 
-    private void alloc(TraceEvent e) {
-      boolean newId = !anyAllocated || e.id() > largestId; // Note on largestId: never allocated, so not live
+    private void alloc(long id, long sizeBytes, Tag tag, boolean splittable, long stream) {
+      boolean newId = !anyAllocated || id > largestId; // Note on largestId: never allocated, so not live
       if (newId) {
-        largestId = e.id();
+        largestId = id;
         anyAllocated = true;
       }
-      AllocRequest request = new AllocRequest(e.sizeBytes(), e.tag(), e.splittable(), e.stream());
+      AllocRequest request = new AllocRequest(sizeBytes, tag, splittable, stream);
       int region = regions.route(request);
       AllocOutcome outcome = regions.allocator(region).allocate(request);
       if (outcome instanceof AllocOutcome.Allocated a) {
-        if (refused.contains(e.id()) || !handles.putIfAbsent(e.id(), RegionRouter.encode(region, a.handle()))) {
-          throw duplicate(e);
+        if (refused.contains(id) || !handles.putIfAbsent(id, RegionRouter.encode(region, a.handle()))) {
+          throw duplicate(id);
         }
         if (region == 0) {
           metrics.countAlloc();
           if (listener != null) {
             if (requestedById != null) {
-              requestedById.putIfAbsent(e.id(), e.sizeBytes());
+              requestedById.putIfAbsent(id, sizeBytes);
             }
-            listener.allocated(e.id(), request, a.extents(), a.allocatedBytes());
+            listener.allocated(id, request, a.extents(), a.allocatedBytes());
           }
         }
         if (hearsOutcomes) {
-          source.acknowledge(e, true);
+          source.acknowledge(current, true);
         }
       } else {
         AllocOutcome.OutOfMemory oom = (AllocOutcome.OutOfMemory) outcome;
-        if (!newId && handles.containsKey(e.id()) || freesRefused && !refused.add(e.id())) {
-          throw duplicate(e);
+        if (!newId && handles.containsKey(id) || freesRefused && !refused.add(id)) {
+          throw duplicate(id);
         }
         if (region == 0) {
           metrics.countOom(oom.reason().label());
           if (listener != null) {
-            listener.refused(e.id(), request, oom);
+            listener.refused(id, request, oom);
           }
         } else {
           oomsByRegion[region]++;
         }
         if (hearsOutcomes) {
-          source.acknowledge(e, false);
+          source.acknowledge(current, false);
         }
       }
     }
 
-    private void free(TraceEvent e) {
-      if (refused.remove(e.id())) {
+    private void free(long id, long stream) {
+      if (refused.remove(id)) {
         metrics.countFreeOfRefused();
         return;
       }
-      long code = handles.remove(e.id(), ABSENT);
+      long code = handles.remove(id, ABSENT);
       if (code == ABSENT) {
-        throw notLive(e);
+        throw notLive(id);
       }
       int region = RegionRouter.regionOf(code);
       Allocator target = regions.allocator(region);
       long handle = RegionRouter.handleOf(code);
       if (region == 0 && listener != null) {
         if (requestedById != null) {
-          listener.freed(e.id(), requestedById.remove(e.id(), 0), e.stream(), target.extentsOf(handle));
+          listener.freed(id, requestedById.remove(id, 0), stream, target.extentsOf(handle));
         } else {
-          listener.freed(e.id(), 0, e.stream(), null);
+          listener.freed(id, 0, stream, null);
         }
       }
       target.free(handle);
@@ -339,14 +381,16 @@ public final class ReplayEngine {
       requestedById = null;
     }
 
-    private InputException duplicate(TraceEvent e) {
+    private InputException duplicate(long id) {
+      TraceEvent e = event();
       InputException own = source.liveIdError(e);
-      return own != null ? own : at(e, "id " + e.id() + " is already live");
+      return own != null ? own : at(e, "id " + id + " is already live");
     }
 
-    private InputException notLive(TraceEvent e) {
+    private InputException notLive(long id) {
+      TraceEvent e = event();
       InputException own = source.liveIdError(e);
-      return own != null ? own : at(e, "free of id " + e.id() + ", which is not live (never allocated, or already freed: double free)");
+      return own != null ? own : at(e, "free of id " + id + ", which is not live (never allocated, or already freed: double free)");
     }
 
     private InputException at(TraceEvent e, String problem) {

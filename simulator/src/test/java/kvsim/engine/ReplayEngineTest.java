@@ -155,12 +155,57 @@ class ReplayEngineTest {
 
   /** Replays {@code trace}, a binary trace, with first fit on a small device, decoded ahead or in place. */
   private static ReplayEngine.Result replayBinary(byte[] trace, boolean decodeAhead) throws Exception {
+    return replayBinary(trace, decodeAhead, null);
+  }
+
+  private static ReplayEngine.Result replayBinary(byte[] trace, boolean decodeAhead, AllocatorListener listener) throws Exception {
     try (kvsim.trace.L1BinaryReader r = kvsim.trace.L1BinaryReader.open("churn.kvt", new java.io.ByteArrayInputStream(trace))) {
       if (decodeAhead) {
         r.decodeAhead();
       }
       FirstFitAllocator ff = new FirstFitAllocator(new Region("kv", 0, 256 * MiB), 512);
-      return ReplayEngine.run(new RegionRouter(ff), r, new ReplayEngine.Options(false, 7, null, null));
+      return ReplayEngine.run(new RegionRouter(ff), r, new ReplayEngine.Options(false, 7, listener, null));
+    }
+  }
+
+  /** Writes {@code events} as a binary trace. */
+  private static byte[] binaryTrace(Iterable<TraceEvent> events) throws Exception {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (kvsim.trace.L1TraceWriter w = kvsim.trace.L1TraceWriter.open(bytes, Map.of("generator", "test"), true)) {
+      for (TraceEvent e : events) {
+        w.write(e);
+      }
+    }
+    return bytes.toByteArray();
+  }
+
+  /** Everything a listener hears, one line each. */
+  private static final class Log implements AllocatorListener {
+    final List<String> lines = new ArrayList<>();
+
+    @Override
+    public void time(long timeNanos) {
+      lines.add("t " + timeNanos);
+    }
+
+    @Override
+    public void allocated(long id, AllocRequest request, Extents extents, long allocatedBytes) {
+      lines.add("alloc " + id + " " + request + " " + extents.offsetBytes(0) + " " + allocatedBytes);
+    }
+
+    @Override
+    public void freed(long id, long requestedBytes, long stream, Extents extents) {
+      lines.add("free " + id + " " + requestedBytes + " " + stream + " " + extents.offsetBytes(0));
+    }
+
+    @Override
+    public boolean readsFreeDetails() {
+      return true;
+    }
+
+    @Override
+    public void refused(long id, AllocRequest request, kvsim.alloc.AllocOutcome.OutOfMemory outcome) {
+      lines.add("refused " + id + " " + request + " " + outcome.reason());
     }
   }
 
@@ -176,8 +221,11 @@ class ReplayEngineTest {
         w.write(e);
       }
     }
-    ReplayEngine.Result inPlace = replayBinary(bytes.toByteArray(), false);
-    ReplayEngine.Result ahead = replayBinary(bytes.toByteArray(), true);
+    Log heardInPlace = new Log();
+    Log heardAhead = new Log();
+    ReplayEngine.Result inPlace = replayBinary(bytes.toByteArray(), false, heardInPlace);
+    ReplayEngine.Result ahead = replayBinary(bytes.toByteArray(), true, heardAhead);
+    assertEquals(heardInPlace.lines, heardAhead.lines, "the listener hears the same");
     assertEquals(30000, inPlace.metrics().events());
     assertTrue(inPlace.metrics().oomCount() > 0 && inPlace.metrics().counters().get("frees_of_refused_count") > 0, "the trace exercises refusals");
     assertEquals(inPlace.metrics().counters(), ahead.metrics().counters());
@@ -185,6 +233,28 @@ class ReplayEngineTest {
     assertEquals(inPlace.metrics().samples().size(), ahead.metrics().samples().size());
     for (int i = 0; i < inPlace.metrics().samples().size(); i++) {
       org.junit.jupiter.api.Assertions.assertArrayEquals(inPlace.metrics().samples().get(i), ahead.metrics().samples().get(i), "row " + i);
+    }
+  }
+
+  @Test
+  void aBinaryTraceReadInPlaceReportsALiveIdErrorAsOneDecodedInPlace() throws Exception {
+    // long enough to be read as the decoder's rows, with the bad event, the last, in a later chunk
+    List<TraceEvent> events = new ArrayList<>();
+    for (int i = 0; i < 20_000; i++) {
+      events.add(TraceEvent.alloc(2 * i, i, MiB, Tag.KV, true, 0));
+      events.add(TraceEvent.free(2 * i + 1, i, 0));
+    }
+    List<TraceEvent> doubleFree = new ArrayList<>(events);
+    doubleFree.add(TraceEvent.free(40_000, 19_999, 0));
+    List<TraceEvent> liveAgain = new ArrayList<>(events);
+    liveAgain.add(TraceEvent.alloc(40_000, 5, MiB, Tag.KV, true, 0));
+    liveAgain.add(TraceEvent.alloc(40_000, 5, MiB, Tag.KV, true, 0));
+    for (Map.Entry<String, List<TraceEvent>> c : Map.of("free of id 19999", doubleFree, "id 5 is already live", liveAgain).entrySet()) {
+      byte[] trace = binaryTrace(c.getValue());
+      InputException inPlace = assertThrows(InputException.class, () -> replayBinary(trace, false));
+      InputException ahead = assertThrows(InputException.class, () -> replayBinary(trace, true));
+      assertTrue(inPlace.getMessage().contains(c.getKey()) && inPlace.getMessage().contains(":" + c.getValue().size() + ":"), inPlace.getMessage());
+      assertEquals(inPlace.getMessage(), ahead.getMessage());
     }
   }
 }

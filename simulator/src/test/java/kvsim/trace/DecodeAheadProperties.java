@@ -29,6 +29,14 @@ import org.junit.jupiter.api.Test;
 class DecodeAheadProperties {
   /** Reads {@code bytes} to the end: each event, then "end" or the error that stopped it. */
   private static List<String> readAll(byte[] bytes, boolean checkLiveIds, int chunkEvents, int chunksAhead) {
+    return readAll(bytes, checkLiveIds, chunkEvents, chunksAhead, false);
+  }
+
+  /**
+   * As above; with {@code rows}, each event is read in place ({@link L1BinaryReader#nextRow}) and
+   * built from the fields a replay reads, which must agree with the row's own event.
+   */
+  private static List<String> readAll(byte[] bytes, boolean checkLiveIds, int chunkEvents, int chunksAhead, boolean rows) {
     List<String> out = new ArrayList<>();
     try (L1BinaryReader r = L1BinaryReader.open("t.kvt", new ByteArrayInputStream(bytes))) {
       if (!checkLiveIds) {
@@ -38,7 +46,7 @@ class DecodeAheadProperties {
         r.decodeAhead(chunkEvents, chunksAhead);
       }
       TraceEvent e;
-      while ((e = r.next()) != null) {
+      while ((e = rows ? nextRow(r) : r.next()) != null) {
         out.add(e.toString());
       }
       out.add("end after " + r.eventsRead() + " events");
@@ -46,6 +54,24 @@ class DecodeAheadProperties {
       out.add(e.getClass().getSimpleName() + ": " + e.getMessage());
     }
     return out;
+  }
+
+  /** The next event read in place, from the fields its op has, or null at the end. */
+  private static TraceEvent nextRow(L1BinaryReader r) throws IOException {
+    if (!r.nextRow()) {
+      return null;
+    }
+    TraceEvent whole = r.rowEvent();
+    TraceEvent.Op op = r.rowOp();
+    boolean alloc = op == TraceEvent.Op.ALLOC;
+    TraceEvent read = new TraceEvent(r.eventsRead(), r.rowTimeNanos(), op,
+        op == TraceEvent.Op.ANNOTATE ? -1 : r.rowId(),
+        op == TraceEvent.Op.FREE ? 0 : r.rowSizeBytes(),
+        alloc ? r.rowTag() : null,
+        alloc && r.rowSplittable(),
+        r.rowStream(), whole.addressBytes(), whole.action());
+    assertEquals(whole, read, "the fields read in place make the row's event");
+    return read;
   }
 
   private static byte[] binary(List<TraceEvent> events, int blockRecords) throws IOException {
@@ -105,6 +131,9 @@ class DecodeAheadProperties {
     }
     List<String> inPlace = readAll(bytes, checkLiveIds, 0, 0);
     assertEquals(inPlace, readAll(bytes, checkLiveIds, chunkEvents, chunksAhead));
+    if (!checkLiveIds) { // rows are read by a caller that checks live ids itself
+      assertEquals(inPlace, readAll(bytes, false, chunkEvents, chunksAhead, true), "read in place");
+    }
     if (damage == 0) {
       assertEquals("end after " + events.size() + " events", inPlace.get(inPlace.size() - 1), "an undamaged trace reads to its end");
     }
@@ -122,6 +151,19 @@ class DecodeAheadProperties {
     }
     r.close();
     assertFalse(r.decoding(), "the decoder's thread has ended");
+  }
+
+  @Test
+  void rowsAreReadOnlyDecodedAheadByACallerThatChecksLiveIds() throws IOException {
+    byte[] bytes = binary(BinaryTraceProperties.randomEvents(1, 10), 4);
+    try (L1BinaryReader r = L1BinaryReader.open("t.kvt", new ByteArrayInputStream(bytes))) {
+      r.leaveLiveIdsToCaller();
+      assertThrows(IllegalStateException.class, r::nextRow, "decoded in place");
+    }
+    try (L1BinaryReader r = L1BinaryReader.open("t.kvt", new ByteArrayInputStream(bytes))) {
+      r.decodeAhead();
+      assertThrows(IllegalStateException.class, r::nextRow, "the reader checks live ids");
+    }
   }
 
   @Test
