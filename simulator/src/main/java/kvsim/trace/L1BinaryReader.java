@@ -196,10 +196,11 @@ public final class L1BinaryReader implements EventSource {
    * that the replay keeps until the next one, so the JIT cannot take it apart: each of the 2 M
    * events of the churn trace was allocated, its ten fields copied and most never read (a free
    * reads its id and stream), about an eighth of the replay's thread in async-profiler samples.
-   * Read in place, a free reads three of the row's columns and an allocation seven, and the
-   * engine's part of that replay through a warm resident server took 0.14-0.15 s against
-   * 0.21 s. JMH's {@code ReplayBenchmark.replayKvtAhead}, whose trace has few refusals and so
-   * more work per event in the model, gained about 6 %.
+   * Read in place, a free reads three of the row's columns (op, time, id) and an allocation
+   * five (and size, tag), each one more where it names a stream; the engine's part of that replay
+   * through a warm resident server took 0.14-0.15 s against 0.21 s. JMH's {@code
+   * ReplayBenchmark.replayKvtAhead}, whose trace has few refusals and so more work per event in
+   * the model, gained about 6 %.
    */
   public boolean nextRow() throws IOException {
     if (ahead == null || liveEventById != null) {
