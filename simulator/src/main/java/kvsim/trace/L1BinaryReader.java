@@ -166,17 +166,11 @@ public final class L1BinaryReader implements EventSource {
         return null;
       }
     } else {
-      Chunk k = chunk;
-      int i = at;
-      if (k == null || i == k.count) {
-        k = nextChunk();
-        if (k == null) {
-          return null;
-        }
-        i = 0;
+      int i = advanceRow();
+      if (i < 0) {
+        return null;
       }
-      at = i + 1;
-      e = k.event(i, events + 1);
+      e = chunk.event(i, events + 1);
     }
     events = e.line();
     if (liveEventById != null) {
@@ -206,18 +200,26 @@ public final class L1BinaryReader implements EventSource {
     if (ahead == null || liveEventById != null) {
       throw new IllegalStateException("rows are read only when decoded ahead, by a caller that checks live ids");
     }
+    if (advanceRow() < 0) {
+      return false;
+    }
+    events++;
+    return true;
+  }
+
+  /** Moves to the next row decoded ahead and returns its index in {@code chunk}, or -1 at the end. */
+  private int advanceRow() throws IOException {
     Chunk k = chunk;
     int i = at;
     if (k == null || i == k.count) {
       k = nextChunk();
       if (k == null) {
-        return false;
+        return -1;
       }
       i = 0;
     }
     at = i + 1;
-    events++;
-    return true;
+    return i;
   }
 
   /** The operation of the row {@link #nextRow} moved to. */
