@@ -248,7 +248,7 @@ public final class ReplayEngine {
       return true;
     }
 
-    /** The event being applied, as an object: for messages, and for a source that hears outcomes. */
+    /** The event being applied, as an object, for messages. */
     private TraceEvent event() {
       return rows ? binary.rowEvent() : current;
     }

@@ -184,7 +184,7 @@ public final class L1BinaryReader implements EventSource {
    * #rowOp} and the methods after it) instead of as an object from {@link #next} (Note [Rows read
    * in place]); false at the end. Throws the decoder's error where it falls, as {@link #next} does.
    * Only after {@link #decodeAhead}, for a caller that checks live ids itself ({@link
-   * #leaveLiveIdsToCaller}); events are read either way, not both.
+   * #leaveLiveIdsToCaller}).
    *
    * <p>Note [Rows read in place]: an event built from the decoder's row is an object of ten fields
    * that the replay keeps until the next one, so the JIT cannot take it apart: each of the 2 M
