@@ -268,6 +268,8 @@ public final class ReplayEngine {
       if (listener != null) {
         listener.time(timeNanos);
       }
+      // Each way of reading calls alloc and free itself: one call of each, its arguments picked
+      // field by field, replayed both formats slower in a resident server (README, "Rows read in place").
       if (rows) {
         L1BinaryReader r = binary;
         TraceEvent.Op op = r.rowOp();
